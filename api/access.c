@@ -1,0 +1,143 @@
+/* /api/access/v1: log in, see the services, log out. */
+#include <string.h>
+#include <strings.h>
+
+#include <openssl/evp.h>
+
+#include "api.h"
+#include "accounts.h"
+#include "util.h"
+
+static json_t *services_json(void)
+{
+	json_t *list = json_array();
+	for (size_t i = 0; i < api_services_count; i++) {
+		char href[64];
+		snprintf(href, sizeof(href), "/api/%s/v1", api_services[i].name);
+		json_array_append_new(list, json_pack("{s:s, s:s, s:s}", "name", api_services[i].name,
+						      "version", api_services[i].version, "href",
+						      href));
+	}
+	return list;
+}
+
+void access_get(struct request *r)
+{
+	reply_json(r, 200, json_pack("{s:o}", "services", services_json()));
+}
+
+static void login_done(void *arg, const struct auth_login_result *res, const struct fault *f)
+{
+	struct request *r = arg;
+	if (f) {
+		reply_fault(r, f);
+		return;
+	}
+	char expires[32];
+	reply_header(r, "X-Auth-Session", res->token);
+	reply_json(r, 201,
+		   json_pack("{s:{s:s, s:s, s:s, s:o, s:o}}", "access", "token", res->token,
+			     "expires", util_iso8601(res->expires, expires, sizeof(expires)),
+			     "user", res->user, "authorizations", perm_json(res->perms),
+			     "services", services_json()));
+}
+
+/* "Authorization: Basic base64(user:password)" into user and password. */
+static int basic_credentials(const char *h, char *user, size_t ulen, char *pass, size_t plen)
+{
+	if (strncasecmp(h, "Basic ", 6) != 0)
+		return -1;
+	h += 6;
+	while (*h == ' ')
+		h++;
+	size_t n = strlen(h);
+	if (n == 0 || n % 4 || n > 2048)
+		return -1;
+	unsigned char out[1600];
+	int len = EVP_DecodeBlock(out, (const unsigned char *)h, (int)n);
+	if (len < 0)
+		return -1;
+	while (len > 0 && h[--n] == '=') /* EVP_DecodeBlock counts the padding as zeros */
+		len--;
+	out[len] = '\0';
+	if (memchr(out, '\0', (size_t)len))
+		return -1;
+	char *colon = strchr((char *)out, ':');
+	if (!colon || (size_t)(colon - (char *)out) >= ulen || strlen(colon + 1) >= plen)
+		return -1;
+	*colon = '\0';
+	snprintf(user, ulen, "%s", (char *)out);
+	snprintf(pass, plen, "%s", colon + 1);
+	OPENSSL_cleanse(out, sizeof(out));
+	return 0;
+}
+
+/* Credentials from X-Auth-User/X-Auth-Key, Basic authorization, or a JSON body. */
+static int login_credentials(struct request *r, char *user, size_t ulen, char *pass, size_t plen,
+			     struct fault *f)
+{
+	static const struct field fields[] = {
+		{"user", FIELD_STRING, false, 1, 64},
+		{"password", FIELD_STRING, false, 1, 1024},
+		FIELDS_END,
+	};
+	const char *hu = request_header(r, "X-Auth-User"), *hk = request_header(r, "X-Auth-Key");
+	const char *basic = request_header(r, "Authorization");
+
+	if (hu || hk) {
+		if (!hu || !hk)
+			return fault_set(f, ERR_MISSING_ARG, "%s: required with %s",
+					 hu ? "X-Auth-Key" : "X-Auth-User",
+					 hu ? "X-Auth-User" : "X-Auth-Key");
+		if (strlen(hu) >= ulen || strlen(hk) >= plen)
+			return fault_set(f, ERR_INVALID_ARG, "%s: too long",
+					 strlen(hu) >= ulen ? "X-Auth-User" : "X-Auth-Key");
+		snprintf(user, ulen, "%s", hu);
+		snprintf(pass, plen, "%s", hk);
+		return 0;
+	}
+	if (basic && strncasecmp(basic, "Basic ", 6) == 0) {
+		if (basic_credentials(basic, user, ulen, pass, plen) < 0)
+			return fault_set(f, ERR_INVALID_ARG,
+					 "Authorization: not Basic base64(user:password)");
+		return 0;
+	}
+	json_t *body;
+	if (request_body(r, fields, &body, f) < 0)
+		return -1;
+	const char *u = json_string_value(json_object_get(body, "user"));
+	const char *p = json_string_value(json_object_get(body, "password"));
+	if (!u || !p) {
+		json_decref(body);
+		return fault_set(f, ERR_MISSING_ARG,
+				 "%s: required (or send X-Auth-User and X-Auth-Key, or Basic "
+				 "authorization)",
+				 u ? "password" : "user");
+	}
+	snprintf(user, ulen, "%s", u);
+	snprintf(pass, plen, "%s", p);
+	json_decref(body);
+	return 0;
+}
+
+void access_login(struct request *r)
+{
+	char user[65] = "", pass[1025] = "";
+	struct fault f;
+	if (login_credentials(r, user, sizeof(user), pass, sizeof(pass), &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	auth_login(user, pass, r->peer, login_done, r);
+	OPENSSL_cleanse(pass, sizeof(pass));
+}
+
+void access_logout(struct request *r)
+{
+	struct fault f;
+	if (auth_logout(&r->who, r->peer, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	reply_empty(r, 204);
+}

@@ -1,0 +1,43 @@
+/* Handlers of every service, one file each: they translate HTTP <-> core calls. */
+#ifndef SPINDLE_API_H
+#define SPINDLE_API_H
+
+#include "http.h"
+
+/* api/access.c */
+void access_get(struct request *r);
+void access_login(struct request *r);
+void access_logout(struct request *r);
+/* api/system.c */
+void system_health(struct request *r);
+void system_version(struct request *r);
+void system_started(void); /* at start-up, for uptime */
+/* api/openapi.c */
+void openapi_get(struct request *r);
+/* api/users.c */
+void users_list(struct request *r);
+void users_create(struct request *r);
+void users_get(struct request *r);
+void users_update(struct request *r);
+void users_delete(struct request *r);
+void users_tokens_list(struct request *r);
+void users_tokens_create(struct request *r);
+void users_tokens_delete(struct request *r);
+/* api/roles.c */
+void roles_list(struct request *r);
+void roles_create(struct request *r);
+void roles_get(struct request *r);
+void roles_update(struct request *r);
+void roles_delete(struct request *r);
+/* api/log.c */
+void log_audit_list(struct request *r);
+
+/* Services and their API versions, for GET /api/access/v1 and the response headers. */
+struct api_service {
+	const char *name;
+	const char *version;
+};
+extern const struct api_service api_services[];
+extern const size_t api_services_count;
+
+#endif

@@ -1,0 +1,67 @@
+/* /api/system/v1: what this box runs, and a liveness probe. */
+#include <stdio.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "util.h"
+
+static int64_t started_at;
+
+/* Boot time from /proc/stat's btime; 0 when unreadable. */
+static int64_t boot_time(void)
+{
+	static int64_t btime = -1;
+	if (btime >= 0)
+		return btime;
+	btime = 0;
+	FILE *fp = fopen("/proc/stat", "re");
+	char line[256];
+	while (fp && fgets(line, sizeof(line), fp)) {
+		long long v;
+		if (sscanf(line, "btime %lld", &v) == 1) {
+			btime = v;
+			break;
+		}
+	}
+	if (fp)
+		fclose(fp);
+	return btime;
+}
+
+void system_started(void)
+{
+	started_at = util_now();
+	boot_time();
+}
+
+static int64_t daemon_uptime(void)
+{
+	return util_now() - started_at;
+}
+
+void system_health(struct request *r)
+{
+	reply_json(r, 200,
+		   json_pack("{s:{s:s, s:I}}", "health", "status", "ok", "uptime_s",
+			     (json_int_t)daemon_uptime()));
+}
+
+void system_version(struct request *r)
+{
+	struct utsname u;
+	char os[200] = "", host[256] = "", boot[32], start[32];
+	if (uname(&u) == 0)
+		snprintf(os, sizeof(os), "%s %s %s", u.sysname, u.release, u.machine);
+	gethostname(host, sizeof(host) - 1);
+	int64_t now = util_now(), bt = boot_time();
+	reply_json(r, 200,
+		   json_pack("{s:{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:I}}", "version",
+			     "product", "Spindle", "version", PACKAGE_VERSION, "build", SPINDLE_BUILD,
+			     "os", os, "hostname", host, "boot_time",
+			     util_iso8601(bt, boot, sizeof(boot)), "uptime_s",
+			     (json_int_t)(bt ? now - bt : 0), "start_time",
+			     util_iso8601(started_at, start, sizeof(start)), "daemon_uptime_s",
+			     (json_int_t)(now - started_at)));
+}

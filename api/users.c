@@ -1,0 +1,183 @@
+/* /api/user/v1/users: accounts and their API tokens. */
+#include <string.h>
+
+#include "api.h"
+#include "accounts.h"
+#include "util.h"
+
+static const struct field user_create_fields[] = {
+	{"name", FIELD_STRING, true, 1, 64},
+	{"password", FIELD_STRING, true, 1, 1024},
+	{"roles", FIELD_STRING_ARRAY, true, 0, 16},
+	{"fullname", FIELD_STRING, false, 0, 128},
+	{"session_timeout_min", FIELD_INT, false, 1, 1440},
+	FIELDS_END,
+};
+
+static const struct field user_update_fields[] = {
+	{"password", FIELD_STRING, false, 1, 1024},
+	{"current_password", FIELD_STRING, false, 1, 1024},
+	{"roles", FIELD_STRING_ARRAY, false, 0, 16},
+	{"fullname", FIELD_STRING, false, 0, 128},
+	{"session_timeout_min", FIELD_INT, false, 1, 1440},
+	FIELDS_END,
+};
+
+static const struct field token_fields[] = {
+	{"name", FIELD_STRING, true, 1, 64},
+	{"expires_days", FIELD_INT, false, 1, 3650},
+	FIELDS_END,
+};
+
+/* Adds "href" to a user object (borrowed) and returns it. */
+static json_t *with_href(json_t *user)
+{
+	const char *name = json_string_value(json_object_get(user, "name"));
+	char *href = xasprintf("/api/user/v1/users/%s", name ? name : "");
+	json_object_set_new(user, "href", json_string(href));
+	free(href);
+	return user;
+}
+
+static void reply_user(struct request *r, int status, json_t *user /* stolen */)
+{
+	if (status == 201) {
+		const char *name = json_string_value(json_object_get(user, "name"));
+		char *loc = xasprintf("/api/user/v1/users/%s", name ? name : "");
+		reply_header(r, "Location", loc);
+		free(loc);
+	}
+	reply_json(r, status, json_pack("{s:o}", "user", with_href(user)));
+}
+
+void users_list(struct request *r)
+{
+	json_t *users;
+	struct fault f;
+	if (accounts_user_list(&users, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	size_t i;
+	json_t *u;
+	json_array_foreach(users, i, u) with_href(u);
+	reply_json(r, 200, json_pack("{s:o}", "users", users));
+}
+
+void users_get(struct request *r)
+{
+	json_t *user;
+	struct fault f;
+	if (accounts_user_get(request_param(r, 0), &user, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	reply_user(r, 200, user);
+}
+
+static void user_created(void *arg, json_t *result, const struct fault *f)
+{
+	if (f)
+		reply_fault(arg, f);
+	else
+		reply_user(arg, 201, result);
+}
+
+static void user_updated(void *arg, json_t *result, const struct fault *f)
+{
+	if (f)
+		reply_fault(arg, f);
+	else
+		reply_user(arg, 200, result);
+}
+
+void users_create(struct request *r)
+{
+	json_t *body;
+	struct fault f;
+	if (request_body(r, user_create_fields, &body, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	accounts_user_create(body, &r->who, r->peer, user_created, r);
+	json_decref(body);
+}
+
+void users_update(struct request *r)
+{
+	json_t *body;
+	struct fault f;
+	if (request_body(r, user_update_fields, &body, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	accounts_user_update(request_param(r, 0), body, &r->who, r->peer, user_updated, r);
+	json_decref(body);
+}
+
+void users_delete(struct request *r)
+{
+	struct fault f;
+	if (accounts_user_delete(request_param(r, 0), &r->who, r->peer, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	reply_empty(r, 204);
+}
+
+static json_t *token_with_href(json_t *tok, const char *user)
+{
+	const char *id = json_string_value(json_object_get(tok, "id"));
+	char *href = xasprintf("/api/user/v1/users/%s/tokens/%s", user, id ? id : "");
+	json_object_set_new(tok, "href", json_string(href));
+	free(href);
+	return tok;
+}
+
+void users_tokens_list(struct request *r)
+{
+	json_t *out;
+	struct fault f;
+	if (auth_token_list(request_param(r, 0), &out, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	size_t i;
+	json_t *t;
+	json_array_foreach(json_object_get(out, "tokens"), i, t)
+		token_with_href(t, request_param(r, 0));
+	reply_json(r, 200, out);
+}
+
+void users_tokens_create(struct request *r)
+{
+	json_t *body, *out;
+	struct fault f;
+	if (request_body(r, token_fields, &body, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	json_t *days = json_object_get(body, "expires_days");
+	int rc = auth_token_create(request_param(r, 0),
+				   json_string_value(json_object_get(body, "name")),
+				   days ? (int)json_integer_value(days) : 365, &r->who, r->peer, &out,
+				   &f);
+	json_decref(body);
+	if (rc < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	json_t *tok = token_with_href(json_object_get(out, "token"), request_param(r, 0));
+	reply_header(r, "Location", json_string_value(json_object_get(tok, "href")));
+	reply_json(r, 201, out);
+}
+
+void users_tokens_delete(struct request *r)
+{
+	struct fault f;
+	if (auth_token_delete(request_param(r, 0), request_param(r, 1), &r->who, r->peer, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	reply_empty(r, 204);
+}

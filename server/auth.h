@@ -1,0 +1,92 @@
+/* Authentication and authorization: sessions, tokens, logins, roles' authorizations.
+ * Owns the session table (db + an in-memory cache that makes verification cheap). */
+#ifndef SPINDLE_AUTH_H
+#define SPINDLE_AUTH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <jansson.h>
+#include "fault.h"
+
+struct db;
+struct workq;
+struct event_base;
+
+/* Authorizations, scope x verb, as DESIGN.md names them. */
+enum perm {
+	PERM_STAT_READ = 1u << 0,
+	PERM_WORKSHEET_READ = 1u << 1,
+	PERM_WORKSHEET_MODIFY = 1u << 2,
+	PERM_HARDWARE_READ = 1u << 3,
+	PERM_HARDWARE_LOCATE = 1u << 4,
+	PERM_BENCH_READ = 1u << 5,
+	PERM_BENCH_RUN = 1u << 6,
+	PERM_USER_READ = 1u << 7,
+	PERM_USER_MODIFY = 1u << 8,
+	PERM_ROLE_MODIFY = 1u << 9,
+	PERM_SETTINGS_MODIFY = 1u << 10,
+};
+#define PERM_ALL ((1u << 11) - 1)
+
+/* "stat:read" -> PERM_STAT_READ; 0 if unknown. */
+uint32_t perm_parse(const char *name);
+const char *perm_name(uint32_t bit);
+/* New reference: ["stat:read", ...] in a fixed order. */
+json_t *perm_json(uint32_t perms);
+
+struct identity {
+	char user[65];
+	uint32_t perms;
+	char jti[33];
+	bool api_token;
+	int64_t expires; /* when this session ends if unused (sliding) or for good */
+};
+
+struct auth_config {
+	const char *state_dir;      /* jwt.key lives here */
+	unsigned kdf_iterations;    /* for new hashes */
+	int session_timeout_min;    /* default idle timeout for new users */
+	int session_max_hours;      /* absolute lifetime of a login token */
+};
+
+/* Loads or creates STATE/jwt.key (0600, 32 random bytes); creates user admin with a
+ * random password (STATE/initial-admin-password, 0600) and the built-in roles when the
+ * database has none. -1 with a message logged on failure (startup error). */
+int auth_init(struct event_base *base, struct db *db, struct workq *wq,
+	      const struct auth_config *cfg);
+void auth_shutdown(void);
+
+/* Cheap: verifies signature, alg, exp, jti against the session cache, idle timeout,
+ * and the user's current authorizations. Slides the idle timeout. */
+int auth_verify(const char *token, struct identity *who, struct fault *f);
+
+struct auth_login_result {
+	char *token; /* for free() */
+	int64_t expires;
+	char user[65];
+	uint32_t perms;
+};
+/* f is NULL on success; res is valid only during the call. */
+typedef void (*auth_login_done)(void *arg, const struct auth_login_result *res,
+				const struct fault *f);
+/* Throttled per user and per address (ERR_TOO_MANY with retry_after); unknown users
+ * cost as much as known ones. cb may run before auth_login returns (throttled). */
+void auth_login(const char *user, const char *password, const char *peer, auth_login_done cb,
+		void *arg);
+int auth_logout(const struct identity *who, const char *peer, struct fault *f);
+
+/* Named long-lived tokens: {"token":{"id","name","user","created","expires","secret"}};
+ * the secret (the JWT) is in this answer only. */
+int auth_token_create(const char *user, const char *name, int expires_days,
+		      const struct identity *actor, const char *peer, json_t **out,
+		      struct fault *f);
+int auth_token_list(const char *user, json_t **out, struct fault *f); /* {"tokens":[...]} */
+int auth_token_delete(const char *user, const char *id, const struct identity *actor,
+		      const char *peer, struct fault *f);
+
+/* Accounts call these after changing users or roles, so the next request sees it. */
+void auth_users_changed(void);
+/* Revoke every session and token of a user (deleted user, password changed by admin). */
+void auth_revoke_user(const char *user, const char *except_jti);
+
+#endif

@@ -1,0 +1,364 @@
+/* Configuration: one table of options drives the flags, the INI keys, --help and checks. */
+#define _GNU_SOURCE
+#include "config.h"
+#include "kdf.h"
+#include "util.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <ini.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+
+enum opt_type { OPT_STRING, OPT_BOOL, OPT_INT, OPT_LOGLEVEL, OPT_ADDR };
+
+struct opt {
+	const char *name; /* flag without dashes; the INI key is the same with '_' */
+	enum opt_type type;
+	size_t offset;
+	long long min, max;
+	const char *arg;
+	const char *help;
+};
+
+#define OFF(f) offsetof(struct config, f)
+
+static const struct opt opts[] = {
+	{"config", OPT_STRING, OFF(config_file), 0, 0, "FILE",
+	 "read settings from an INI file (keys as below, '-' written '_')"},
+	{"state-dir", OPT_STRING, OFF(state_dir), 0, 0, "DIR",
+	 "database, TLS certificate, JWT key, initial admin password"},
+	{"listen", OPT_ADDR, OFF(listen), 0, 0, "ADDR:PORT", "HTTPS listener (0.0.0.0:8215)"},
+	{"http-listen", OPT_ADDR, OFF(http_listen), 0, 0, "ADDR:PORT",
+	 "plain HTTP listener, off by default; loopback only unless --allow-insecure-http"},
+	{"allow-insecure-http", OPT_BOOL, OFF(allow_insecure_http), 0, 0, NULL,
+	 "allow --http-listen on a non-loopback address"},
+	{"webroot", OPT_STRING, OFF(webroot), 0, 0, "DIR", "browser UI files served at /"},
+	{"log-level", OPT_LOGLEVEL, OFF(log_level), 0, 0, "LEVEL", "error, warn, info or debug (info)"},
+	{"foreground", OPT_BOOL, OFF(foreground), 0, 0, NULL,
+	 "log to stderr instead of syslog (spindled never forks; systemd runs it as is)"},
+	{"kdf-iterations", OPT_INT, OFF(kdf_iterations), KDF_MIN_ITERATIONS, 10000000, "N",
+	 "PBKDF2-HMAC-SHA256 iterations for new password hashes (600000)"},
+	{"max-body", OPT_INT, OFF(max_body), 1024, 64 << 20, "BYTES",
+	 "largest request body accepted (1048576)"},
+	{"max-header", OPT_INT, OFF(max_header), 1024, 1 << 20, "BYTES",
+	 "largest request header block accepted (16384)"},
+	{"max-connections", OPT_INT, OFF(max_connections), 1, 100000, "N",
+	 "concurrent connections per listener (1024)"},
+	{"timeout", OPT_INT, OFF(timeout_s), 1, 3600, "SECONDS",
+	 "idle, read and write timeout of a connection (60)"},
+	{"session-timeout", OPT_INT, OFF(session_timeout_min), 1, 1440, "MINUTES",
+	 "idle timeout of a login session for new users (15)"},
+	{"session-max-hours", OPT_INT, OFF(session_max_hours), 1, 720, "HOURS",
+	 "longest life of a login session however active (12)"},
+	{"helper-threads", OPT_INT, OFF(helper_threads), 1, 64, "N",
+	 "threads for slow work such as password hashing (2)"},
+};
+
+void config_usage(FILE *out)
+{
+	fprintf(out, "Usage: spindled [OPTION]...\n"
+		     "Spindle storage management server: analytics, benchmarks, hardware and\n"
+		     "locator LEDs over a token-authenticated JSON API on HTTPS.\n\n");
+	for (size_t i = 0; i < nitems(opts); i++) {
+		char left[64];
+		snprintf(left, sizeof(left), "--%s%s%s", opts[i].name, opts[i].arg ? " " : "",
+			 opts[i].arg ? opts[i].arg : "");
+		fprintf(out, "  %-28s %s\n", left, opts[i].help);
+	}
+	fprintf(out, "  %-28s %s\n", "--help", "show this help and exit");
+	fprintf(out, "  %-28s %s\n", "--version", "show the version and exit");
+	fprintf(out, "\nEvery option is also a key in the --config file, e.g. state_dir=/var/lib/spindle.\n"
+		     "Exit status: 0 on a clean stop, 1 on a start-up failure, 2 on bad options.\n");
+}
+
+int config_split_addr(const char *s, char *host, size_t hostlen, unsigned *port)
+{
+	const char *colon;
+	if (s[0] == '[') {
+		const char *close = strchr(s, ']');
+		if (!close || close[1] != ':')
+			return -1;
+		if ((size_t)(close - s - 1) >= hostlen)
+			return -1;
+		memcpy(host, s + 1, (size_t)(close - s - 1));
+		host[close - s - 1] = '\0';
+		colon = close + 1;
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon || (size_t)(colon - s) >= hostlen || memchr(s, ':', (size_t)(colon - s)))
+			return -1;
+		memcpy(host, s, (size_t)(colon - s));
+		host[colon - s] = '\0';
+	}
+	long long p;
+	if (util_parse_ll(colon + 1, 0, 65535, &p) < 0)
+		return -1;
+	unsigned char buf[16];
+	if (inet_pton(AF_INET, host, buf) != 1 && inet_pton(AF_INET6, host, buf) != 1)
+		return -1;
+	*port = (unsigned)p;
+	return 0;
+}
+
+bool config_addr_is_loopback(const char *host)
+{
+	struct in_addr a4;
+	struct in6_addr a6;
+	if (inet_pton(AF_INET, host, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	if (inet_pton(AF_INET6, host, &a6) == 1)
+		return IN6_IS_ADDR_LOOPBACK(&a6);
+	return false;
+}
+
+static const struct opt *opt_find(const char *name, bool ini)
+{
+	for (size_t i = 0; i < nitems(opts); i++) {
+		const char *o = opts[i].name;
+		size_t k = 0;
+		for (; o[k] && name[k]; k++) {
+			char want = (ini && o[k] == '-') ? '_' : o[k];
+			if (name[k] != want)
+				break;
+		}
+		if (!o[k] && !name[k])
+			return &opts[i];
+	}
+	return NULL;
+}
+
+/* Sets one option from its text; prints the one-line error itself. */
+static int opt_set(struct config *cfg, const struct opt *o, const char *val, const char *where)
+{
+	char *field = (char *)cfg + o->offset;
+	switch (o->type) {
+	case OPT_STRING:
+	case OPT_ADDR: {
+		if (!val || !*val) {
+			fprintf(stderr, "spindled: %s: --%s needs a value\n", where, o->name);
+			return -1;
+		}
+		char host[INET6_ADDRSTRLEN];
+		unsigned port;
+		if (o->type == OPT_ADDR && config_split_addr(val, host, sizeof(host), &port) < 0) {
+			fprintf(stderr, "spindled: %s: --%s: '%s' is not ADDR:PORT with a numeric address\n",
+				where, o->name, val);
+			return -1;
+		}
+		char **s = (char **)field;
+		free(*s);
+		*s = xstrdup(val);
+		return 0;
+	}
+	case OPT_BOOL: {
+		bool *b = (bool *)field;
+		if (!val || strcmp(val, "true") == 0 || strcmp(val, "yes") == 0 ||
+		    strcmp(val, "1") == 0 || strcmp(val, "on") == 0) {
+			*b = true;
+		} else if (strcmp(val, "false") == 0 || strcmp(val, "no") == 0 ||
+			   strcmp(val, "0") == 0 || strcmp(val, "off") == 0) {
+			*b = false;
+		} else {
+			fprintf(stderr, "spindled: %s: %s: '%s' is not true or false\n", where,
+				o->name, val);
+			return -1;
+		}
+		return 0;
+	}
+	case OPT_INT: {
+		long long v;
+		if (!val || util_parse_ll(val, o->min, o->max, &v) < 0) {
+			fprintf(stderr, "spindled: %s: --%s: '%s' is not a whole number from %lld to %lld\n",
+				where, o->name, val ? val : "", o->min, o->max);
+			return -1;
+		}
+		*(long long *)field = v;
+		return 0;
+	}
+	case OPT_LOGLEVEL:
+		if (!val || log_level_parse(val, (enum log_level *)field) < 0) {
+			fprintf(stderr, "spindled: %s: --%s: '%s' is not error, warn, info or debug\n",
+				where, o->name, val ? val : "");
+			return -1;
+		}
+		return 0;
+	}
+	return -1;
+}
+
+struct ini_ctx {
+	struct config *cfg;
+	const char *path;
+	bool reported; /* the handler printed why it stopped */
+};
+
+/* inih stops at the first handler error and returns its line; opt_set prints the reason
+ * naming the file, so the message stays one line. */
+static int config_ini_entry(void *user, const char *section, const char *name, const char *value)
+{
+	struct ini_ctx *ctx = user;
+	char where[PATH_MAX + 16];
+	snprintf(where, sizeof(where), "%s", ctx->path);
+	if (section[0] && strcmp(section, "spindled") != 0) {
+		fprintf(stderr, "spindled: %s: unknown section [%s]\n", where, section);
+		ctx->reported = true;
+		return 0;
+	}
+	const struct opt *o = opt_find(name, true);
+	if (!o || strcmp(o->name, "config") == 0) {
+		fprintf(stderr, "spindled: %s: unknown key '%s'\n", where, name);
+		ctx->reported = true;
+		return 0;
+	}
+	if (opt_set(ctx->cfg, o, value, where) < 0) {
+		ctx->reported = true;
+		return 0;
+	}
+	return 1;
+}
+
+/* The build tree's own binary keeps its state beside it, as DESIGN.md says. */
+static bool running_from_build_tree(void)
+{
+#ifdef SPINDLE_BUILDDIR
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return false;
+	self[n] = '\0';
+	return strcmp(self, SPINDLE_BUILDDIR "/server/spindled") == 0;
+#else
+	return false;
+#endif
+}
+
+static void config_defaults(struct config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	if (running_from_build_tree()) {
+#ifdef SPINDLE_BUILDDIR
+		cfg->state_dir = xstrdup(SPINDLE_BUILDDIR "/var");
+		cfg->webroot = xstrdup(SPINDLE_SRCDIR "/webroot");
+#endif
+	} else {
+		cfg->state_dir = xstrdup(SPINDLE_LOCALSTATEDIR "/lib/spindle");
+		cfg->webroot = xstrdup(SPINDLE_WEBROOT);
+	}
+	cfg->listen = xstrdup("0.0.0.0:8215");
+	cfg->log_level = LOG_LEVEL_INFO;
+	cfg->kdf_iterations = KDF_DEFAULT_ITERATIONS;
+	cfg->max_body = 1 << 20;
+	cfg->max_header = 16384;
+	cfg->max_connections = 1024;
+	cfg->timeout_s = 60;
+	cfg->session_timeout_min = 15;
+	cfg->session_max_hours = 12;
+	cfg->helper_threads = 2;
+}
+
+enum config_result config_load(struct config *cfg, int argc, char **argv)
+{
+	struct option lopts[nitems(opts) + 3];
+	size_t i;
+	for (i = 0; i < nitems(opts); i++) {
+		lopts[i].name = opts[i].name;
+		lopts[i].has_arg = opts[i].type == OPT_BOOL ? optional_argument : required_argument;
+		lopts[i].flag = NULL;
+		lopts[i].val = 256 + (int)i;
+	}
+	lopts[i++] = (struct option){"help", no_argument, NULL, 'h'};
+	lopts[i++] = (struct option){"version", no_argument, NULL, 'V'};
+	lopts[i] = (struct option){NULL, 0, NULL, 0};
+
+	config_defaults(cfg);
+
+	/* Pass 1: --help, --version and --config, so the file comes before the flags. */
+	const char *file = NULL;
+	int c;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":hV", lopts, NULL)) != -1) {
+		if (c == 'h') {
+			config_usage(stdout);
+			return CONFIG_EXIT_OK;
+		}
+		if (c == 'V') {
+			printf("spindled %s\n", PACKAGE_VERSION);
+			return CONFIG_EXIT_OK;
+		}
+		if (c == '?') {
+			fprintf(stderr, "spindled: unknown option '%s' (see --help)\n", argv[optind - 1]);
+			return CONFIG_ERROR;
+		}
+		if (c == ':') {
+			fprintf(stderr, "spindled: option '%s' needs a value (see --help)\n",
+				argv[optind - 1]);
+			return CONFIG_ERROR;
+		}
+		if (c >= 256 && strcmp(opts[c - 256].name, "config") == 0)
+			file = optarg;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "spindled: unexpected argument '%s' (see --help)\n", argv[optind]);
+		return CONFIG_ERROR;
+	}
+	if (!file && !running_from_build_tree() &&
+	    access(SPINDLE_SYSCONFDIR "/spindle/spindled.conf", F_OK) == 0)
+		file = SPINDLE_SYSCONFDIR "/spindle/spindled.conf";
+	if (file) {
+		struct ini_ctx ctx = {cfg, file, false};
+		errno = 0;
+		int r = ini_parse(file, config_ini_entry, &ctx);
+		if (r < 0) {
+			fprintf(stderr, "spindled: %s: cannot read: %s\n", file,
+				errno ? strerror(errno) : "out of memory");
+			return CONFIG_ERROR;
+		}
+		if (r > 0) {
+			if (!ctx.reported)
+				fprintf(stderr, "spindled: %s:%d: not a 'key = value' line\n", file, r);
+			return CONFIG_ERROR;
+		}
+		free(cfg->config_file);
+		cfg->config_file = xstrdup(file);
+	}
+
+	/* Pass 2: the flags override the file. */
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":hV", lopts, NULL)) != -1) {
+		if (c < 256 || strcmp(opts[c - 256].name, "config") == 0)
+			continue;
+		if (opt_set(cfg, &opts[c - 256], optarg, "command line") < 0)
+			return CONFIG_ERROR;
+	}
+
+	if (cfg->http_listen && !cfg->allow_insecure_http) {
+		char host[INET6_ADDRSTRLEN];
+		unsigned port;
+		config_split_addr(cfg->http_listen, host, sizeof(host), &port);
+		if (!config_addr_is_loopback(host)) {
+			fprintf(stderr, "spindled: --http-listen %s is not a loopback address; "
+					"plain HTTP there needs --allow-insecure-http\n",
+				cfg->http_listen);
+			return CONFIG_ERROR;
+		}
+	}
+	return CONFIG_OK;
+}
+
+void config_free(struct config *cfg)
+{
+	for (size_t i = 0; i < nitems(opts); i++) {
+		if (opts[i].type == OPT_STRING || opts[i].type == OPT_ADDR) {
+			char **s = (char **)((char *)cfg + opts[i].offset);
+			free(*s);
+			*s = NULL;
+		}
+	}
+}

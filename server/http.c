@@ -1,0 +1,584 @@
+/* The HTTP front on evhttp. A request enters in http_request(), is routed, authenticated
+ * and authorized there, and only then reaches its handler in api/. */
+#define _GNU_SOURCE
+#include "http.h"
+#include "log.h"
+#include "util.h"
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/queue.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <event2/listener.h>
+
+struct service_hdr {
+	const char *name;
+	char header[64];
+	const char *version;
+};
+
+struct listener {
+	struct evhttp *http;
+	struct evhttp_bound_socket *sock;
+	struct http_server *srv;
+	bool tls;
+};
+
+struct http_server {
+	struct event_base *base;
+	const struct router *rt;
+	struct http_options opt;
+	SSL_CTX *ssl;
+	struct listener https, plain;
+	struct service_hdr *services;
+	size_t nservices;
+	size_t inflight;
+	size_t tls_conns; /* open TLS connections, for the cap */
+	int conn_index;   /* SSL ex_data slot pointing back at the server */
+	char *webroot_real;
+};
+
+/* --- TLS connection accounting: the SSL object dies with its connection, so an ex_data
+ * free callback is the one reliable "connection closed" hook evhttp 2.1 offers. */
+
+static int ssl_srv_index = -1;
+
+static void ssl_conn_gone(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long argl,
+			  void *argp)
+{
+	struct http_server *srv = ptr;
+	if (!srv)
+		return;
+	srv->tls_conns--;
+	if (srv->tls_conns + 1 == (size_t)srv->opt.max_connections && srv->https.sock)
+		evconnlistener_enable(evhttp_bound_socket_get_listener(srv->https.sock));
+}
+
+static struct bufferevent *https_bevcb(struct event_base *base, void *arg)
+{
+	struct http_server *srv = arg;
+	SSL *ssl = SSL_new(srv->ssl);
+	if (!ssl)
+		return NULL;
+	SSL_set_ex_data(ssl, ssl_srv_index, srv);
+	srv->tls_conns++;
+	if (srv->tls_conns >= (size_t)srv->opt.max_connections && srv->https.sock) {
+		/* At the cap: stop accepting; the kernel backlog holds newcomers until one closes. */
+		evconnlistener_disable(evhttp_bound_socket_get_listener(srv->https.sock));
+		log_warn("connection cap of %lld reached; not accepting until one closes",
+			 srv->opt.max_connections);
+	}
+	return bufferevent_openssl_socket_new(base, -1, ssl, BUFFEREVENT_SSL_ACCEPTING,
+					      BEV_OPT_CLOSE_ON_FREE);
+}
+
+/* --- requests */
+
+static const struct service_hdr *service_of(const struct http_server *srv, const char *name)
+{
+	for (size_t i = 0; name && i < srv->nservices; i++)
+		if (strcmp(srv->services[i].name, name) == 0)
+			return &srv->services[i];
+	return NULL;
+}
+
+static void request_free(struct request *r)
+{
+	if (r->query) {
+		evhttp_clear_headers(r->query);
+		free(r->query);
+	}
+	free(r);
+}
+
+static void add_common_headers(struct request *r, const char *service)
+{
+	struct evkeyvalq *h = evhttp_request_get_output_headers(r->ev);
+	evhttp_add_header(h, "X-Spindle-Version", PACKAGE_VERSION);
+	const struct service_hdr *s = service_of(r->srv, service);
+	if (s)
+		evhttp_add_header(h, s->header, s->version);
+}
+
+static const char *path_service(const char *path, char *buf, size_t len)
+{
+	/* "/api/<service>/..." names its service even when no route matched. */
+	if (strncmp(path, "/api/", 5) != 0)
+		return NULL;
+	const char *s = path + 5, *e = strchr(s, '/');
+	size_t n = e ? (size_t)(e - s) : strlen(s);
+	if (n == 0 || n >= len)
+		return NULL;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	return buf;
+}
+
+static void finish(struct request *r, int status, struct evbuffer *body)
+{
+	const char *service = r->route ? r->route->service : NULL;
+	char svc[32];
+	if (!service) {
+		const char *uri = evhttp_request_get_uri(r->ev);
+		service = path_service(uri ? uri : "", svc, sizeof(svc));
+	}
+	add_common_headers(r, service);
+	evhttp_send_reply(r->ev, status, NULL, body);
+	r->srv->inflight--;
+	request_free(r);
+}
+
+static int dump_to_evbuffer(const char *buffer, size_t size, void *data)
+{
+	return evbuffer_add(data, buffer, size);
+}
+
+void reply_json(struct request *r, int status, json_t *body)
+{
+	struct evbuffer *buf = evbuffer_new();
+	struct evkeyvalq *h = evhttp_request_get_output_headers(r->ev);
+	evhttp_add_header(h, "Content-Type", "application/json");
+	evhttp_add_header(h, "Cache-Control", "no-store");
+	if (body) {
+		json_dump_callback(body, dump_to_evbuffer, buf, JSON_COMPACT);
+		evbuffer_add(buf, "\n", 1);
+		json_decref(body);
+	}
+	finish(r, status, buf);
+	evbuffer_free(buf);
+}
+
+void reply_fault(struct request *r, const struct fault *f)
+{
+	int status = fault_status(f->kind);
+	if (f->kind == ERR_TOO_MANY || f->kind == ERR_BUSY) {
+		char secs[16];
+		snprintf(secs, sizeof(secs), "%d", f->retry_after > 0 ? f->retry_after : 1);
+		reply_header(r, "Retry-After", secs);
+	}
+	if (f->kind == ERR_UNAUTHORIZED)
+		reply_header(r, "WWW-Authenticate", "Bearer realm=\"spindle\"");
+	if (status >= 500)
+		log_warn("%s %s -> %d %s: %s", router_method_name(r->method),
+			 evhttp_request_get_uri(r->ev), status, fault_name(f->kind), f->details);
+	else
+		log_debug("%s %s -> %d %s: %s", router_method_name(r->method),
+			  evhttp_request_get_uri(r->ev), status, fault_name(f->kind), f->details);
+	reply_json(r, status, fault_json(f));
+}
+
+void reply_error(struct request *r, enum fault_kind kind, const char *fmt, ...)
+{
+	struct fault f = {.kind = kind};
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(f.details, sizeof(f.details), fmt, ap);
+	va_end(ap);
+	reply_fault(r, &f);
+}
+
+void reply_empty(struct request *r, int status)
+{
+	evhttp_add_header(evhttp_request_get_output_headers(r->ev), "Cache-Control", "no-store");
+	finish(r, status, NULL);
+}
+
+void reply_raw(struct request *r, int status, const char *content_type, const void *data,
+	       size_t len)
+{
+	struct evbuffer *buf = evbuffer_new();
+	evbuffer_add(buf, data, len);
+	evhttp_add_header(evhttp_request_get_output_headers(r->ev), "Content-Type", content_type);
+	finish(r, status, buf);
+	evbuffer_free(buf);
+}
+
+void reply_header(struct request *r, const char *key, const char *value)
+{
+	evhttp_add_header(evhttp_request_get_output_headers(r->ev), key, value);
+}
+
+const char *request_param(const struct request *r, int i)
+{
+	return i < r->match.nparams ? r->match.params[i] : NULL;
+}
+
+const char *request_header(const struct request *r, const char *key)
+{
+	return evhttp_find_header(evhttp_request_get_input_headers(r->ev), key);
+}
+
+static struct evkeyvalq *query_of(struct request *r)
+{
+	if (!r->query) {
+		r->query = xcalloc(1, sizeof(struct evkeyvalq));
+		TAILQ_INIT((struct evkeyvalq *)r->query);
+		const char *q = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(r->ev));
+		if (q && evhttp_parse_query_str(q, r->query) < 0)
+			evhttp_clear_headers(r->query);
+	}
+	return r->query;
+}
+
+const char *request_query(struct request *r, const char *key)
+{
+	return evhttp_find_header(query_of(r), key);
+}
+
+int request_query_check(struct request *r, const char *const *allowed, struct fault *f)
+{
+	struct evkeyval *kv;
+	TAILQ_FOREACH(kv, query_of(r), next)
+	{
+		const char *const *a = allowed;
+		while (*a && strcmp(*a, kv->key) != 0)
+			a++;
+		if (!*a)
+			return fault_set(f, ERR_UNKNOWN_ARG, "%.200s: unknown query parameter",
+					 kv->key);
+	}
+	return 0;
+}
+
+int request_body(struct request *r, const struct field *fields, json_t **out, struct fault *f)
+{
+	struct evbuffer *in = evhttp_request_get_input_buffer(r->ev);
+	size_t len = evbuffer_get_length(in);
+	json_t *j;
+	if (len == 0) {
+		j = json_object();
+	} else {
+		const char *ct = request_header(r, "Content-Type");
+		size_t n = strlen("application/json");
+		if (!ct || strncasecmp(ct, "application/json", n) != 0 ||
+		    (ct[n] != '\0' && ct[n] != ';' && ct[n] != ' '))
+			return fault_set(f, ERR_UNSUPPORTED_MEDIA,
+					 "Content-Type: must be application/json, not '%.100s'",
+					 ct ? ct : "(none)");
+		if ((long long)len > r->srv->opt.max_body)
+			return fault_set(f, ERR_OVER_LIMIT, "body: larger than %lld bytes",
+					 r->srv->opt.max_body);
+		const char *data = (const char *)evbuffer_pullup(in, -1);
+		if (body_parse(data, len, &j, f) < 0)
+			return -1;
+	}
+	if (body_check(j, fields, f) < 0) {
+		json_decref(j);
+		return -1;
+	}
+	*out = j;
+	return 0;
+}
+
+static unsigned method_of(struct evhttp_request *req)
+{
+	switch (evhttp_request_get_command(req)) {
+	case EVHTTP_REQ_GET:
+		return METHOD_GET;
+	case EVHTTP_REQ_POST:
+		return METHOD_POST;
+	case EVHTTP_REQ_PUT:
+		return METHOD_PUT;
+	case EVHTTP_REQ_DELETE:
+		return METHOD_DELETE;
+	case EVHTTP_REQ_HEAD:
+		return METHOD_HEAD;
+	case EVHTTP_REQ_PATCH:
+		return METHOD_PATCH;
+	case EVHTTP_REQ_OPTIONS:
+		return METHOD_OPTIONS;
+	default:
+		return 0;
+	}
+}
+
+/* The token from X-Auth-Session or "Authorization: Bearer". */
+static const char *bearer_token(const struct request *r)
+{
+	const char *t = request_header(r, "X-Auth-Session");
+	if (t && *t)
+		return t;
+	const char *a = request_header(r, "Authorization");
+	if (a && strncasecmp(a, "Bearer ", 7) == 0) {
+		a += 7;
+		while (*a == ' ')
+			a++;
+		return *a ? a : NULL;
+	}
+	return NULL;
+}
+
+static int authorize(struct request *r, struct fault *f)
+{
+	const struct route *rt = r->route;
+	if (rt->access == ROUTE_PUBLIC)
+		return 0;
+	const char *token = bearer_token(r);
+	if (!token)
+		return fault_set(f, ERR_UNAUTHORIZED,
+				 "credentials: send X-Auth-Session or Authorization: Bearer");
+	if (auth_verify(token, &r->who, f) < 0)
+		return -1;
+	r->authenticated = true;
+	if ((r->who.perms & rt->perm) == rt->perm)
+		return 0;
+	if (rt->access == ROUTE_SELF_OR && r->match.nparams > 0 &&
+	    strcmp(r->match.params[0], r->who.user) == 0)
+		return 0;
+	return fault_set(f, ERR_DENIED, "authorization: %s needs %s", rt->pattern,
+			 perm_name(rt->perm & ~r->who.perms));
+}
+
+/* --- static files of the browser UI */
+
+static const char *mime_type(const char *path)
+{
+	static const struct {
+		const char *ext, *type;
+	} types[] = {
+		{".html", "text/html; charset=utf-8"},
+		{".js", "text/javascript; charset=utf-8"},
+		{".mjs", "text/javascript; charset=utf-8"},
+		{".css", "text/css; charset=utf-8"},
+		{".json", "application/json"},
+		{".svg", "image/svg+xml"},
+		{".png", "image/png"},
+		{".ico", "image/x-icon"},
+		{".woff2", "font/woff2"},
+		{".txt", "text/plain; charset=utf-8"},
+	};
+	const char *dot = strrchr(path, '.');
+	for (size_t i = 0; dot && i < nitems(types); i++)
+		if (strcmp(dot, types[i].ext) == 0)
+			return types[i].type;
+	return "application/octet-stream";
+}
+
+static void serve_static(struct request *r, const char *path)
+{
+	struct http_server *srv = r->srv;
+	if (r->method != METHOD_GET && r->method != METHOD_HEAD) {
+		reply_header(r, "Allow", "GET, HEAD");
+		reply_error(r, ERR_METHOD, "method: %s serves GET and HEAD only", path);
+		return;
+	}
+	char *decoded = evhttp_uridecode(path, 0, NULL);
+	char want[PATH_MAX], real[PATH_MAX];
+	bool ok = decoded && srv->webroot_real && !strstr(decoded, "/..");
+	if (ok) {
+		const char *rel = strcmp(decoded, "/") == 0 ? "/index.html" : decoded;
+		ok = snprintf(want, sizeof(want), "%s%s", srv->webroot_real, rel) < (int)sizeof(want);
+	}
+	free(decoded);
+	size_t rootlen = srv->webroot_real ? strlen(srv->webroot_real) : 0;
+	/* realpath keeps a symlink from leading out of the webroot. */
+	if (!ok || !realpath(want, real) || strncmp(real, srv->webroot_real, rootlen) != 0 ||
+	    real[rootlen] != '/') {
+		reply_error(r, ERR_NOT_FOUND, "path: %.200s: no such resource", path);
+		return;
+	}
+	int fd = open(real, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		if (fd >= 0)
+			close(fd);
+		reply_error(r, ERR_NOT_FOUND, "path: %.200s: no such resource", path);
+		return;
+	}
+	struct evbuffer *buf = evbuffer_new();
+	if (r->method == METHOD_GET && st.st_size > 0) {
+		if (evbuffer_add_file(buf, fd, 0, st.st_size) < 0) {
+			evbuffer_free(buf);
+			reply_error(r, ERR_INTERNAL, "path: cannot read");
+			return;
+		}
+	} else {
+		close(fd);
+	}
+	struct evkeyvalq *h = evhttp_request_get_output_headers(r->ev);
+	evhttp_add_header(h, "Content-Type", mime_type(real));
+	evhttp_add_header(h, "Cache-Control", "no-cache");
+	evhttp_add_header(h, "X-Content-Type-Options", "nosniff");
+	evhttp_add_header(h, "Content-Security-Policy",
+			  "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'");
+	finish(r, 200, buf);
+	evbuffer_free(buf);
+}
+
+static void http_request(struct evhttp_request *req, void *arg)
+{
+	struct listener *l = arg;
+	struct http_server *srv = l->srv;
+	struct request *r = xcalloc(1, sizeof(*r));
+	r->ev = req;
+	r->srv = srv;
+	r->method = method_of(req);
+	srv->inflight++;
+
+	struct evhttp_connection *conn = evhttp_request_get_connection(req);
+	char *addr = NULL;
+	ev_uint16_t port = 0;
+	if (conn)
+		evhttp_connection_get_peer(conn, &addr, &port);
+	snprintf(r->peer, sizeof(r->peer), "%s", addr ? addr : "");
+
+	/* evhttp calls us with 413 already set when the body or headers were too large. */
+	if (evhttp_request_get_response_code(req) == 413) {
+		reply_error(r, ERR_OVER_LIMIT, "body: larger than %lld bytes", srv->opt.max_body);
+		return;
+	}
+	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+	const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
+	if (!path || !*path) {
+		reply_error(r, ERR_INVALID_ARG, "path: malformed request target");
+		return;
+	}
+	if (strncmp(path, "/api/", 5) != 0 && strcmp(path, "/api") != 0 &&
+	    strcmp(path, "/metrics") != 0) {
+		serve_static(r, path);
+		return;
+	}
+
+	unsigned allowed;
+	r->route = router_match(srv->rt, r->method, path, &r->match, &allowed);
+	if (!r->route) {
+		if (allowed) {
+			char methods[64];
+			reply_header(r, "Allow", router_methods_str(allowed, methods, sizeof(methods)));
+			reply_error(r, ERR_METHOD, "method: %s allows %s", path, methods);
+		} else {
+			reply_error(r, ERR_NOT_FOUND, "path: %.200s: no such resource", path);
+		}
+		return;
+	}
+	struct fault f;
+	if (authorize(r, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	r->route->handler(r);
+}
+
+/* --- listeners */
+
+static int bind_listener(struct http_server *srv, struct listener *l, const char *addr, bool tls)
+{
+	char host[INET6_ADDRSTRLEN];
+	unsigned port;
+	if (config_split_addr(addr, host, sizeof(host), &port) < 0) {
+		log_err("listen address '%s' is not ADDR:PORT", addr);
+		return -1;
+	}
+	l->srv = srv;
+	l->tls = tls;
+	l->http = evhttp_new(srv->base);
+	if (!l->http)
+		return -1;
+	struct timeval tv = {srv->opt.timeout_s, 0};
+	evhttp_set_timeout_tv(l->http, &tv);
+	evhttp_set_max_body_size(l->http, (ev_ssize_t)srv->opt.max_body);
+	evhttp_set_max_headers_size(l->http, (ev_ssize_t)srv->opt.max_header);
+	evhttp_set_allowed_methods(l->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
+						    EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD |
+						    EVHTTP_REQ_PATCH | EVHTTP_REQ_OPTIONS |
+						    EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT);
+	evhttp_set_default_content_type(l->http, "application/json");
+	evhttp_set_gencb(l->http, http_request, l);
+	if (tls)
+		evhttp_set_bevcb(l->http, https_bevcb, srv);
+	l->sock = evhttp_bind_socket_with_handle(l->http, host, (ev_uint16_t)port);
+	if (!l->sock) {
+		log_err("cannot listen on %s (%s): %s", addr, tls ? "https" : "http",
+			strerror(errno));
+		return -1;
+	}
+	log_info("listening on %s://%s%s%s:%u", tls ? "https" : "http", strchr(host, ':') ? "[" : "",
+		 host, strchr(host, ':') ? "]" : "", port);
+	return 0;
+}
+
+struct http_server *http_new(struct event_base *base, const struct router *rt,
+			     const struct http_options *opt, SSL_CTX *ssl)
+{
+	struct http_server *srv = xcalloc(1, sizeof(*srv));
+	srv->base = base;
+	srv->rt = rt;
+	srv->opt = *opt;
+	srv->ssl = ssl;
+	srv->nservices = opt->nservices;
+	srv->services = xcalloc(opt->nservices, sizeof(*srv->services));
+	for (size_t i = 0; i < opt->nservices; i++) {
+		struct service_hdr *s = &srv->services[i];
+		s->name = opt->services[i].name;
+		s->version = opt->services[i].version;
+		snprintf(s->header, sizeof(s->header), "X-Spindle-%c%s-Api",
+			 s->name[0] >= 'a' && s->name[0] <= 'z' ? s->name[0] - 32 : s->name[0],
+			 s->name + 1);
+	}
+	if (opt->webroot) {
+		char real[PATH_MAX];
+		if (realpath(opt->webroot, real))
+			srv->webroot_real = xstrdup(real);
+		else
+			log_warn("webroot %s: %s; the browser UI is not served", opt->webroot,
+				 strerror(errno));
+	}
+	if (ssl_srv_index < 0)
+		ssl_srv_index = SSL_get_ex_new_index(0, NULL, NULL, NULL, ssl_conn_gone);
+	return srv;
+}
+
+int http_start(struct http_server *srv)
+{
+	if (srv->ssl && srv->opt.listen && bind_listener(srv, &srv->https, srv->opt.listen, true) < 0)
+		return -1;
+	if (srv->opt.http_listen && bind_listener(srv, &srv->plain, srv->opt.http_listen, false) < 0)
+		return -1;
+	return 0;
+}
+
+void http_stop_accepting(struct http_server *srv)
+{
+	struct listener *ls[] = {&srv->https, &srv->plain};
+	for (size_t i = 0; i < nitems(ls); i++) {
+		if (ls[i]->sock) {
+			evhttp_del_accept_socket(ls[i]->http, ls[i]->sock);
+			ls[i]->sock = NULL;
+		}
+	}
+}
+
+size_t http_inflight(const struct http_server *srv)
+{
+	return srv->inflight;
+}
+
+void http_free(struct http_server *srv)
+{
+	if (!srv)
+		return;
+	http_stop_accepting(srv);
+	if (srv->https.http)
+		evhttp_free(srv->https.http);
+	if (srv->plain.http)
+		evhttp_free(srv->plain.http);
+	free(srv->services);
+	free(srv->webroot_real);
+	free(srv);
+}

@@ -1,0 +1,80 @@
+/* The HTTP front: listeners (HTTPS, optional plain HTTP), limits, routing, authentication
+ * and authorization before any handler runs, JSON replies and faults, static files. */
+#ifndef SPINDLE_HTTP_H
+#define SPINDLE_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <jansson.h>
+#include <openssl/ssl.h>
+
+#include "auth.h"
+#include "body.h"
+#include "fault.h"
+#include "router.h"
+
+struct event_base;
+struct evhttp_request;
+struct http_server;
+
+struct http_service {
+	const char *name;    /* "user" */
+	const char *version; /* "1.0" -> X-Spindle-User-Api: 1.0 */
+};
+
+struct http_options {
+	const char *listen;      /* HTTPS ADDR:PORT */
+	const char *http_listen; /* plain, or NULL */
+	const char *webroot;     /* static files at /, or NULL */
+	long long max_body, max_header, max_connections, timeout_s;
+	const struct http_service *services;
+	size_t nservices;
+};
+
+struct request {
+	struct evhttp_request *ev;
+	struct http_server *srv;
+	const struct route *route;
+	struct route_match match;
+	struct identity who;
+	bool authenticated;
+	char peer[64];
+	unsigned method;
+	void *query; /* struct evkeyvalq, parsed on first use */
+};
+
+/* ssl: the server context (tls.c); NULL only when no HTTPS listener is wanted (tests). */
+struct http_server *http_new(struct event_base *base, const struct router *rt,
+			     const struct http_options *opt, SSL_CTX *ssl);
+/* Binds the listeners; -1 with the reason logged. */
+int http_start(struct http_server *srv);
+/* Closes the listeners; requests in flight go on. */
+void http_stop_accepting(struct http_server *srv);
+/* Requests received and not yet answered (async work in flight). */
+size_t http_inflight(const struct http_server *srv);
+void http_free(struct http_server *srv);
+
+/* The path parameter i (0-based, in pattern order), percent-decoded. */
+const char *request_param(const struct request *r, int i);
+/* A query parameter, decoded, or NULL. */
+const char *request_query(struct request *r, const char *key);
+/* Refuses any query parameter not in the NULL-terminated list (ERR_UNKNOWN_ARG). */
+int request_query_check(struct request *r, const char *const *allowed, struct fault *f);
+const char *request_header(const struct request *r, const char *key);
+/* Reads the body as JSON checked against fields: 415 without application/json, 400 for
+ * bad JSON, duplicate or unknown keys, wrong types or ranges. An empty body is {}. */
+int request_body(struct request *r, const struct field *fields, json_t **out, struct fault *f);
+
+/* Each request is answered exactly once by one of these; the request is freed then. */
+void reply_json(struct request *r, int status, json_t *body /* stolen */);
+void reply_fault(struct request *r, const struct fault *f);
+void reply_error(struct request *r, enum fault_kind kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void reply_empty(struct request *r, int status);
+/* Bytes as they are (static documents); data is copied. */
+void reply_raw(struct request *r, int status, const char *content_type, const void *data,
+	       size_t len);
+/* Headers added before the reply. */
+void reply_header(struct request *r, const char *key, const char *value);
+
+#endif

@@ -1,0 +1,163 @@
+/* spindled: parse the configuration, open the state, start the loop, stop cleanly. */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <event2/event.h>
+#include <event2/thread.h>
+
+#include "accounts.h"
+#include "audit.h"
+#include "auth.h"
+#include "config.h"
+#include "db/db.h"
+#include "http.h"
+#include "log.h"
+#include "tls.h"
+#include "util.h"
+#include "workq.h"
+#include "api/api.h"
+#include "api/routes.h"
+
+#define SHUTDOWN_GRACE_S 10
+
+struct daemon {
+	struct event_base *base;
+	struct http_server *http;
+	struct event *drain;
+	uint64_t stop_deadline_ns;
+	bool stopping;
+};
+
+static void drain_check(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+	size_t n = http_inflight(d->http);
+	if (n == 0 || util_mono_ns() >= d->stop_deadline_ns) {
+		if (n)
+			log_warn("stopping with %zu requests unanswered after %d s", n,
+				 SHUTDOWN_GRACE_S);
+		event_base_loopexit(d->base, NULL);
+	}
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	struct daemon *d = arg;
+	if (d->stopping) {
+		log_warn("second signal: stopping now");
+		event_base_loopbreak(d->base);
+		return;
+	}
+	d->stopping = true;
+	log_info("%s: no longer accepting; finishing %zu requests in flight",
+		 sig == SIGTERM ? "SIGTERM" : "SIGINT", http_inflight(d->http));
+	http_stop_accepting(d->http);
+	d->stop_deadline_ns = util_mono_ns() + (uint64_t)SHUTDOWN_GRACE_S * 1000000000u;
+	struct timeval tv = {0, 20000};
+	d->drain = event_new(d->base, -1, EV_PERSIST, drain_check, d);
+	event_add(d->drain, &tv);
+	drain_check(-1, 0, d);
+}
+
+int main(int argc, char **argv)
+{
+	struct config cfg;
+	switch (config_load(&cfg, argc, argv)) {
+	case CONFIG_OK:
+		break;
+	case CONFIG_EXIT_OK:
+		config_free(&cfg);
+		return 0;
+	case CONFIG_ERROR:
+		config_free(&cfg);
+		return 2;
+	}
+	log_init(cfg.foreground, cfg.log_level);
+	signal(SIGPIPE, SIG_IGN);
+	umask(077);
+
+	if (util_mkdirs(cfg.state_dir, 0700) < 0)
+		fatal("cannot create state dir %s: %s", cfg.state_dir, strerror(errno));
+	char path[PATH_MAX];
+
+	/* evhttp is single-threaded, but the helper threads wake the loop with event_active(). */
+	if (evthread_use_pthreads() < 0)
+		fatal("libevent has no pthreads support");
+	struct daemon d = {0};
+	d.base = event_base_new();
+	if (!d.base)
+		fatal("cannot create the event loop");
+
+	snprintf(path, sizeof(path), "%s/spindle.db", cfg.state_dir);
+	char err[256];
+	struct db *db = db_open(path, err, sizeof(err));
+	if (!db)
+		fatal("database %s: %s", path, err);
+	audit_init(db);
+
+	struct workq *wq = workq_new(d.base, (int)cfg.helper_threads);
+	struct auth_config acfg = {
+		.state_dir = cfg.state_dir,
+		.kdf_iterations = (unsigned)cfg.kdf_iterations,
+		.session_timeout_min = (int)cfg.session_timeout_min,
+		.session_max_hours = (int)cfg.session_max_hours,
+	};
+	if (auth_init(d.base, db, wq, &acfg) < 0)
+		fatal("cannot set up authentication in %s", cfg.state_dir);
+
+	snprintf(path, sizeof(path), "%s/tls", cfg.state_dir);
+	SSL_CTX *ssl = tls_ctx_new(path);
+	if (!ssl)
+		fatal("cannot set up TLS in %s", path);
+
+	struct router *rt = router_new(api_routes, api_routes_count);
+	struct http_service services[16];
+	size_t nservices = 0;
+	for (size_t i = 0; i < api_services_count && i < nitems(services); i++, nservices++)
+		services[i] = (struct http_service){api_services[i].name, api_services[i].version};
+	struct http_options hopt = {
+		.listen = cfg.listen,
+		.http_listen = cfg.http_listen,
+		.webroot = cfg.webroot,
+		.max_body = cfg.max_body,
+		.max_header = cfg.max_header,
+		.max_connections = cfg.max_connections,
+		.timeout_s = cfg.timeout_s,
+		.services = services,
+		.nservices = nservices,
+	};
+	d.http = http_new(d.base, rt, &hopt, ssl);
+	if (http_start(d.http) < 0)
+		fatal("cannot start listening");
+
+	struct event *sigterm = evsignal_new(d.base, SIGTERM, on_signal, &d);
+	struct event *sigint = evsignal_new(d.base, SIGINT, on_signal, &d);
+	event_add(sigterm, NULL);
+	event_add(sigint, NULL);
+	system_started();
+	log_info("spindled %s ready; state in %s", PACKAGE_VERSION, cfg.state_dir);
+
+	event_base_dispatch(d.base);
+
+	log_info("stopping");
+	if (d.drain)
+		event_free(d.drain);
+	event_free(sigterm);
+	event_free(sigint);
+	/* Helpers first: their completions may still answer requests on live connections. */
+	workq_free(wq);
+	http_free(d.http);
+	auth_shutdown();
+	db_close(db);
+	router_free(rt);
+	SSL_CTX_free(ssl);
+	event_base_free(d.base);
+	config_free(&cfg);
+	log_info("stopped");
+	return 0;
+}

@@ -1,0 +1,60 @@
+/* Routes: method + path pattern ("/api/user/v1/users/{name}") -> handler, with the
+ * authorization it needs. The router matches; http.c authenticates and dispatches. */
+#ifndef SPINDLE_ROUTER_H
+#define SPINDLE_ROUTER_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+enum http_method {
+	METHOD_GET = 1 << 0,
+	METHOD_POST = 1 << 1,
+	METHOD_PUT = 1 << 2,
+	METHOD_DELETE = 1 << 3,
+	METHOD_HEAD = 1 << 4,
+	METHOD_PATCH = 1 << 5,
+	METHOD_OPTIONS = 1 << 6,
+};
+
+enum route_access {
+	ROUTE_PUBLIC,  /* no credentials needed */
+	ROUTE_AUTH,    /* a valid session; perm (if non-zero) checked before the handler */
+	ROUTE_SELF_OR, /* a valid session; allowed if {name} is the caller, else needs perm */
+};
+
+struct request;
+typedef void (*route_handler)(struct request *r);
+
+struct route {
+	unsigned method;        /* one enum http_method bit */
+	const char *pattern;    /* segments; "{x}" matches one non-empty segment */
+	const char *service;    /* for X-Spindle-<Service>-Api: "user", "system", ... */
+	enum route_access access;
+	uint32_t perm;          /* enum perm bits required (all of them) */
+	route_handler handler;
+	const char *summary;    /* one line, for logs and the route listing */
+};
+
+#define ROUTE_MAX_PARAMS 4
+#define ROUTE_PARAM_MAX  256
+
+struct route_match {
+	int nparams;
+	char params[ROUTE_MAX_PARAMS][ROUTE_PARAM_MAX]; /* percent-decoded, in pattern order */
+};
+
+struct router;
+
+struct router *router_new(const struct route *routes, size_t n);
+void router_free(struct router *rt);
+/* path is the raw (still percent-encoded) path without the query. Returns the route,
+ * or NULL: then *allowed holds the methods the path does answer (0: unknown path). A
+ * segment that decodes to contain '/' or NUL, or a ".." segment, never matches. */
+const struct route *router_match(const struct router *rt, unsigned method, const char *path,
+				 struct route_match *m, unsigned *allowed);
+/* "GET, PUT" into buf. */
+char *router_methods_str(unsigned methods, char *buf, size_t len);
+const char *router_method_name(unsigned method);
+unsigned router_method_parse(const char *name);
+
+#endif

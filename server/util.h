@@ -1,0 +1,52 @@
+/* Small helpers that must never fail: allocation aborts, files are written atomically. */
+#ifndef SPINDLE_UTIL_H
+#define SPINDLE_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#define nitems(a) (sizeof(a) / sizeof((a)[0]))
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Start-up only: log and exit(1). Never in request paths. */
+void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+/* Wall clock in seconds / milliseconds, and a monotonic clock in ns. */
+int64_t util_now(void);
+int64_t util_now_ms(void);
+uint64_t util_mono_ns(void);
+
+/* ISO 8601 UTC "2026-11-30T01:02:03Z" into buf (>= 21 bytes). */
+char *util_iso8601(int64_t t, char *buf, size_t len);
+/* Parse ISO 8601 UTC (Z or +00:00, seconds optional fraction ignored); -1 on error. */
+int util_parse_iso8601(const char *s, int64_t *out);
+
+/* Read a whole file (NUL-terminated, *len without the NUL); NULL with errno set. */
+char *util_read_file(const char *path, size_t *len);
+/* Write via temp file + fsync + rename, with the given mode; -1 with errno set. */
+int util_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode);
+/* mkdir -p with mode for the last component; -1 with errno set. */
+int util_mkdirs(const char *path, mode_t mode);
+
+/* Cryptographically random bytes (OpenSSL); -1 on failure. */
+int util_random(void *buf, size_t len);
+/* Lower-case hex of len bytes into out (2*len+1). */
+void util_hex(const void *buf, size_t len, char *out);
+/* Base64url without padding; out needs 4*((len+2)/3)+1. Returns length. */
+size_t util_b64url(const void *buf, size_t len, char *out);
+
+/* Strict integer parsing: whole string, base 10, within [min,max]; -1 otherwise. */
+int util_parse_ll(const char *s, long long min, long long max, long long *out);
+
+/* Constant-time comparison of two buffers of equal length. */
+bool util_ct_equal(const void *a, const void *b, size_t len);
+
+#endif

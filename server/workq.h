@@ -1,0 +1,20 @@
+/* Helper threads for slow work (password KDFs, commands): run off the loop,
+ * complete back onto it. Only event_active() crosses threads. */
+#ifndef SPINDLE_WORKQ_H
+#define SPINDLE_WORKQ_H
+
+#include <event2/event.h>
+
+struct workq;
+
+/* work runs on a helper thread; done runs on the loop thread afterwards, with the same arg. */
+typedef void (*workq_fn)(void *arg);
+
+struct workq *workq_new(struct event_base *base, int nthreads);
+/* Returns 0, or -1 when the queue holds max_pending jobs already (caller answers 503). */
+int workq_submit(struct workq *wq, workq_fn work, workq_fn done, void *arg);
+size_t workq_pending(const struct workq *wq);
+/* Finishes queued work, runs its done callbacks, joins the threads. */
+void workq_free(struct workq *wq);
+
+#endif
