@@ -12,28 +12,28 @@ typedef void (*accounts_done)(void *arg, json_t *result, const struct fault *f);
 
 /* User objects: {"name","fullname","roles":[...],"authorizations":[...],
  * "session_timeout_min","ctime","mtime"} (no password, ever). */
-int accounts_user_list(json_t **out, struct fault *f);                 /* array */
+int accounts_user_list(json_t **out, struct fault *f);                  /* array */
 int accounts_user_get(const char *name, json_t **out, struct fault *f); /* object */
 /* body already checked for types/unknown keys: name, password, roles, fullname?,
  * session_timeout_min?. Hashes the password on a helper thread. */
 void accounts_user_create(json_t *body, const struct identity *actor, const char *peer,
-			  accounts_done cb, void *arg);
+                          accounts_done cb, void *arg);
 /* body: fullname?, roles?, session_timeout_min?, password?, current_password?.
  * A user without user:modify may change only their own password and fullname, and
  * must give current_password. */
 void accounts_user_update(const char *name, json_t *body, const struct identity *actor,
-			  const char *peer, accounts_done cb, void *arg);
+                          const char *peer, accounts_done cb, void *arg);
 int accounts_user_delete(const char *name, const struct identity *actor, const char *peer,
-			 struct fault *f);
+                         struct fault *f);
 
 /* Role objects: {"name","description","authorizations":[...],"builtin","ctime","mtime"} */
 int accounts_role_list(json_t **out, struct fault *f);
 int accounts_role_get(const char *name, json_t **out, struct fault *f);
-int accounts_role_create(json_t *body, const struct identity *actor, const char *peer,
-			 json_t **out, struct fault *f);
+int accounts_role_create(json_t *body, const struct identity *actor, const char *peer, json_t **out,
+                         struct fault *f);
 int accounts_role_update(const char *name, json_t *body, const struct identity *actor,
-			 const char *peer, json_t **out, struct fault *f);
+                         const char *peer, json_t **out, struct fault *f);
 int accounts_role_delete(const char *name, const struct identity *actor, const char *peer,
-			 struct fault *f);
+                         struct fault *f);
 
 #endif

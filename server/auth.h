@@ -43,17 +43,17 @@ struct identity {
 };
 
 struct auth_config {
-	const char *state_dir;      /* jwt.key lives here */
-	unsigned kdf_iterations;    /* for new hashes */
-	int session_timeout_min;    /* default idle timeout for new users */
-	int session_max_hours;      /* absolute lifetime of a login token */
+	const char *state_dir;   /* jwt.key lives here */
+	unsigned kdf_iterations; /* for new hashes */
+	int session_timeout_min; /* default idle timeout for new users */
+	int session_max_hours;   /* absolute lifetime of a login token */
 };
 
 /* Loads or creates STATE/jwt.key (0600, 32 random bytes); creates user admin with a
  * random password (STATE/initial-admin-password, 0600) and the built-in roles when the
  * database has none. -1 with a message logged on failure (startup error). */
 int auth_init(struct event_base *base, struct db *db, struct workq *wq,
-	      const struct auth_config *cfg);
+              const struct auth_config *cfg);
 void auth_shutdown(void);
 
 /* Cheap: verifies signature, alg, exp, jti against the session cache, idle timeout,
@@ -68,25 +68,41 @@ struct auth_login_result {
 };
 /* f is NULL on success; res is valid only during the call. */
 typedef void (*auth_login_done)(void *arg, const struct auth_login_result *res,
-				const struct fault *f);
+                                const struct fault *f);
 /* Throttled per user and per address (ERR_TOO_MANY with retry_after); unknown users
  * cost as much as known ones. cb may run before auth_login returns (throttled). */
 void auth_login(const char *user, const char *password, const char *peer, auth_login_done cb,
-		void *arg);
+                void *arg);
 int auth_logout(const struct identity *who, const char *peer, struct fault *f);
 
 /* Named long-lived tokens: {"token":{"id","name","user","created","expires","secret"}};
  * the secret (the JWT) is in this answer only. */
 int auth_token_create(const char *user, const char *name, int expires_days,
-		      const struct identity *actor, const char *peer, json_t **out,
-		      struct fault *f);
+                      const struct identity *actor, const char *peer, json_t **out,
+                      struct fault *f);
 int auth_token_list(const char *user, json_t **out, struct fault *f); /* {"tokens":[...]} */
 int auth_token_delete(const char *user, const char *id, const struct identity *actor,
-		      const char *peer, struct fault *f);
+                      const char *peer, struct fault *f);
 
 /* Accounts call these after changing users or roles, so the next request sees it. */
 void auth_users_changed(void);
 /* Revoke every session and token of a user (deleted user, password changed by admin). */
 void auth_revoke_user(const char *user, const char *except_jti);
+
+/* Added for accounts.c (and any other password check, e.g. current_password). */
+/* User, role and token names: 1-64 of [A-Za-z0-9._-], not starting with '.' or '-'. */
+bool auth_name_valid(const char *name);
+/* What auth_init was given, defaults applied (NULL/0 before auth_init). */
+struct db *auth_db(void);
+struct workq *auth_workq(void);
+unsigned auth_kdf_iterations(void);
+int auth_default_timeout_min(void);
+/* The login throttle around any password check: attempt before submitting the KDF
+ * (-1 with ERR_TOO_MANY and retry_after when throttled), then exactly one of result
+ * (with the outcome; returns the lock it started, in seconds, or 0) or cancel (the check
+ * never ran: workq full, db error). */
+int auth_password_attempt(const char *user, const char *peer, struct fault *f);
+int auth_password_result(const char *user, const char *peer, bool ok);
+void auth_password_cancel(const char *user, const char *peer);
 
 #endif

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define KDF_MIN_ITERATIONS     1000   /* tests only; production default below */
+#define KDF_MIN_ITERATIONS     1000 /* tests only; production default below */
 #define KDF_DEFAULT_ITERATIONS 600000
 #define KDF_MAX_ITERATIONS     10000000 /* also caps a stored hash (tampered db) */
 #define KDF_HASH_MAX           160

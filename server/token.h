@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TOKEN_KEY_LEN 32 /* 256-bit HMAC secret */
+#define TOKEN_KEY_LEN 32   /* 256-bit HMAC secret */
 #define TOKEN_MAX_LEN 1024 /* ours are ~250 bytes; anything longer is refused unparsed */
 
 struct token_claims {
@@ -20,6 +20,6 @@ char *token_sign(const unsigned char *key, size_t keylen, const struct token_cla
  * present and well formed, iat <= now + 60 and now < exp; -1 otherwise, with a
  * short reason in *why (static string). Never decodes without the key. */
 int token_verify(const unsigned char *key, size_t keylen, const char *token, int64_t now,
-		 struct token_claims *out, const char **why);
+                 struct token_claims *out, const char **why);
 
 #endif

@@ -1,0 +1,71 @@
+/* The audit trail (audit): append and read by time. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "migrate.h"
+#include "log.h"
+
+static const char sql_audit_insert[] =
+    "INSERT INTO audit (time, user, address, action, target, details, ok)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+/* audit_time orders by (time, rowid), so this reads the index without sorting. */
+static const char sql_audit_list[] =
+    "SELECT id, time, user, address, action, target, details, ok FROM audit"
+    " WHERE time >= ?1 ORDER BY time, id LIMIT ?2";
+
+int db_audit_insert(struct db *db, const struct db_audit *a)
+{
+	sqlite3_stmt *st = db_stmt(db, DB_STMT_AUDIT_INSERT, sql_audit_insert);
+
+	if (!st || db_bind_int64(db, st, 1, db_time_or_now(a->time)) == -1 ||
+	    db_bind_text(db, st, 2, a->user, sizeof(a->user)) == -1 ||
+	    db_bind_text(db, st, 3, a->address, sizeof(a->address)) == -1 ||
+	    db_bind_text(db, st, 4, a->action, sizeof(a->action)) == -1 ||
+	    db_bind_text(db, st, 5, a->target, sizeof(a->target)) == -1 ||
+	    db_bind_text(db, st, 6, a->details, sizeof(a->details)) == -1 ||
+	    db_bind_int64(db, st, 7, a->ok ? 1 : 0) == -1 ||
+	    db_write(db, st, "inserting an audit entry") != 0)
+		return -1;
+	return 0;
+}
+
+int db_audit_list(struct db *db, int64_t start, int limit,
+                  int (*cb)(void *arg, const struct db_audit *a), void *arg)
+{
+	sqlite3_stmt *st;
+	struct db_audit *all = NULL, *a;
+	size_t i, n = 0, cap = 0;
+	int rc, ret = 0;
+
+	/* LIMIT -1 would mean no limit in SQL; here it means nothing. */
+	if (limit <= 0)
+		return 0;
+	st = db_stmt(db, DB_STMT_AUDIT_LIST, sql_audit_list);
+	if (!st || db_bind_int64(db, st, 1, start) == -1 || db_bind_int64(db, st, 2, limit) == -1)
+		return -1;
+	/* Read everything and reset before calling back: cb may use the store itself. */
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		all = db_grow(all, &cap, n, sizeof(*all));
+		a = &all[n++];
+		memset(a, 0, sizeof(*a));
+		a->id = sqlite3_column_int64(st, 0);
+		a->time = sqlite3_column_int64(st, 1);
+		db_col_text(st, 2, a->user, sizeof(a->user));
+		db_col_text(st, 3, a->address, sizeof(a->address));
+		db_col_text(st, 4, a->action, sizeof(a->action));
+		db_col_text(st, 5, a->target, sizeof(a->target));
+		db_col_text(st, 6, a->details, sizeof(a->details));
+		a->ok = sqlite3_column_int(st, 7) != 0;
+	}
+	if (rc != SQLITE_DONE) {
+		db_log(db, "reading the audit trail");
+		ret = -1;
+	}
+	db_reset(st);
+	for (i = 0; i < n && ret == 0; i++)
+		ret = cb(arg, &all[i]);
+	free(all);
+	return ret;
+}

@@ -1,0 +1,116 @@
+/* The audit trail over db/: one row per change or login, never failing the caller. */
+#include "audit.h"
+#include "log.h"
+#include "util.h"
+#include "db/db.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define AUDIT_LIST_DEFAULT 100
+#define AUDIT_LIST_MAX     10000
+
+static struct db *audit_db;
+
+void audit_init(struct db *db)
+{
+	audit_db = db;
+}
+
+/* In place: control characters and bytes that are not valid UTF-8 become '?'. Login
+ * names come from headers as raw bytes, and jansson refuses invalid UTF-8 on listing. */
+static void audit_clean(char *s)
+{
+	unsigned char *p = (unsigned char *)s;
+	while (*p) {
+		size_t n = 0;
+		if (*p < 0x20 || *p == 0x7f)
+			n = 0;
+		else if (*p < 0x80)
+			n = 1;
+		else if (*p >= 0xc2 && *p <= 0xdf)
+			n = 2;
+		else if (*p >= 0xe0 && *p <= 0xef)
+			n = 3;
+		else if (*p >= 0xf0 && *p <= 0xf4)
+			n = 4;
+		for (size_t i = 1; i < n; i++)
+			if ((p[i] & 0xc0) != 0x80)
+				n = 0;
+		/* Overlong, surrogate and beyond-U+10FFFF forms are invalid too. */
+		if ((n == 3 && ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0))) ||
+		    (n == 4 && ((p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))))
+			n = 0;
+		if (n == 0) {
+			*p++ = '?';
+			continue;
+		}
+		p += n;
+	}
+}
+
+void audit_log(const char *user, const char *address, const char *action, const char *target,
+               bool ok, const char *fmt, ...)
+{
+	struct db_audit a;
+	va_list ap;
+
+	memset(&a, 0, sizeof(a));
+	a.time = util_now();
+	a.ok = ok;
+	/* Truncation is fine: the columns are bounded and the row matters more. */
+	snprintf(a.user, sizeof(a.user), "%s", user ? user : "");
+	snprintf(a.address, sizeof(a.address), "%s", address ? address : "");
+	snprintf(a.action, sizeof(a.action), "%s", action ? action : "");
+	snprintf(a.target, sizeof(a.target), "%s", target ? target : "");
+	if (fmt) {
+		va_start(ap, fmt);
+		vsnprintf(a.details, sizeof(a.details), fmt, ap);
+		va_end(ap);
+	}
+	audit_clean(a.user);
+	audit_clean(a.address);
+	audit_clean(a.action);
+	audit_clean(a.target);
+	audit_clean(a.details);
+	log_debug("audit: %s from %s: %s %s %s: %s", a.user, a.address, a.action, a.target,
+	          ok ? "ok" : "failed", a.details);
+	if (!audit_db) {
+		log_warn("audit: no database, dropped %s %s", a.action, a.target);
+		return;
+	}
+	if (db_audit_insert(audit_db, &a) != 0)
+		log_warn("audit: could not record %s %s by %s", a.action, a.target, a.user);
+}
+
+static int audit_list_cb(void *arg, const struct db_audit *a)
+{
+	json_t *logs = arg;
+	char when[32];
+
+	json_array_append_new(logs, json_pack("{sI ss ss ss ss ss ss ss}", "id", (json_int_t)a->id,
+	                                      "time", util_iso8601(a->time, when, sizeof(when)),
+	                                      "user", a->user, "address", a->address, "action",
+	                                      a->action, "target", a->target, "details", a->details,
+	                                      "result", a->ok ? "success" : "failure"));
+	return 0;
+}
+
+int audit_list(int64_t start, int limit, json_t **out)
+{
+	*out = NULL;
+	if (!audit_db)
+		return -1;
+	if (limit <= 0)
+		limit = AUDIT_LIST_DEFAULT;
+	if (limit > AUDIT_LIST_MAX)
+		limit = AUDIT_LIST_MAX;
+	json_t *logs = json_array();
+	if (db_audit_list(audit_db, start, limit, audit_list_cb, logs) < 0) {
+		json_decref(logs);
+		return -1;
+	}
+	*out = json_pack("{so}", "logs", logs); /* steals logs */
+	return *out ? 0 : -1;
+}

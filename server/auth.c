@@ -1,0 +1,1386 @@
+/* Authentication and authorization. The session table lives in the database and, whole,
+ * in memory: every request checks the in-memory copy (so a revocation is immediate and
+ * nothing touches disk), and a verified token string is remembered with its session so
+ * its HMAC is computed once, not once per request. Sliding last_seen stays in memory and
+ * is written back by a 30 s timer. Logins are throttled per user and per address, and
+ * their KDF runs on the helper threads. Everything here runs on the loop thread except
+ * the login_work function. */
+#include "auth.h"
+#include "audit.h"
+#include "kdf.h"
+#include "log.h"
+#include "token.h"
+#include "util.h"
+#include "workq.h"
+#include "db/db.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <event2/event.h>
+#include <openssl/crypto.h>
+
+#define AUTH_TICK_S             30  /* persist last_seen, prune expired sessions */
+#define AUTH_DEFAULT_TIMEOUT    15  /* minutes idle, when neither config nor user says */
+#define AUTH_DEFAULT_MAX_HOURS  24  /* absolute lifetime of a login, when config says 0 */
+#define AUTH_KEY_MAX            512 /* jwt.key longer than this is a mistake, not a key */
+#define AUTH_LOGINS_PER_USER    64  /* more login sessions: the least recently used goes */
+#define AUTH_TOKENS_PER_USER    100 /* named API tokens one user may hold */
+#define AUTH_TOKEN_DAYS_DEFAULT 365
+#define AUTH_TOKEN_DAYS_MAX     3650
+
+/* Login throttle: USER_LIMIT failures for one user name (ADDR_LIMIT from one address)
+ * within WINDOW lock it for BACKOFF_MIN seconds, doubling at each further lock up to
+ * BACKOFF_MAX; a quiet WINDOW forgets. Known or not, a name is throttled the same way. */
+#define THROTTLE_USER_LIMIT  5
+#define THROTTLE_ADDR_LIMIT  20
+#define THROTTLE_WINDOW      (15 * 60)
+#define THROTTLE_BACKOFF_MIN 30
+#define THROTTLE_BACKOFF_MAX (15 * 60)
+#define THROTTLE_MAX_ENTRIES 10000 /* per table; memory stays bounded under a flood */
+
+/* ---- A string-keyed hash map (SipHash with a random key: user names and addresses
+ * are attacker-chosen). Keys compare in constant time: one of the maps is keyed by
+ * bearer tokens. */
+
+struct smap_ent {
+	struct smap_ent *next;
+	uint64_t hash;
+	void *val;
+	size_t klen;
+	char key[];
+};
+
+struct smap {
+	struct smap_ent **b;
+	size_t nb; /* power of two, or 0 while empty */
+	size_t n;
+};
+
+static unsigned char smap_seed[16];
+
+#define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
+#define SIPROUND                                                                                   \
+	do {                                                                                       \
+		v0 += v1;                                                                          \
+		v1 = ROTL(v1, 13);                                                                 \
+		v1 ^= v0;                                                                          \
+		v0 = ROTL(v0, 32);                                                                 \
+		v2 += v3;                                                                          \
+		v3 = ROTL(v3, 16);                                                                 \
+		v3 ^= v2;                                                                          \
+		v0 += v3;                                                                          \
+		v3 = ROTL(v3, 21);                                                                 \
+		v3 ^= v0;                                                                          \
+		v2 += v1;                                                                          \
+		v1 = ROTL(v1, 17);                                                                 \
+		v1 ^= v2;                                                                          \
+		v2 = ROTL(v2, 32);                                                                 \
+	} while (0)
+
+static uint64_t load64(const unsigned char *p)
+{
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+/* SipHash-2-4 */
+static uint64_t smap_hash(const void *data, size_t len)
+{
+	const unsigned char *in = data;
+	uint64_t k0 = load64(smap_seed), k1 = load64(smap_seed + 8);
+	uint64_t v0 = 0x736f6d6570736575ULL ^ k0, v1 = 0x646f72616e646f6dULL ^ k1;
+	uint64_t v2 = 0x6c7967656e657261ULL ^ k0, v3 = 0x7465646279746573ULL ^ k1;
+	uint64_t b = (uint64_t)len << 56;
+	size_t i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		uint64_t m = load64(in + i);
+		v3 ^= m;
+		SIPROUND;
+		SIPROUND;
+		v0 ^= m;
+	}
+	for (size_t j = 0; i + j < len; j++)
+		b |= (uint64_t)in[i + j] << (8 * j);
+	v3 ^= b;
+	SIPROUND;
+	SIPROUND;
+	v0 ^= b;
+	v2 ^= 0xff;
+	SIPROUND;
+	SIPROUND;
+	SIPROUND;
+	SIPROUND;
+	return v0 ^ v1 ^ v2 ^ v3;
+}
+
+static struct smap_ent **smap_find(const struct smap *m, const char *k, size_t klen, uint64_t h)
+{
+	struct smap_ent **pp = &m->b[h & (m->nb - 1)];
+	for (; *pp; pp = &(*pp)->next)
+		if ((*pp)->hash == h && (*pp)->klen == klen &&
+		    CRYPTO_memcmp((*pp)->key, k, klen) == 0)
+			return pp;
+	return NULL;
+}
+
+static void *smap_get(const struct smap *m, const char *k, size_t klen)
+{
+	if (!m->nb)
+		return NULL;
+	struct smap_ent **pp = smap_find(m, k, klen, smap_hash(k, klen));
+	return pp ? (*pp)->val : NULL;
+}
+
+static void smap_grow(struct smap *m)
+{
+	size_t nb = m->nb ? m->nb * 2 : 64;
+	struct smap_ent **b = xcalloc(nb, sizeof(*b));
+	for (size_t i = 0; i < m->nb; i++) {
+		struct smap_ent *e = m->b[i], *next;
+		for (; e; e = next) {
+			next = e->next;
+			e->next = b[e->hash & (nb - 1)];
+			b[e->hash & (nb - 1)] = e;
+		}
+	}
+	free(m->b);
+	m->b = b;
+	m->nb = nb;
+}
+
+/* The caller knows the key is absent. */
+static void smap_put(struct smap *m, const char *k, size_t klen, void *val)
+{
+	if (m->n >= m->nb)
+		smap_grow(m);
+	struct smap_ent *e = xmalloc(sizeof(*e) + klen + 1);
+	e->hash = smap_hash(k, klen);
+	e->val = val;
+	e->klen = klen;
+	memcpy(e->key, k, klen);
+	e->key[klen] = '\0';
+	e->next = m->b[e->hash & (m->nb - 1)];
+	m->b[e->hash & (m->nb - 1)] = e;
+	m->n++;
+}
+
+/* Returns the value, for the caller to free. */
+static void *smap_del(struct smap *m, const char *k, size_t klen)
+{
+	if (!m->nb)
+		return NULL;
+	struct smap_ent **pp = smap_find(m, k, klen, smap_hash(k, klen));
+	if (!pp)
+		return NULL;
+	struct smap_ent *e = *pp;
+	void *val = e->val;
+	*pp = e->next;
+	free(e);
+	m->n--;
+	return val;
+}
+
+/* Visits every value; when fn returns true the entry is unlinked (fn frees the value). */
+static void smap_filter(struct smap *m, bool (*fn)(void *val, void *ctx), void *ctx)
+{
+	for (size_t i = 0; i < m->nb; i++) {
+		struct smap_ent **pp = &m->b[i];
+		while (*pp) {
+			struct smap_ent *e = *pp;
+			if (fn(e->val, ctx)) {
+				*pp = e->next;
+				free(e);
+				m->n--;
+			} else {
+				pp = &e->next;
+			}
+		}
+	}
+}
+
+static bool smap_free_val(void *val, void *ctx)
+{
+	free(val);
+	return true;
+}
+
+static bool smap_unlink_only(void *val, void *ctx)
+{
+	return true;
+}
+
+static void smap_clear(struct smap *m)
+{
+	smap_filter(m, smap_free_val, NULL);
+	free(m->b);
+	memset(m, 0, sizeof(*m));
+}
+
+/* ---- Authorizations */
+
+static const char *const perm_names[] = {
+    "stat:read",       "worksheet:read", "worksheet:modify", "hardware:read",
+    "hardware:locate", "bench:read",     "bench:run",        "user:read",
+    "user:modify",     "role:modify",    "settings:modify",
+};
+
+uint32_t perm_parse(const char *name)
+{
+	if (!name)
+		return 0;
+	for (size_t i = 0; i < nitems(perm_names); i++)
+		if (strcmp(name, perm_names[i]) == 0)
+			return 1u << i;
+	return 0;
+}
+
+const char *perm_name(uint32_t bit)
+{
+	for (size_t i = 0; i < nitems(perm_names); i++)
+		if (bit == 1u << i)
+			return perm_names[i];
+	return NULL;
+}
+
+json_t *perm_json(uint32_t perms)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < nitems(perm_names); i++)
+		if (perms & (1u << i))
+			json_array_append_new(a, json_string(perm_names[i]));
+	return a;
+}
+
+bool auth_name_valid(const char *name)
+{
+	size_t n = name ? strlen(name) : 0;
+	if (n == 0 || n > DB_NAME_MAX || name[0] == '.' || name[0] == '-')
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		      c == '.' || c == '_' || c == '-'))
+			return false;
+	}
+	return true;
+}
+
+/* ---- State */
+
+struct session {
+	struct db_session s; /* last_seen is the live, sliding value */
+	bool dirty;          /* last_seen changed since it was last written */
+	char *token;         /* verified token string, key in auth.tokens; NULL until used */
+};
+
+/* What a request needs to know about its user, reloaded when auth.gen moves on. */
+struct user_info {
+	uint64_t gen;
+	bool exists;
+	uint32_t perms;
+	int timeout_min;
+};
+
+struct throttle {
+	int fails;    /* since the last quiet THROTTLE_WINDOW */
+	int inflight; /* attempts whose KDF is still running */
+	int lockouts; /* locks in a row, for the doubling back-off */
+	int64_t last_fail, locked_until;
+};
+
+static struct {
+	bool ready;
+	struct event_base *base;
+	struct db *db;
+	struct workq *wq;
+	struct auth_config cfg;
+	char *state_dir;
+	unsigned char key[AUTH_KEY_MAX];
+	size_t keylen;
+	char dummy_hash[KDF_HASH_MAX]; /* what unknown users are verified against */
+	struct event *tick;
+	uint64_t gen;               /* bumped by auth_users_changed() */
+	struct smap sessions;       /* jti -> struct session */
+	struct smap tokens;         /* token string -> struct session (not owned) */
+	struct smap users;          /* user name -> struct user_info */
+	struct smap throttle_users; /* user name -> struct throttle */
+	struct smap throttle_addrs; /* address -> struct throttle */
+} auth;
+
+struct db *auth_db(void)
+{
+	return auth.db;
+}
+
+struct workq *auth_workq(void)
+{
+	return auth.wq;
+}
+
+unsigned auth_kdf_iterations(void)
+{
+	return auth.cfg.kdf_iterations;
+}
+
+int auth_default_timeout_min(void)
+{
+	return auth.cfg.session_timeout_min;
+}
+
+/* ---- Users' authorizations */
+
+static uint32_t auth_role_perms(const char *role)
+{
+	struct db_role r;
+	uint32_t perms = 0;
+	if (db_role_get(auth.db, role, &r) != 0)
+		return 0;
+	for (int i = 0; i < r.nauths && i < DB_AUTHS_MAX; i++)
+		perms |= perm_parse(r.auths[i]);
+	return perms;
+}
+
+/* The user's current authorizations and idle timeout: 0, DB_NOTFOUND, or -1 (db error). */
+static int auth_user_info(const char *name, const struct user_info **out)
+{
+	size_t len = strlen(name);
+	struct user_info *ui = smap_get(&auth.users, name, len);
+	if (ui && ui->gen == auth.gen) {
+		*out = ui;
+		return ui->exists ? 0 : DB_NOTFOUND;
+	}
+	struct db_user u;
+	int rc = db_user_get(auth.db, name, &u);
+	if (rc < 0)
+		return -1;
+	if (!ui) {
+		ui = xcalloc(1, sizeof(*ui));
+		smap_put(&auth.users, name, len, ui);
+	}
+	ui->gen = auth.gen;
+	ui->exists = rc == 0;
+	ui->perms = 0;
+	ui->timeout_min = auth.cfg.session_timeout_min;
+	if (ui->exists) {
+		for (int i = 0; i < u.nroles && i < DB_ROLES_MAX; i++)
+			ui->perms |= auth_role_perms(u.roles[i]);
+		if (u.session_timeout_min > 0)
+			ui->timeout_min = u.session_timeout_min;
+	}
+	*out = ui;
+	return ui->exists ? 0 : DB_NOTFOUND;
+}
+
+void auth_users_changed(void)
+{
+	auth.gen++;
+}
+
+/* ---- Sessions */
+
+static void session_forget_token(struct session *s)
+{
+	if (!s->token)
+		return;
+	smap_del(&auth.tokens, s->token, strlen(s->token));
+	free(s->token);
+	s->token = NULL;
+}
+
+static void session_cache_token(struct session *s, const char *token, size_t len)
+{
+	session_forget_token(s);
+	s->token = xstrndup(token, len);
+	smap_put(&auth.tokens, s->token, len, s);
+}
+
+/* Out of memory, and out of the database when from_db. */
+static void session_drop(struct session *s, bool from_db)
+{
+	if (from_db) {
+		int rc = db_session_delete(auth.db, s->s.jti);
+		if (rc < 0)
+			log_warn("auth: could not delete session %.8s of %s", s->s.jti, s->s.user);
+	}
+	session_forget_token(s);
+	smap_del(&auth.sessions, s->s.jti, strlen(s->s.jti));
+	OPENSSL_cleanse(s, sizeof(*s));
+	free(s);
+}
+
+static int64_t session_idle_s(const struct user_info *ui)
+{
+	return (int64_t)(ui->timeout_min > 0 ? ui->timeout_min : AUTH_DEFAULT_TIMEOUT) * 60;
+}
+
+/* When this session ends if nothing else happens. */
+static int64_t session_ends(const struct session *s, const struct user_info *ui)
+{
+	if (s->s.kind != DB_SESSION_LOGIN)
+		return s->s.expires;
+	int64_t idle_end = s->s.last_seen + session_idle_s(ui);
+	return idle_end < s->s.expires ? idle_end : s->s.expires;
+}
+
+struct session_scan {
+	const char *user;
+	enum db_session_kind kind;
+	int count;
+	struct session *oldest;
+	const char *name; /* token name looked for */
+	struct session *match;
+	struct session **list;
+	size_t nlist, cap;
+};
+
+static bool session_scan_cb(void *val, void *ctx)
+{
+	struct session *s = val;
+	struct session_scan *sc = ctx;
+	if (strcmp(s->s.user, sc->user) != 0 || s->s.kind != sc->kind)
+		return false;
+	sc->count++;
+	if (!sc->oldest || s->s.last_seen < sc->oldest->s.last_seen)
+		sc->oldest = s;
+	if (sc->name && strcmp(s->s.name, sc->name) == 0)
+		sc->match = s;
+	if (sc->cap) {
+		if (sc->nlist == sc->cap) {
+			sc->cap *= 2;
+			sc->list = xrealloc(sc->list, sc->cap * sizeof(*sc->list));
+		}
+		sc->list[sc->nlist++] = s;
+	}
+	return false;
+}
+
+/* A new session and its signed token (for free()); NULL with f set. */
+static struct session *session_create(const char *user, enum db_session_kind kind, const char *name,
+                                      const char *peer, int64_t now, int64_t expires, char **token,
+                                      struct fault *f)
+{
+	unsigned char rnd[16];
+	struct token_claims c;
+
+	memset(&c, 0, sizeof(c));
+	if (util_random(rnd, sizeof(rnd)) < 0) {
+		fault_set(f, ERR_INTERNAL, "no randomness");
+		return NULL;
+	}
+	util_hex(rnd, sizeof(rnd), c.jti);
+	snprintf(c.sub, sizeof(c.sub), "%s", user);
+	c.iat = now;
+	c.exp = expires;
+	*token = token_sign(auth.key, auth.keylen, &c);
+	if (!*token) {
+		fault_set(f, ERR_INTERNAL, "could not sign a token");
+		return NULL;
+	}
+
+	struct session *s = xcalloc(1, sizeof(*s));
+	memcpy(s->s.jti, c.jti, sizeof(s->s.jti));
+	snprintf(s->s.user, sizeof(s->s.user), "%s", user);
+	s->s.kind = kind;
+	snprintf(s->s.name, sizeof(s->s.name), "%s", name ? name : "");
+	snprintf(s->s.address, sizeof(s->s.address), "%s", peer ? peer : "");
+	s->s.created = now;
+	s->s.expires = expires;
+	s->s.last_seen = now;
+	int rc = db_session_insert(auth.db, &s->s);
+	if (rc != 0) {
+		free(s);
+		free(*token);
+		*token = NULL;
+		if (rc == DB_EXISTS && kind == DB_SESSION_TOKEN)
+			fault_set(f, ERR_OBJECT_EXISTS, "name: %s already has a token '%s'", user,
+			          name);
+		else if (rc == DB_NOTFOUND)
+			fault_set(f, ERR_NOT_FOUND, "user '%s' not found", user);
+		else
+			fault_set(f, ERR_INTERNAL, "could not store the session");
+		return NULL;
+	}
+	smap_put(&auth.sessions, s->s.jti, strlen(s->s.jti), s);
+	/* The client uses it at once: verified now, it needn't be verified again. */
+	session_cache_token(s, *token, strlen(*token));
+	return s;
+}
+
+static int session_load_cb(void *arg, const struct db_session *ds)
+{
+	int64_t now = *(const int64_t *)arg;
+	if (ds->expires <= now || strlen(ds->jti) != 32 ||
+	    smap_get(&auth.sessions, ds->jti, strlen(ds->jti)))
+		return 0; /* expired (pruned below) or not ours to trust */
+	struct session *s = xcalloc(1, sizeof(*s));
+	s->s = *ds;
+	smap_put(&auth.sessions, s->s.jti, strlen(s->s.jti), s);
+	return 0;
+}
+
+int auth_verify(const char *token, struct identity *who, struct fault *f)
+{
+	memset(who, 0, sizeof(*who));
+	if (!auth.ready)
+		return fault_set(f, ERR_INTERNAL, "authentication is not ready");
+	size_t len = token ? strnlen(token, TOKEN_MAX_LEN + 1) : 0;
+	if (len == 0 || len > TOKEN_MAX_LEN)
+		return fault_set(f, ERR_UNAUTHORIZED, "invalid token");
+
+	int64_t now = util_now();
+	struct session *s = smap_get(&auth.tokens, token, len);
+	if (!s) {
+		struct token_claims c;
+		const char *why = NULL;
+		if (token_verify(auth.key, auth.keylen, token, now, &c, &why) < 0) {
+			log_debug("auth: token refused: %s", why);
+			return fault_set(f, ERR_UNAUTHORIZED, "invalid token");
+		}
+		s = smap_get(&auth.sessions, c.jti, strlen(c.jti));
+		if (!s || strcmp(s->s.user, c.sub) != 0)
+			return fault_set(f, ERR_UNAUTHORIZED, "session expired or revoked");
+		session_cache_token(s, token, len);
+	}
+	if (now >= s->s.expires) {
+		session_drop(s, true);
+		return fault_set(f, ERR_UNAUTHORIZED, "session expired");
+	}
+	const struct user_info *ui;
+	int rc = auth_user_info(s->s.user, &ui);
+	if (rc < 0)
+		return fault_set(f, ERR_INTERNAL, "database error");
+	if (rc == DB_NOTFOUND) {
+		auth_revoke_user(s->s.user, NULL);
+		return fault_set(f, ERR_UNAUTHORIZED, "session expired or revoked");
+	}
+	if (s->s.kind == DB_SESSION_LOGIN && now - s->s.last_seen > session_idle_s(ui)) {
+		session_drop(s, true);
+		return fault_set(f, ERR_UNAUTHORIZED, "session expired");
+	}
+	if (s->s.last_seen != now) {
+		s->s.last_seen = now;
+		s->dirty = true;
+	}
+	memcpy(who->user, s->s.user, sizeof(who->user));
+	memcpy(who->jti, s->s.jti, sizeof(who->jti));
+	who->perms = ui->perms;
+	who->api_token = s->s.kind == DB_SESSION_TOKEN;
+	who->expires = session_ends(s, ui);
+	return 0;
+}
+
+struct revoke_ctx {
+	const char *user, *except;
+	int n;
+};
+
+static bool revoke_cb(void *val, void *ctx)
+{
+	struct session *s = val;
+	struct revoke_ctx *rc = ctx;
+	if (strcmp(s->s.user, rc->user) != 0 || (rc->except && strcmp(s->s.jti, rc->except) == 0))
+		return false;
+	session_forget_token(s);
+	OPENSSL_cleanse(s, sizeof(*s));
+	free(s);
+	rc->n++;
+	return true;
+}
+
+void auth_revoke_user(const char *user, const char *except_jti)
+{
+	if (!auth.ready || !user)
+		return;
+	struct revoke_ctx rc = {user, except_jti, 0};
+	/* Memory first: even if the database fails, the sessions are dead from now on. */
+	smap_filter(&auth.sessions, revoke_cb, &rc);
+	if (db_session_delete_user(auth.db, user, except_jti) < 0)
+		log_warn("auth: could not delete the sessions of %s", user);
+	free(smap_del(&auth.users, user, strlen(user)));
+	if (rc.n)
+		log_info("auth: revoked %d session(s) of %s", rc.n, user);
+}
+
+/* ---- Throttle */
+
+static bool throttle_stale(void *val, void *ctx)
+{
+	struct throttle *t = val;
+	int64_t now = *(const int64_t *)ctx;
+	int64_t last = t->last_fail > t->locked_until ? t->last_fail : t->locked_until;
+	if (t->inflight > 0 || now - last <= THROTTLE_WINDOW)
+		return false;
+	free(t);
+	return true;
+}
+
+static struct throttle *throttle_get(struct smap *m, const char *key, bool create, int64_t now)
+{
+	size_t len = strnlen(key, DB_NAME_MAX + 1);
+	struct throttle *t = smap_get(m, key, len);
+	if (t || !create)
+		return t;
+	if (m->n >= THROTTLE_MAX_ENTRIES)
+		smap_filter(m, throttle_stale, &now);
+	if (m->n >= THROTTLE_MAX_ENTRIES) {
+		/* Still full of live entries: under a flood like this the per-address limit
+		 * and the bounded work queue are what hold; don't grow. */
+		return NULL;
+	}
+	t = xcalloc(1, sizeof(*t));
+	smap_put(m, key, len, t);
+	return t;
+}
+
+/* Seconds before another attempt may start, or 0. */
+static int throttle_wait(struct smap *m, const char *key, int limit, int64_t now)
+{
+	struct throttle *t = throttle_get(m, key, false, now);
+	if (!t)
+		return 0;
+	if (now < t->locked_until)
+		return (int)(t->locked_until - now);
+	/* Attempts still hashing count as failures until they say otherwise: else 64
+	 * guesses submitted at once would all run before the first one is counted. */
+	int fails = now - t->last_fail > THROTTLE_WINDOW ? 0 : t->fails;
+	return fails + t->inflight >= limit ? 1 : 0;
+}
+
+/* Counts a failure; returns the lock it started (seconds), or 0. */
+static int throttle_fail(struct smap *m, const char *key, int limit, int64_t now)
+{
+	struct throttle *t = throttle_get(m, key, true, now);
+	if (!t)
+		return 0;
+	if (now - t->last_fail > THROTTLE_WINDOW)
+		t->fails = 0;
+	if (t->locked_until && now - t->locked_until > THROTTLE_WINDOW)
+		t->lockouts = 0;
+	t->fails++;
+	t->last_fail = now;
+	if (t->fails < limit)
+		return 0;
+	int64_t backoff = THROTTLE_BACKOFF_MIN;
+	for (int i = 0; i < t->lockouts && backoff < THROTTLE_BACKOFF_MAX; i++)
+		backoff *= 2;
+	if (backoff > THROTTLE_BACKOFF_MAX)
+		backoff = THROTTLE_BACKOFF_MAX;
+	t->locked_until = now + backoff;
+	t->lockouts++;
+	/* After the lock, one attempt at a time, and its failure locks for twice as long. */
+	t->fails = limit - 1;
+	return (int)backoff;
+}
+
+int auth_password_attempt(const char *user, const char *peer, struct fault *f)
+{
+	int64_t now = util_now();
+	user = user ? user : "";
+	peer = peer ? peer : "";
+	int wu = throttle_wait(&auth.throttle_users, user, THROTTLE_USER_LIMIT, now);
+	int wa = throttle_wait(&auth.throttle_addrs, peer, THROTTLE_ADDR_LIMIT, now);
+	if (wu || wa) {
+		fault_set(f, ERR_TOO_MANY, "too many failed attempts; retry later");
+		f->retry_after = wu > wa ? wu : wa;
+		return -1;
+	}
+	struct throttle *tu = throttle_get(&auth.throttle_users, user, true, now);
+	struct throttle *ta = throttle_get(&auth.throttle_addrs, peer, true, now);
+	if (tu)
+		tu->inflight++;
+	if (ta)
+		ta->inflight++;
+	return 0;
+}
+
+void auth_password_cancel(const char *user, const char *peer)
+{
+	int64_t now = util_now();
+	struct throttle *tu = throttle_get(&auth.throttle_users, user ? user : "", false, now);
+	struct throttle *ta = throttle_get(&auth.throttle_addrs, peer ? peer : "", false, now);
+	if (tu && tu->inflight > 0)
+		tu->inflight--;
+	if (ta && ta->inflight > 0)
+		ta->inflight--;
+}
+
+int auth_password_result(const char *user, const char *peer, bool ok)
+{
+	int64_t now = util_now();
+	user = user ? user : "";
+	peer = peer ? peer : "";
+	auth_password_cancel(user, peer);
+	if (ok) {
+		/* Success clears the user's record, not the address's: one valid account must
+		 * not reset the count of an address guessing at others. */
+		struct throttle *tu = throttle_get(&auth.throttle_users, user, false, now);
+		if (tu && tu->inflight == 0)
+			free(smap_del(&auth.throttle_users, user, strnlen(user, DB_NAME_MAX + 1)));
+		else if (tu)
+			tu->fails = tu->lockouts = 0;
+		return 0;
+	}
+	int lu = throttle_fail(&auth.throttle_users, user, THROTTLE_USER_LIMIT, now);
+	int la = throttle_fail(&auth.throttle_addrs, peer, THROTTLE_ADDR_LIMIT, now);
+	if (lu)
+		log_warn("auth: repeated failed logins for '%.64s': locked for %d s", user, lu);
+	if (la)
+		log_warn("auth: repeated failed logins from %s: locked for %d s", peer, la);
+	return lu > la ? lu : la;
+}
+
+/* ---- Login */
+
+struct login_job {
+	char user[DB_NAME_MAX + 1];
+	char peer[64];
+	char *password;
+	bool known;
+	char stored[sizeof(((struct db_user *)0)->pwhash)];
+	unsigned iterations;
+	bool ok, rehash;
+	char newhash[KDF_HASH_MAX];
+	auth_login_done cb;
+	void *arg;
+};
+
+/* Helper thread: only the job's own fields. */
+static void login_work(void *p)
+{
+	struct login_job *j = p;
+	j->ok = kdf_verify(j->password, j->stored) && j->known;
+	if (j->ok && kdf_iterations(j->stored) < j->iterations)
+		j->rehash =
+		    kdf_hash(j->password, j->iterations, j->newhash, sizeof(j->newhash)) == 0;
+	OPENSSL_cleanse(j->password, strlen(j->password));
+}
+
+static void login_job_free(struct login_job *j)
+{
+	if (j->password) {
+		OPENSSL_cleanse(j->password, strlen(j->password));
+		free(j->password);
+	}
+	OPENSSL_cleanse(j, sizeof(*j));
+	free(j);
+}
+
+static void login_fail(struct login_job *j, enum fault_kind kind, const char *details)
+{
+	struct fault f;
+	fault_set(&f, kind, "%s", details);
+	j->cb(j->arg, NULL, &f);
+	login_job_free(j);
+}
+
+static void login_done(void *p)
+{
+	struct login_job *j = p;
+	struct db_user u;
+
+	if (!auth.ready) {
+		login_fail(j, ERR_BUSY, "shutting down");
+		return;
+	}
+	/* The row may have changed while we hashed: the password we checked must still be
+	 * the one stored, and the user must still exist. */
+	if (j->ok && (db_user_get(auth.db, j->user, &u) != 0 || strcmp(u.pwhash, j->stored) != 0))
+		j->ok = false;
+	int locked = auth_password_result(j->user, j->peer, j->ok);
+	if (!j->ok) {
+		if (locked)
+			audit_log(j->user, j->peer, "login", j->user, false,
+			          "invalid user name or password; locked for %d s", locked);
+		else
+			audit_log(j->user, j->peer, "login", j->user, false,
+			          "invalid user name or password");
+		login_fail(j, ERR_UNAUTHORIZED, "invalid user name or password");
+		return;
+	}
+	if (j->rehash) {
+		snprintf(u.pwhash, sizeof(u.pwhash), "%s", j->newhash);
+		if (db_user_update(auth.db, &u) == 0)
+			log_info("auth: password hash of %s upgraded to %u iterations", j->user,
+			         j->iterations);
+		else
+			log_warn("auth: could not upgrade the password hash of %s", j->user);
+	}
+
+	const struct user_info *ui;
+	if (auth_user_info(u.name, &ui) != 0) {
+		login_fail(j, ERR_INTERNAL, "database error");
+		return;
+	}
+	/* Too many logins (a script that never logs out): the stalest one goes. */
+	struct session_scan sc = {.user = u.name, .kind = DB_SESSION_LOGIN};
+	smap_filter(&auth.sessions, session_scan_cb, &sc);
+	if (sc.count >= AUTH_LOGINS_PER_USER && sc.oldest)
+		session_drop(sc.oldest, true);
+
+	int64_t now = util_now();
+	struct fault f;
+	char *token = NULL;
+	struct session *s =
+	    session_create(u.name, DB_SESSION_LOGIN, NULL, j->peer, now,
+	                   now + (int64_t)auth.cfg.session_max_hours * 3600, &token, &f);
+	if (!s) {
+		j->cb(j->arg, NULL, &f);
+		login_job_free(j);
+		return;
+	}
+	audit_log(u.name, j->peer, "login", u.name, true, "session %.8s", s->s.jti);
+	struct auth_login_result res;
+	memset(&res, 0, sizeof(res));
+	res.token = token;
+	res.expires = session_ends(s, ui);
+	memcpy(res.user, u.name, sizeof(res.user));
+	res.perms = ui->perms;
+	j->cb(j->arg, &res, NULL);
+	free(token);
+	login_job_free(j);
+}
+
+void auth_login(const char *user, const char *password, const char *peer, auth_login_done cb,
+                void *arg)
+{
+	struct fault f;
+	struct db_user u;
+
+	if (!auth.ready) {
+		fault_set(&f, ERR_BUSY, "authentication is not ready");
+		cb(arg, NULL, &f);
+		return;
+	}
+	user = user ? user : "";
+	password = password ? password : "";
+	peer = peer ? peer : "";
+	if (auth_password_attempt(user, peer, &f) < 0) {
+		cb(arg, NULL, &f);
+		return;
+	}
+
+	struct login_job *j = xcalloc(1, sizeof(*j));
+	snprintf(j->user, sizeof(j->user), "%s", user);
+	snprintf(j->peer, sizeof(j->peer), "%s", peer);
+	j->password = xstrdup(password);
+	j->iterations = auth.cfg.kdf_iterations;
+	j->cb = cb;
+	j->arg = arg;
+	int rc = auth_name_valid(user) ? db_user_get(auth.db, user, &u) : DB_NOTFOUND;
+	if (rc < 0) {
+		auth_password_cancel(j->user, j->peer);
+		login_fail(j, ERR_INTERNAL, "database error");
+		return;
+	}
+	/* Unknown users, and accounts whose hash can't be used, cost a full KDF too. */
+	j->known = rc == 0 && kdf_iterations(u.pwhash) != 0;
+	snprintf(j->stored, sizeof(j->stored), "%s", j->known ? u.pwhash : auth.dummy_hash);
+	if (workq_submit(auth.wq, login_work, login_done, j) < 0) {
+		auth_password_cancel(j->user, j->peer);
+		login_fail(j, ERR_BUSY, "too many logins in progress; retry shortly");
+		return;
+	}
+}
+
+int auth_logout(const struct identity *who, const char *peer, struct fault *f)
+{
+	if (!auth.ready)
+		return fault_set(f, ERR_INTERNAL, "authentication is not ready");
+	struct session *s = smap_get(&auth.sessions, who->jti, strlen(who->jti));
+	if (!s)
+		return fault_set(f, ERR_UNAUTHORIZED, "session expired or revoked");
+	/* A script ending with a logout must not destroy its long-lived token. */
+	if (s->s.kind != DB_SESSION_LOGIN)
+		return fault_set(f, ERR_DENIED,
+		                 "an API token is not a login session; delete the "
+		                 "token to revoke it");
+	audit_log(who->user, peer, "logout", who->user, true, "session %.8s", s->s.jti);
+	session_drop(s, true);
+	return 0;
+}
+
+/* ---- Named API tokens */
+
+static bool auth_jti_valid(const char *s)
+{
+	size_t n = 0;
+	for (; s[n]; n++)
+		if (!((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f')))
+			return false;
+	return n == 32;
+}
+
+static json_t *token_json(const struct session *s)
+{
+	char created[32], expires[32];
+	return json_pack("{ss ss ss ss ss}", "id", s->s.jti, "name", s->s.name, "user", s->s.user,
+	                 "created", util_iso8601(s->s.created, created, sizeof(created)), "expires",
+	                 util_iso8601(s->s.expires, expires, sizeof(expires)));
+}
+
+static int auth_user_exists(const char *user, struct fault *f)
+{
+	struct db_user u;
+	int rc = auth_name_valid(user) ? db_user_get(auth.db, user, &u) : DB_NOTFOUND;
+	if (rc < 0)
+		return fault_set(f, ERR_INTERNAL, "database error");
+	if (rc != 0)
+		return fault_set(f, ERR_NOT_FOUND, "user '%.64s' not found", user ? user : "");
+	return 0;
+}
+
+int auth_token_create(const char *user, const char *name, int expires_days,
+                      const struct identity *actor, const char *peer, json_t **out, struct fault *f)
+{
+	*out = NULL;
+	if (!auth.ready)
+		return fault_set(f, ERR_INTERNAL, "authentication is not ready");
+	if (auth_user_exists(user, f) < 0)
+		return -1;
+	if (!auth_name_valid(name))
+		return fault_set(f, ERR_INVALID_ARG,
+		                 "name: 1-64 of A-Z a-z 0-9 . _ -, not starting with . or -");
+	if (expires_days == 0)
+		expires_days = AUTH_TOKEN_DAYS_DEFAULT;
+	if (expires_days < 1 || expires_days > AUTH_TOKEN_DAYS_MAX)
+		return fault_set(f, ERR_INVALID_ARG, "expires_days: 1..%d", AUTH_TOKEN_DAYS_MAX);
+
+	struct session_scan sc = {.user = user, .kind = DB_SESSION_TOKEN, .name = name};
+	smap_filter(&auth.sessions, session_scan_cb, &sc);
+	if (sc.match)
+		return fault_set(f, ERR_OBJECT_EXISTS, "name: %s already has a token '%s'", user,
+		                 name);
+	if (sc.count >= AUTH_TOKENS_PER_USER)
+		return fault_set(f, ERR_OVER_LIMIT, "tokens: at most %d per user",
+		                 AUTH_TOKENS_PER_USER);
+
+	int64_t now = util_now();
+	char *secret = NULL;
+	struct session *s = session_create(user, DB_SESSION_TOKEN, name, peer, now,
+	                                   now + (int64_t)expires_days * 86400, &secret, f);
+	if (!s)
+		return -1;
+	char when[32];
+	audit_log(actor ? actor->user : "", peer, "token.create", user, true,
+	          "token '%s' (%.8s), expires %s", name, s->s.jti,
+	          util_iso8601(s->s.expires, when, sizeof(when)));
+	json_t *t = token_json(s);
+	json_object_set_new(t, "secret", json_string(secret));
+	OPENSSL_cleanse(secret, strlen(secret));
+	free(secret);
+	*out = json_pack("{so}", "token", t);
+	return 0;
+}
+
+static int token_cmp(const void *a, const void *b)
+{
+	const struct session *x = *(struct session *const *)a, *y = *(struct session *const *)b;
+	if (x->s.created != y->s.created)
+		return x->s.created < y->s.created ? -1 : 1;
+	return strcmp(x->s.name, y->s.name);
+}
+
+int auth_token_list(const char *user, json_t **out, struct fault *f)
+{
+	*out = NULL;
+	if (!auth.ready)
+		return fault_set(f, ERR_INTERNAL, "authentication is not ready");
+	if (auth_user_exists(user, f) < 0)
+		return -1;
+	struct session_scan sc = {.user = user, .kind = DB_SESSION_TOKEN, .cap = 16};
+	sc.list = xmalloc(sc.cap * sizeof(*sc.list));
+	smap_filter(&auth.sessions, session_scan_cb, &sc);
+	qsort(sc.list, sc.nlist, sizeof(*sc.list), token_cmp);
+	json_t *a = json_array();
+	for (size_t i = 0; i < sc.nlist; i++)
+		json_array_append_new(a, token_json(sc.list[i])); /* never the secret */
+	free(sc.list);
+	*out = json_pack("{so}", "tokens", a);
+	return 0;
+}
+
+int auth_token_delete(const char *user, const char *id, const struct identity *actor,
+                      const char *peer, struct fault *f)
+{
+	if (!auth.ready)
+		return fault_set(f, ERR_INTERNAL, "authentication is not ready");
+	if (auth_user_exists(user, f) < 0)
+		return -1;
+	struct session *s =
+	    id && auth_jti_valid(id) ? smap_get(&auth.sessions, id, strlen(id)) : NULL;
+	if (!s || s->s.kind != DB_SESSION_TOKEN || strcmp(s->s.user, user) != 0)
+		return fault_set(f, ERR_NOT_FOUND, "token '%.64s' not found", id ? id : "");
+	audit_log(actor ? actor->user : "", peer, "token.delete", user, true, "token '%s' (%.8s)",
+	          s->s.name, s->s.jti);
+	session_drop(s, true);
+	return 0;
+}
+
+/* ---- The timer: write back last_seen, drop what has ended */
+
+struct tick_ctx {
+	int64_t now;
+	int dropped;
+};
+
+static bool tick_expire_cb(void *val, void *ctx)
+{
+	struct session *s = val;
+	struct tick_ctx *t = ctx;
+	const struct user_info *ui = NULL;
+	bool gone = t->now >= s->s.expires;
+
+	if (!gone) {
+		int rc = auth_user_info(s->s.user, &ui);
+		if (rc == DB_NOTFOUND)
+			gone = true;
+		else if (rc == 0 && s->s.kind == DB_SESSION_LOGIN &&
+		         t->now - s->s.last_seen > session_idle_s(ui))
+			gone = true;
+	}
+	if (!gone)
+		return false;
+	/* Past expires, db_session_prune deletes the row; idle or orphaned, we do. */
+	if (t->now < s->s.expires && db_session_delete(auth.db, s->s.jti) < 0)
+		log_warn("auth: could not delete session %.8s of %s", s->s.jti, s->s.user);
+	session_forget_token(s);
+	OPENSSL_cleanse(s, sizeof(*s));
+	free(s);
+	t->dropped++;
+	return true;
+}
+
+struct dirty_ctx {
+	const struct db_session **v;
+	struct session **owners;
+	size_t n, cap;
+};
+
+static bool tick_dirty_cb(void *val, void *ctx)
+{
+	struct session *s = val;
+	struct dirty_ctx *d = ctx;
+	if (!s->dirty)
+		return false;
+	if (d->n == d->cap) {
+		d->cap = d->cap ? d->cap * 2 : 64;
+		d->v = xrealloc(d->v, d->cap * sizeof(*d->v));
+		d->owners = xrealloc(d->owners, d->cap * sizeof(*d->owners));
+	}
+	d->v[d->n] = &s->s;
+	d->owners[d->n++] = s;
+	return false;
+}
+
+static bool tick_user_stale(void *val, void *ctx)
+{
+	struct user_info *ui = val;
+	if (ui->gen == auth.gen)
+		return false;
+	free(ui);
+	return true;
+}
+
+static void auth_flush_last_seen(void)
+{
+	struct dirty_ctx d = {0};
+	smap_filter(&auth.sessions, tick_dirty_cb, &d);
+	if (d.n) {
+		if (db_session_touch(auth.db, d.v, d.n) == 0) {
+			for (size_t i = 0; i < d.n; i++)
+				d.owners[i]->dirty = false;
+		} else {
+			log_warn("auth: could not write back last_seen of %zu session(s)", d.n);
+		}
+	}
+	free(d.v);
+	free(d.owners);
+}
+
+static void auth_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct tick_ctx t = {util_now(), 0};
+
+	smap_filter(&auth.users, tick_user_stale, NULL);
+	smap_filter(&auth.sessions, tick_expire_cb, &t);
+	auth_flush_last_seen();
+	int pruned = db_session_prune(auth.db, t.now);
+	if (t.dropped || pruned > 0)
+		log_debug("auth: %d session(s) ended, %d row(s) pruned", t.dropped, pruned);
+	smap_filter(&auth.throttle_users, throttle_stale, &t.now);
+	smap_filter(&auth.throttle_addrs, throttle_stale, &t.now);
+}
+
+/* ---- Start-up */
+
+static int auth_load_key(void)
+{
+	char *path = xasprintf("%s/jwt.key", auth.state_dir);
+	size_t len = 0;
+	int rc = -1;
+	char *data = util_read_file(path, &len);
+
+	if (!data && errno == ENOENT) {
+		if (util_random(auth.key, TOKEN_KEY_LEN) < 0) {
+			log_err("auth: no randomness for %s", path);
+			goto out;
+		}
+		if (util_write_file_atomic(path, auth.key, TOKEN_KEY_LEN, 0600) < 0) {
+			log_err("auth: cannot write %s: %s", path, strerror(errno));
+			goto out;
+		}
+		auth.keylen = TOKEN_KEY_LEN;
+		log_info("auth: created a new token key in %s", path);
+		rc = 0;
+		goto out;
+	}
+	if (!data) {
+		log_err("auth: cannot read %s: %s", path, strerror(errno));
+		goto out;
+	}
+	/* An empty or short secret would make every token forgeable: refuse to start. */
+	if (len < TOKEN_KEY_LEN || len > AUTH_KEY_MAX) {
+		log_err("auth: %s holds %zu bytes; a key is %d..%d bytes (remove the file to "
+		        "make a new one, which ends every session)",
+		        path, len, TOKEN_KEY_LEN, AUTH_KEY_MAX);
+		goto out;
+	}
+	memcpy(auth.key, data, len);
+	auth.keylen = len;
+	struct stat st;
+	if (stat(path, &st) == 0 && (st.st_mode & 077))
+		log_warn("auth: %s is readable by others than its owner (mode %03o)", path,
+		         (unsigned)(st.st_mode & 0777));
+	rc = 0;
+out:
+	if (data) {
+		OPENSSL_cleanse(data, len);
+		free(data);
+	}
+	free(path);
+	return rc;
+}
+
+static const struct {
+	const char *name, *description;
+	uint32_t perms;
+} builtin_roles[] = {
+    {"admin", "Full control", PERM_ALL},
+    {"operator", "Reads everything, runs benchmarks, saves worksheets, locates hardware",
+     PERM_STAT_READ | PERM_WORKSHEET_READ | PERM_WORKSHEET_MODIFY | PERM_HARDWARE_READ |
+         PERM_HARDWARE_LOCATE | PERM_BENCH_READ | PERM_BENCH_RUN | PERM_USER_READ},
+    {"monitor", "Reads analytics, worksheets, hardware and benchmarks; locates hardware",
+     PERM_STAT_READ | PERM_WORKSHEET_READ | PERM_HARDWARE_READ | PERM_HARDWARE_LOCATE |
+         PERM_BENCH_READ},
+};
+
+static void role_fill_auths(struct db_role *r, uint32_t perms)
+{
+	r->nauths = 0;
+	for (size_t i = 0; i < nitems(perm_names) && r->nauths < DB_AUTHS_MAX; i++)
+		if (perms & (1u << i))
+			snprintf(r->auths[r->nauths++], sizeof(r->auths[0]), "%s", perm_names[i]);
+}
+
+static int auth_builtin_roles(void)
+{
+	int64_t now = util_now();
+	for (size_t i = 0; i < nitems(builtin_roles); i++) {
+		struct db_role r;
+		int rc = db_role_get(auth.db, builtin_roles[i].name, &r);
+		if (rc < 0)
+			return -1;
+		if (rc == 0 && !r.builtin) {
+			log_warn("auth: role %s exists but is not the built-in one; left alone",
+			         r.name);
+			continue;
+		}
+		uint32_t have = 0;
+		for (int k = 0; rc == 0 && k < r.nauths && k < DB_AUTHS_MAX; k++)
+			have |= perm_parse(r.auths[k]);
+		if (rc == 0 && have == builtin_roles[i].perms)
+			continue;
+		/* Missing, or made by an older version with other authorizations. */
+		if (rc != 0) {
+			memset(&r, 0, sizeof(r));
+			snprintf(r.name, sizeof(r.name), "%s", builtin_roles[i].name);
+			r.ctime = now;
+		}
+		snprintf(r.description, sizeof(r.description), "%s", builtin_roles[i].description);
+		r.builtin = true;
+		r.mtime = now;
+		role_fill_auths(&r, builtin_roles[i].perms);
+		rc = rc == 0 ? db_role_update(auth.db, &r) : db_role_insert(auth.db, &r);
+		if (rc != 0) {
+			log_err("auth: cannot store built-in role %s", r.name);
+			return -1;
+		}
+		log_info("auth: built-in role %s %s", r.name,
+		         r.ctime == now ? "created" : "updated");
+	}
+	return 0;
+}
+
+static int auth_initial_admin(void)
+{
+	int n = db_user_count(auth.db);
+	if (n < 0)
+		return -1;
+	if (n > 0)
+		return 0;
+
+	unsigned char rnd[18];
+	char password[32], line[34];
+	struct db_user u;
+	int rc = -1;
+	char *path = xasprintf("%s/initial-admin-password", auth.state_dir);
+
+	memset(&u, 0, sizeof(u));
+	if (util_random(rnd, sizeof(rnd)) < 0)
+		goto out;
+	util_b64url(rnd, sizeof(rnd), password);
+	if (kdf_hash(password, auth.cfg.kdf_iterations, u.pwhash, sizeof(u.pwhash)) < 0) {
+		log_err("auth: cannot hash the initial admin password");
+		goto out;
+	}
+	/* File first: a user whose password nobody knows would lock the box. */
+	int len = snprintf(line, sizeof(line), "%s\n", password);
+	if (util_write_file_atomic(path, line, (size_t)len, 0600) < 0) {
+		log_err("auth: cannot write %s: %s", path, strerror(errno));
+		goto out;
+	}
+	snprintf(u.name, sizeof(u.name), "admin");
+	snprintf(u.fullname, sizeof(u.fullname), "Administrator");
+	u.session_timeout_min = auth.cfg.session_timeout_min;
+	u.ctime = u.mtime = util_now();
+	u.nroles = 1;
+	snprintf(u.roles[0], sizeof(u.roles[0]), "admin");
+	if (db_user_insert(auth.db, &u) != 0) {
+		log_err("auth: cannot create user admin");
+		goto out;
+	}
+	log_info("initial admin password written to %s", path);
+	audit_log("", "", "user.create", "admin", true, "initial administrator");
+	rc = 0;
+out:
+	OPENSSL_cleanse(password, sizeof(password));
+	OPENSSL_cleanse(line, sizeof(line));
+	OPENSSL_cleanse(&u, sizeof(u));
+	free(path);
+	return rc;
+}
+
+static int auth_make_dummy_hash(void)
+{
+	unsigned char salt[16], hash[32];
+	char salt_s[32], hash_s[48];
+	/* Any well-formed hash of the configured cost makes an unknown user take as long as a
+	 * known one; no KDF needed to build it. */
+	if (util_random(salt, sizeof(salt)) < 0 || util_random(hash, sizeof(hash)) < 0)
+		return -1;
+	util_b64url(salt, sizeof(salt), salt_s);
+	util_b64url(hash, sizeof(hash), hash_s);
+	snprintf(auth.dummy_hash, sizeof(auth.dummy_hash), "pbkdf2-sha256$%u$%s$%s",
+	         auth.cfg.kdf_iterations, salt_s, hash_s);
+	return kdf_iterations(auth.dummy_hash) == auth.cfg.kdf_iterations ? 0 : -1;
+}
+
+int auth_init(struct event_base *base, struct db *db, struct workq *wq,
+              const struct auth_config *cfg)
+{
+	if (auth.ready) {
+		log_err("auth: initialised twice");
+		return -1;
+	}
+	if (!base || !db || !wq || !cfg) {
+		log_err("auth: no event loop, database or helper threads");
+		return -1;
+	}
+	memset(&auth, 0, sizeof(auth));
+	auth.base = base;
+	auth.db = db;
+	auth.wq = wq;
+	auth.cfg = *cfg;
+	auth.state_dir = xstrdup(cfg->state_dir ? cfg->state_dir : ".");
+	auth.cfg.state_dir = auth.state_dir;
+	if (!auth.cfg.kdf_iterations)
+		auth.cfg.kdf_iterations = KDF_DEFAULT_ITERATIONS;
+	if (auth.cfg.kdf_iterations < KDF_MIN_ITERATIONS ||
+	    auth.cfg.kdf_iterations > KDF_MAX_ITERATIONS) {
+		log_err("auth: kdf_iterations must be %d..%d", KDF_MIN_ITERATIONS,
+		        KDF_MAX_ITERATIONS);
+		goto fail;
+	}
+	if (auth.cfg.session_timeout_min <= 0)
+		auth.cfg.session_timeout_min = AUTH_DEFAULT_TIMEOUT;
+	if (auth.cfg.session_max_hours <= 0)
+		auth.cfg.session_max_hours = AUTH_DEFAULT_MAX_HOURS;
+	audit_init(db);
+
+	if (util_random(smap_seed, sizeof(smap_seed)) < 0 || auth_make_dummy_hash() < 0) {
+		log_err("auth: no randomness");
+		goto fail;
+	}
+	if (auth_load_key() < 0)
+		goto fail;
+	if (auth_builtin_roles() < 0 || auth_initial_admin() < 0) {
+		log_err("auth: cannot set up the built-in roles and users");
+		goto fail;
+	}
+	int64_t now = util_now();
+	if (db_session_list(db, session_load_cb, &now) < 0 || db_session_prune(db, now) < 0) {
+		log_err("auth: cannot load sessions");
+		goto fail;
+	}
+	auth.tick = event_new(base, -1, EV_PERSIST, auth_tick, NULL);
+	struct timeval tv = {AUTH_TICK_S, 0};
+	if (!auth.tick || event_add(auth.tick, &tv) < 0) {
+		log_err("auth: cannot start the session timer");
+		goto fail;
+	}
+	auth.ready = true;
+	log_info("auth: %zu session(s) loaded", auth.sessions.n);
+	return 0;
+fail:
+	auth.ready = true; /* so that auth_shutdown frees what was made */
+	auth_shutdown();
+	return -1;
+}
+
+static bool shutdown_session_cb(void *val, void *ctx)
+{
+	struct session *s = val;
+	free(s->token);
+	OPENSSL_cleanse(s, sizeof(*s));
+	free(s);
+	return true;
+}
+
+/* Call after workq_free (whose done callbacks still use this state) and before db_close. */
+void auth_shutdown(void)
+{
+	if (!auth.ready)
+		return;
+	if (auth.tick)
+		event_free(auth.tick);
+	if (auth.db)
+		auth_flush_last_seen();
+	/* The token map doesn't own its values: empty it before the sessions go. */
+	smap_filter(&auth.tokens, smap_unlink_only, NULL);
+	smap_clear(&auth.tokens);
+	smap_filter(&auth.sessions, shutdown_session_cb, NULL);
+	smap_clear(&auth.sessions);
+	smap_clear(&auth.users);
+	smap_clear(&auth.throttle_users);
+	smap_clear(&auth.throttle_addrs);
+	free(auth.state_dir);
+	audit_init(NULL);                     /* the database is about to close */
+	OPENSSL_cleanse(&auth, sizeof(auth)); /* zeroes: the key goes too */
+}
