@@ -14,9 +14,9 @@ static json_t *services_json(void)
 	for (size_t i = 0; i < api_services_count; i++) {
 		char href[64];
 		snprintf(href, sizeof(href), "/api/%s/v1", api_services[i].name);
-		json_array_append_new(list, json_pack("{s:s, s:s, s:s}", "name", api_services[i].name,
-						      "version", api_services[i].version, "href",
-						      href));
+		json_array_append_new(list,
+		                      json_pack("{s:s, s:s, s:s}", "name", api_services[i].name,
+		                                "version", api_services[i].version, "href", href));
 	}
 	return list;
 }
@@ -36,10 +36,10 @@ static void login_done(void *arg, const struct auth_login_result *res, const str
 	char expires[32];
 	reply_header(r, "X-Auth-Session", res->token);
 	reply_json(r, 201,
-		   json_pack("{s:{s:s, s:s, s:s, s:o, s:o}}", "access", "token", res->token,
-			     "expires", util_iso8601(res->expires, expires, sizeof(expires)),
-			     "user", res->user, "authorizations", perm_json(res->perms),
-			     "services", services_json()));
+	           json_pack("{s:{s:s, s:s, s:s, s:o, s:o}}", "access", "token", res->token,
+	                     "expires", util_iso8601(res->expires, expires, sizeof(expires)),
+	                     "user", res->user, "authorizations", perm_json(res->perms), "services",
+	                     services_json()));
 }
 
 /* "Authorization: Basic base64(user:password)" into user and password. */
@@ -74,12 +74,12 @@ static int basic_credentials(const char *h, char *user, size_t ulen, char *pass,
 
 /* Credentials from X-Auth-User/X-Auth-Key, Basic authorization, or a JSON body. */
 static int login_credentials(struct request *r, char *user, size_t ulen, char *pass, size_t plen,
-			     struct fault *f)
+                             struct fault *f)
 {
 	static const struct field fields[] = {
-		{"user", FIELD_STRING, false, 1, 64},
-		{"password", FIELD_STRING, false, 1, 1024},
-		FIELDS_END,
+	    {"user", FIELD_STRING, false, 1, 64},
+	    {"password", FIELD_STRING, false, 1, 1024},
+	    FIELDS_END,
 	};
 	const char *hu = request_header(r, "X-Auth-User"), *hk = request_header(r, "X-Auth-Key");
 	const char *basic = request_header(r, "Authorization");
@@ -87,11 +87,11 @@ static int login_credentials(struct request *r, char *user, size_t ulen, char *p
 	if (hu || hk) {
 		if (!hu || !hk)
 			return fault_set(f, ERR_MISSING_ARG, "%s: required with %s",
-					 hu ? "X-Auth-Key" : "X-Auth-User",
-					 hu ? "X-Auth-User" : "X-Auth-Key");
+			                 hu ? "X-Auth-Key" : "X-Auth-User",
+			                 hu ? "X-Auth-User" : "X-Auth-Key");
 		if (strlen(hu) >= ulen || strlen(hk) >= plen)
 			return fault_set(f, ERR_INVALID_ARG, "%s: too long",
-					 strlen(hu) >= ulen ? "X-Auth-User" : "X-Auth-Key");
+			                 strlen(hu) >= ulen ? "X-Auth-User" : "X-Auth-Key");
 		snprintf(user, ulen, "%s", hu);
 		snprintf(pass, plen, "%s", hk);
 		return 0;
@@ -99,7 +99,7 @@ static int login_credentials(struct request *r, char *user, size_t ulen, char *p
 	if (basic && strncasecmp(basic, "Basic ", 6) == 0) {
 		if (basic_credentials(basic, user, ulen, pass, plen) < 0)
 			return fault_set(f, ERR_INVALID_ARG,
-					 "Authorization: not Basic base64(user:password)");
+			                 "Authorization: not Basic base64(user:password)");
 		return 0;
 	}
 	json_t *body;
@@ -110,9 +110,9 @@ static int login_credentials(struct request *r, char *user, size_t ulen, char *p
 	if (!u || !p) {
 		json_decref(body);
 		return fault_set(f, ERR_MISSING_ARG,
-				 "%s: required (or send X-Auth-User and X-Auth-Key, or Basic "
-				 "authorization)",
-				 u ? "password" : "user");
+		                 "%s: required (or send X-Auth-User and X-Auth-Key, or Basic "
+		                 "authorization)",
+		                 u ? "password" : "user");
 	}
 	snprintf(user, ulen, "%s", u);
 	snprintf(pass, plen, "%s", p);

@@ -18,8 +18,10 @@ void log_audit_list(struct request *r)
 	if (s && util_parse_ll(s, 0, INT64_MAX, &epoch) == 0)
 		start = epoch;
 	else if (s && util_parse_iso8601(s, &start) < 0) {
-		reply_error(r, ERR_INVALID_ARG, "start: not ISO 8601 (2026-11-30T01:02:03Z) "
-						"or epoch seconds: '%.64s'", s);
+		reply_error(r, ERR_INVALID_ARG,
+		            "start: not ISO 8601 (2026-11-30T01:02:03Z) "
+		            "or epoch seconds: '%.64s'",
+		            s);
 		return;
 	}
 	if (l && util_parse_ll(l, 1, 1000, &limit) < 0) {

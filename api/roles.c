@@ -4,16 +4,16 @@
 #include "util.h"
 
 static const struct field role_create_fields[] = {
-	{"name", FIELD_STRING, true, 1, 64},
-	{"authorizations", FIELD_STRING_ARRAY, true, 0, 32},
-	{"description", FIELD_STRING, false, 0, 256},
-	FIELDS_END,
+    {"name", FIELD_STRING, true, 1, 64},
+    {"authorizations", FIELD_STRING_ARRAY, true, 0, 32},
+    {"description", FIELD_STRING, false, 0, 256},
+    FIELDS_END,
 };
 
 static const struct field role_update_fields[] = {
-	{"authorizations", FIELD_STRING_ARRAY, false, 0, 32},
-	{"description", FIELD_STRING, false, 0, 256},
-	FIELDS_END,
+    {"authorizations", FIELD_STRING_ARRAY, false, 0, 32},
+    {"description", FIELD_STRING, false, 0, 256},
+    FIELDS_END,
 };
 
 static json_t *with_href(json_t *role)
@@ -43,7 +43,10 @@ void roles_list(struct request *r)
 	}
 	size_t i;
 	json_t *role;
-	json_array_foreach(roles, i, role) with_href(role);
+	json_array_foreach(roles, i, role)
+	{
+		with_href(role);
+	}
 	reply_json(r, 200, json_pack("{s:o}", "roles", roles));
 }
 

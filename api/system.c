@@ -44,24 +44,35 @@ static int64_t daemon_uptime(void)
 void system_health(struct request *r)
 {
 	reply_json(r, 200,
-		   json_pack("{s:{s:s, s:I}}", "health", "status", "ok", "uptime_s",
-			     (json_int_t)daemon_uptime()));
+	           json_pack("{s:{s:s, s:I}}", "health", "status", "ok", "uptime_s",
+	                     (json_int_t)daemon_uptime()));
 }
 
 void system_version(struct request *r)
 {
-	struct utsname u;
-	char os[200] = "", host[256] = "", boot[32], start[32];
-	if (uname(&u) == 0)
-		snprintf(os, sizeof(os), "%s %s %s", u.sysname, u.release, u.machine);
-	gethostname(host, sizeof(host) - 1);
+	/* The phone polls this: what cannot change while we run is read once. */
+	static char os[200], host[256];
+	if (!os[0]) {
+		struct utsname u;
+		if (uname(&u) == 0)
+			snprintf(os, sizeof(os), "%s %s %s", u.sysname, u.release, u.machine);
+		else
+			snprintf(os, sizeof(os), "Linux");
+	}
+	static int64_t host_read_at;
 	int64_t now = util_now(), bt = boot_time();
+	if (now - host_read_at >= 60) { /* a renamed host shows within a minute */
+		if (gethostname(host, sizeof(host) - 1) < 0)
+			host[0] = '\0';
+		host_read_at = now;
+	}
+	char boot[32], start[32];
 	reply_json(r, 200,
-		   json_pack("{s:{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:I}}", "version",
-			     "product", "Spindle", "version", PACKAGE_VERSION, "build", SPINDLE_BUILD,
-			     "os", os, "hostname", host, "boot_time",
-			     util_iso8601(bt, boot, sizeof(boot)), "uptime_s",
-			     (json_int_t)(bt ? now - bt : 0), "start_time",
-			     util_iso8601(started_at, start, sizeof(start)), "daemon_uptime_s",
-			     (json_int_t)(now - started_at)));
+	           json_pack("{s:{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:I}}", "version",
+	                     "product", "Spindle", "version", PACKAGE_VERSION, "build",
+	                     SPINDLE_BUILD, "os", os, "hostname", host, "boot_time",
+	                     util_iso8601(bt, boot, sizeof(boot)), "uptime_s",
+	                     (json_int_t)(bt ? now - bt : 0), "start_time",
+	                     util_iso8601(started_at, start, sizeof(start)), "daemon_uptime_s",
+	                     (json_int_t)(now - started_at)));
 }

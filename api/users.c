@@ -6,27 +6,27 @@
 #include "util.h"
 
 static const struct field user_create_fields[] = {
-	{"name", FIELD_STRING, true, 1, 64},
-	{"password", FIELD_STRING, true, 1, 1024},
-	{"roles", FIELD_STRING_ARRAY, true, 0, 16},
-	{"fullname", FIELD_STRING, false, 0, 128},
-	{"session_timeout_min", FIELD_INT, false, 1, 1440},
-	FIELDS_END,
+    {"name", FIELD_STRING, true, 1, 64},
+    {"password", FIELD_STRING, true, 1, 1024},
+    {"roles", FIELD_STRING_ARRAY, true, 0, 16},
+    {"fullname", FIELD_STRING, false, 0, 128},
+    {"session_timeout_min", FIELD_INT, false, 1, 1440},
+    FIELDS_END,
 };
 
 static const struct field user_update_fields[] = {
-	{"password", FIELD_STRING, false, 1, 1024},
-	{"current_password", FIELD_STRING, false, 1, 1024},
-	{"roles", FIELD_STRING_ARRAY, false, 0, 16},
-	{"fullname", FIELD_STRING, false, 0, 128},
-	{"session_timeout_min", FIELD_INT, false, 1, 1440},
-	FIELDS_END,
+    {"password", FIELD_STRING, false, 1, 1024},
+    {"current_password", FIELD_STRING, false, 1, 1024},
+    {"roles", FIELD_STRING_ARRAY, false, 0, 16},
+    {"fullname", FIELD_STRING, false, 0, 128},
+    {"session_timeout_min", FIELD_INT, false, 1, 1440},
+    FIELDS_END,
 };
 
 static const struct field token_fields[] = {
-	{"name", FIELD_STRING, true, 1, 64},
-	{"expires_days", FIELD_INT, false, 1, 3650},
-	FIELDS_END,
+    {"name", FIELD_STRING, true, 1, 64},
+    {"expires_days", FIELD_INT, false, 1, 3650},
+    FIELDS_END,
 };
 
 /* Adds "href" to a user object (borrowed) and returns it. */
@@ -60,7 +60,10 @@ void users_list(struct request *r)
 	}
 	size_t i;
 	json_t *u;
-	json_array_foreach(users, i, u) with_href(u);
+	json_array_foreach(users, i, u)
+	{
+		with_href(u);
+	}
 	reply_json(r, 200, json_pack("{s:o}", "users", users));
 }
 
@@ -145,7 +148,9 @@ void users_tokens_list(struct request *r)
 	size_t i;
 	json_t *t;
 	json_array_foreach(json_object_get(out, "tokens"), i, t)
+	{
 		token_with_href(t, request_param(r, 0));
+	}
 	reply_json(r, 200, out);
 }
 
@@ -158,10 +163,9 @@ void users_tokens_create(struct request *r)
 		return;
 	}
 	json_t *days = json_object_get(body, "expires_days");
-	int rc = auth_token_create(request_param(r, 0),
-				   json_string_value(json_object_get(body, "name")),
-				   days ? (int)json_integer_value(days) : 365, &r->who, r->peer, &out,
-				   &f);
+	int rc = auth_token_create(
+	    request_param(r, 0), json_string_value(json_object_get(body, "name")),
+	    days ? (int)json_integer_value(days) : 365, &r->who, r->peer, &out, &f);
 	json_decref(body);
 	if (rc < 0) {
 		reply_fault(r, &f);

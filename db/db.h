@@ -14,9 +14,9 @@
 #define DB_EXISTS   2
 #define DB_INUSE    3
 
-#define DB_NAME_MAX      64  /* user, role and token names */
-#define DB_ROLES_MAX     16  /* roles one user may hold */
-#define DB_AUTHS_MAX     32  /* authorizations one role may hold */
+#define DB_NAME_MAX      64 /* user, role and token names */
+#define DB_ROLES_MAX     16 /* roles one user may hold */
+#define DB_AUTHS_MAX     32 /* authorizations one role may hold */
 #define DB_AUTH_NAME_MAX 31
 
 struct db;
@@ -48,7 +48,7 @@ int db_user_insert(struct db *db, const struct db_user *u);
 /* All fields but ctime, and the roles. DB_NOTFOUND when the user or one of the roles does
  * not exist (then nothing changes). */
 int db_user_update(struct db *db, const struct db_user *u);
-int db_user_delete(struct db *db, const char *name);         /* and its sessions; DB_NOTFOUND */
+int db_user_delete(struct db *db, const char *name); /* and its sessions; DB_NOTFOUND */
 int db_user_count(struct db *db);
 /* How many users hold the role; -1 on error. */
 int db_role_holders(struct db *db, const char *role);
@@ -64,9 +64,9 @@ struct db_role {
 
 int db_role_get(struct db *db, const char *name, struct db_role *out);
 int db_role_list(struct db *db, int (*cb)(void *arg, const struct db_role *r), void *arg);
-int db_role_insert(struct db *db, const struct db_role *r);  /* DB_EXISTS */
-int db_role_update(struct db *db, const struct db_role *r);  /* DB_NOTFOUND; keeps builtin, ctime */
-int db_role_delete(struct db *db, const char *name);         /* DB_NOTFOUND, DB_INUSE */
+int db_role_insert(struct db *db, const struct db_role *r); /* DB_EXISTS */
+int db_role_update(struct db *db, const struct db_role *r); /* DB_NOTFOUND; keeps builtin, ctime */
+int db_role_delete(struct db *db, const char *name);        /* DB_NOTFOUND, DB_INUSE */
 
 enum db_session_kind { DB_SESSION_LOGIN = 0, DB_SESSION_TOKEN = 1 };
 
@@ -82,7 +82,7 @@ struct db_session {
 /* DB_EXISTS for a known jti or a token name the user already has; DB_NOTFOUND for an
  * unknown user. */
 int db_session_insert(struct db *db, const struct db_session *s);
-int db_session_delete(struct db *db, const char *jti);               /* DB_NOTFOUND */
+int db_session_delete(struct db *db, const char *jti); /* DB_NOTFOUND */
 /* Deletes all sessions of user but except_jti (may be NULL); returns how many, or -1. */
 int db_session_delete_user(struct db *db, const char *user, const char *except_jti);
 int db_session_list(struct db *db, int (*cb)(void *arg, const struct db_session *s), void *arg);
@@ -106,6 +106,6 @@ struct db_audit {
 int db_audit_insert(struct db *db, const struct db_audit *a);
 /* Entries with time >= start, oldest first, at most limit (none when limit <= 0). */
 int db_audit_list(struct db *db, int64_t start, int limit,
-		  int (*cb)(void *arg, const struct db_audit *a), void *arg);
+                  int (*cb)(void *arg, const struct db_audit *a), void *arg);
 
 #endif

@@ -37,8 +37,9 @@ static int check_value(const json_t *v, const struct field *fd, struct fault *f)
 			break;
 		long long len = (long long)json_string_length(v);
 		if (bounded(fd) && (len < fd->min || len > fd->max))
-			return fault_set(f, ERR_INVALID_ARG, "%s: must be %lld to %lld characters long",
-					 fd->name, fd->min, fd->max);
+			return fault_set(f, ERR_INVALID_ARG,
+			                 "%s: must be %lld to %lld characters long", fd->name,
+			                 fd->min, fd->max);
 		if (strlen(json_string_value(v)) != (size_t)len)
 			return fault_set(f, ERR_INVALID_ARG, "%s: must not contain NUL", fd->name);
 		return 0;
@@ -48,8 +49,8 @@ static int check_value(const json_t *v, const struct field *fd, struct fault *f)
 			break;
 		long long n = (long long)json_integer_value(v);
 		if (bounded(fd) && (n < fd->min || n > fd->max))
-			return fault_set(f, ERR_INVALID_ARG, "%s: must be from %lld to %lld", fd->name,
-					 fd->min, fd->max);
+			return fault_set(f, ERR_INVALID_ARG, "%s: must be from %lld to %lld",
+			                 fd->name, fd->min, fd->max);
 		return 0;
 	}
 	case FIELD_NUMBER: {
@@ -57,8 +58,8 @@ static int check_value(const json_t *v, const struct field *fd, struct fault *f)
 			break;
 		double n = json_number_value(v);
 		if (bounded(fd) && (n < (double)fd->min || n > (double)fd->max))
-			return fault_set(f, ERR_INVALID_ARG, "%s: must be from %lld to %lld", fd->name,
-					 fd->min, fd->max);
+			return fault_set(f, ERR_INVALID_ARG, "%s: must be from %lld to %lld",
+			                 fd->name, fd->min, fd->max);
 		return 0;
 	}
 	case FIELD_BOOL:
@@ -76,7 +77,7 @@ static int check_value(const json_t *v, const struct field *fd, struct fault *f)
 		long long n = (long long)json_array_size(v);
 		if (bounded(fd) && (n < fd->min || n > fd->max))
 			return fault_set(f, ERR_INVALID_ARG, "%s: must have %lld to %lld items",
-					 fd->name, fd->min, fd->max);
+			                 fd->name, fd->min, fd->max);
 		if (fd->type == FIELD_ARRAY)
 			return 0;
 		size_t i;
@@ -87,8 +88,8 @@ static int check_value(const json_t *v, const struct field *fd, struct fault *f)
 			if (!json_is_string(item) || len == 0 || len > 256 ||
 			    strlen(json_string_value(item)) != len)
 				return fault_set(f, ERR_INVALID_ARG,
-						 "%s[%zu]: must be a string of 1 to 256 characters",
-						 fd->name, i);
+				                 "%s[%zu]: must be a string of 1 to 256 characters",
+				                 fd->name, i);
 		}
 		return 0;
 	}
@@ -124,7 +125,7 @@ int body_parse(const char *data, size_t len, json_t **out, struct fault *f)
 	json_t *j = json_loadb(data, len, JSON_REJECT_DUPLICATES, &err);
 	if (!j)
 		return fault_set(f, ERR_INVALID_ARG, "body: %s (line %d, column %d)", err.text,
-				 err.line, err.column);
+		                 err.line, err.column);
 	if (!json_is_object(j)) {
 		json_decref(j);
 		return fault_set(f, ERR_INVALID_ARG, "body: must be a JSON object");

@@ -9,13 +9,13 @@
 #include "fault.h"
 
 enum field_type {
-	FIELD_STRING,       /* min/max: length in bytes */
-	FIELD_INT,          /* min/max: value */
+	FIELD_STRING, /* min/max: length in bytes */
+	FIELD_INT,    /* min/max: value */
 	FIELD_BOOL,
 	FIELD_NUMBER,       /* integer or real; min/max: value */
 	FIELD_STRING_ARRAY, /* min/max: number of items; items 1..256 bytes */
 	FIELD_OBJECT,
-	FIELD_ARRAY,        /* min/max: number of items */
+	FIELD_ARRAY, /* min/max: number of items */
 };
 
 struct field {
@@ -25,7 +25,10 @@ struct field {
 	long long min, max; /* 0, 0: no bound */
 };
 
-#define FIELDS_END {NULL, 0, false, 0, 0}
+#define FIELDS_END                                                                                 \
+	{                                                                                          \
+		NULL, 0, false, 0, 0                                                               \
+	}
 
 /* 0 when obj is an object whose keys are all in fields with the right types and ranges,
  * and has every required one; -1 with the fault naming the first offending field. */

@@ -14,7 +14,6 @@
 #include <string.h>
 #include <unistd.h>
 
-
 enum opt_type { OPT_STRING, OPT_BOOL, OPT_INT, OPT_LOGLEVEL, OPT_ADDR };
 
 struct opt {
@@ -29,52 +28,54 @@ struct opt {
 #define OFF(f) offsetof(struct config, f)
 
 static const struct opt opts[] = {
-	{"config", OPT_STRING, OFF(config_file), 0, 0, "FILE",
-	 "read settings from an INI file (keys as below, '-' written '_')"},
-	{"state-dir", OPT_STRING, OFF(state_dir), 0, 0, "DIR",
-	 "database, TLS certificate, JWT key, initial admin password"},
-	{"listen", OPT_ADDR, OFF(listen), 0, 0, "ADDR:PORT", "HTTPS listener (0.0.0.0:8215)"},
-	{"http-listen", OPT_ADDR, OFF(http_listen), 0, 0, "ADDR:PORT",
-	 "plain HTTP listener, off by default; loopback only unless --allow-insecure-http"},
-	{"allow-insecure-http", OPT_BOOL, OFF(allow_insecure_http), 0, 0, NULL,
-	 "allow --http-listen on a non-loopback address"},
-	{"webroot", OPT_STRING, OFF(webroot), 0, 0, "DIR", "browser UI files served at /"},
-	{"log-level", OPT_LOGLEVEL, OFF(log_level), 0, 0, "LEVEL", "error, warn, info or debug (info)"},
-	{"foreground", OPT_BOOL, OFF(foreground), 0, 0, NULL,
-	 "log to stderr instead of syslog (spindled never forks; systemd runs it as is)"},
-	{"kdf-iterations", OPT_INT, OFF(kdf_iterations), KDF_MIN_ITERATIONS, 10000000, "N",
-	 "PBKDF2-HMAC-SHA256 iterations for new password hashes (600000)"},
-	{"max-body", OPT_INT, OFF(max_body), 1024, 64 << 20, "BYTES",
-	 "largest request body accepted (1048576)"},
-	{"max-header", OPT_INT, OFF(max_header), 1024, 1 << 20, "BYTES",
-	 "largest request header block accepted (16384)"},
-	{"max-connections", OPT_INT, OFF(max_connections), 1, 100000, "N",
-	 "concurrent connections per listener (1024)"},
-	{"timeout", OPT_INT, OFF(timeout_s), 1, 3600, "SECONDS",
-	 "idle, read and write timeout of a connection (60)"},
-	{"session-timeout", OPT_INT, OFF(session_timeout_min), 1, 1440, "MINUTES",
-	 "idle timeout of a login session for new users (15)"},
-	{"session-max-hours", OPT_INT, OFF(session_max_hours), 1, 720, "HOURS",
-	 "longest life of a login session however active (12)"},
-	{"helper-threads", OPT_INT, OFF(helper_threads), 1, 64, "N",
-	 "threads for slow work such as password hashing (2)"},
+    {"config", OPT_STRING, OFF(config_file), 0, 0, "FILE",
+     "read settings from an INI file (keys as below, '-' written '_')"},
+    {"state-dir", OPT_STRING, OFF(state_dir), 0, 0, "DIR",
+     "database, TLS certificate, JWT key, initial admin password"},
+    {"listen", OPT_ADDR, OFF(listen), 0, 0, "ADDR:PORT", "HTTPS listener (0.0.0.0:8215)"},
+    {"http-listen", OPT_ADDR, OFF(http_listen), 0, 0, "ADDR:PORT",
+     "plain HTTP listener, off by default; loopback only unless --allow-insecure-http"},
+    {"allow-insecure-http", OPT_BOOL, OFF(allow_insecure_http), 0, 0, NULL,
+     "allow --http-listen on a non-loopback address"},
+    {"webroot", OPT_STRING, OFF(webroot), 0, 0, "DIR", "browser UI files served at /"},
+    {"log-level", OPT_LOGLEVEL, OFF(log_level), 0, 0, "LEVEL", "error, warn, info or debug (info)"},
+    {"foreground", OPT_BOOL, OFF(foreground), 0, 0, NULL,
+     "log to stderr instead of syslog (spindled never forks; systemd runs it as is)"},
+    {"kdf-iterations", OPT_INT, OFF(kdf_iterations), KDF_MIN_ITERATIONS, 10000000, "N",
+     "PBKDF2-HMAC-SHA256 iterations for new password hashes (600000)"},
+    {"max-body", OPT_INT, OFF(max_body), 1024, 64 << 20, "BYTES",
+     "largest request body accepted (1048576)"},
+    {"max-header", OPT_INT, OFF(max_header), 1024, 1 << 20, "BYTES",
+     "largest request header block accepted (16384)"},
+    {"max-connections", OPT_INT, OFF(max_connections), 1, 100000, "N",
+     "concurrent connections per listener (1024)"},
+    {"timeout", OPT_INT, OFF(timeout_s), 1, 3600, "SECONDS",
+     "idle, read and write timeout of a connection (60)"},
+    {"session-timeout", OPT_INT, OFF(session_timeout_min), 1, 1440, "MINUTES",
+     "idle timeout of a login session for new users (15)"},
+    {"session-max-hours", OPT_INT, OFF(session_max_hours), 1, 720, "HOURS",
+     "longest life of a login session however active (12)"},
+    {"helper-threads", OPT_INT, OFF(helper_threads), 1, 64, "N",
+     "threads for slow work such as password hashing (2)"},
 };
 
 void config_usage(FILE *out)
 {
 	fprintf(out, "Usage: spindled [OPTION]...\n"
-		     "Spindle storage management server: analytics, benchmarks, hardware and\n"
-		     "locator LEDs over a token-authenticated JSON API on HTTPS.\n\n");
+	             "Spindle storage management server: analytics, benchmarks, hardware and\n"
+	             "locator LEDs over a token-authenticated JSON API on HTTPS.\n\n");
 	for (size_t i = 0; i < nitems(opts); i++) {
 		char left[64];
 		snprintf(left, sizeof(left), "--%s%s%s", opts[i].name, opts[i].arg ? " " : "",
-			 opts[i].arg ? opts[i].arg : "");
+		         opts[i].arg ? opts[i].arg : "");
 		fprintf(out, "  %-28s %s\n", left, opts[i].help);
 	}
 	fprintf(out, "  %-28s %s\n", "--help", "show this help and exit");
 	fprintf(out, "  %-28s %s\n", "--version", "show the version and exit");
-	fprintf(out, "\nEvery option is also a key in the --config file, e.g. state_dir=/var/lib/spindle.\n"
-		     "Exit status: 0 on a clean stop, 1 on a start-up failure, 2 on bad options.\n");
+	fprintf(
+	    out,
+	    "\nEvery option is also a key in the --config file, e.g. state_dir=/var/lib/spindle.\n"
+	    "Exit status: 0 on a clean stop, 1 on a start-up failure, 2 on bad options.\n");
 }
 
 int config_split_addr(const char *s, char *host, size_t hostlen, unsigned *port)
@@ -147,8 +148,10 @@ static int opt_set(struct config *cfg, const struct opt *o, const char *val, con
 		char host[INET6_ADDRSTRLEN];
 		unsigned port;
 		if (o->type == OPT_ADDR && config_split_addr(val, host, sizeof(host), &port) < 0) {
-			fprintf(stderr, "spindled: %s: --%s: '%s' is not ADDR:PORT with a numeric address\n",
-				where, o->name, val);
+			fprintf(
+			    stderr,
+			    "spindled: %s: --%s: '%s' is not ADDR:PORT with a numeric address\n",
+			    where, o->name, val);
 			return -1;
 		}
 		char **s = (char **)field;
@@ -162,11 +165,11 @@ static int opt_set(struct config *cfg, const struct opt *o, const char *val, con
 		    strcmp(val, "1") == 0 || strcmp(val, "on") == 0) {
 			*b = true;
 		} else if (strcmp(val, "false") == 0 || strcmp(val, "no") == 0 ||
-			   strcmp(val, "0") == 0 || strcmp(val, "off") == 0) {
+		           strcmp(val, "0") == 0 || strcmp(val, "off") == 0) {
 			*b = false;
 		} else {
 			fprintf(stderr, "spindled: %s: %s: '%s' is not true or false\n", where,
-				o->name, val);
+			        o->name, val);
 			return -1;
 		}
 		return 0;
@@ -174,8 +177,10 @@ static int opt_set(struct config *cfg, const struct opt *o, const char *val, con
 	case OPT_INT: {
 		long long v;
 		if (!val || util_parse_ll(val, o->min, o->max, &v) < 0) {
-			fprintf(stderr, "spindled: %s: --%s: '%s' is not a whole number from %lld to %lld\n",
-				where, o->name, val ? val : "", o->min, o->max);
+			fprintf(
+			    stderr,
+			    "spindled: %s: --%s: '%s' is not a whole number from %lld to %lld\n",
+			    where, o->name, val ? val : "", o->min, o->max);
 			return -1;
 		}
 		*(long long *)field = v;
@@ -183,8 +188,9 @@ static int opt_set(struct config *cfg, const struct opt *o, const char *val, con
 	}
 	case OPT_LOGLEVEL:
 		if (!val || log_level_parse(val, (enum log_level *)field) < 0) {
-			fprintf(stderr, "spindled: %s: --%s: '%s' is not error, warn, info or debug\n",
-				where, o->name, val ? val : "");
+			fprintf(stderr,
+			        "spindled: %s: --%s: '%s' is not error, warn, info or debug\n",
+			        where, o->name, val ? val : "");
 			return -1;
 		}
 		return 0;
@@ -293,12 +299,13 @@ enum config_result config_load(struct config *cfg, int argc, char **argv)
 			return CONFIG_EXIT_OK;
 		}
 		if (c == '?') {
-			fprintf(stderr, "spindled: unknown option '%s' (see --help)\n", argv[optind - 1]);
+			fprintf(stderr, "spindled: unknown option '%s' (see --help)\n",
+			        argv[optind - 1]);
 			return CONFIG_ERROR;
 		}
 		if (c == ':') {
 			fprintf(stderr, "spindled: option '%s' needs a value (see --help)\n",
-				argv[optind - 1]);
+			        argv[optind - 1]);
 			return CONFIG_ERROR;
 		}
 		if (c >= 256 && strcmp(opts[c - 256].name, "config") == 0)
@@ -317,12 +324,13 @@ enum config_result config_load(struct config *cfg, int argc, char **argv)
 		int r = ini_parse(file, config_ini_entry, &ctx);
 		if (r < 0) {
 			fprintf(stderr, "spindled: %s: cannot read: %s\n", file,
-				errno ? strerror(errno) : "out of memory");
+			        errno ? strerror(errno) : "out of memory");
 			return CONFIG_ERROR;
 		}
 		if (r > 0) {
 			if (!ctx.reported)
-				fprintf(stderr, "spindled: %s:%d: not a 'key = value' line\n", file, r);
+				fprintf(stderr, "spindled: %s:%d: not a 'key = value' line\n", file,
+				        r);
 			return CONFIG_ERROR;
 		}
 		free(cfg->config_file);
@@ -343,9 +351,10 @@ enum config_result config_load(struct config *cfg, int argc, char **argv)
 		unsigned port;
 		config_split_addr(cfg->http_listen, host, sizeof(host), &port);
 		if (!config_addr_is_loopback(host)) {
-			fprintf(stderr, "spindled: --http-listen %s is not a loopback address; "
-					"plain HTTP there needs --allow-insecure-http\n",
-				cfg->http_listen);
+			fprintf(stderr,
+			        "spindled: --http-listen %s is not a loopback address; "
+			        "plain HTTP there needs --allow-insecure-http\n",
+			        cfg->http_listen);
 			return CONFIG_ERROR;
 		}
 	}

@@ -6,22 +6,22 @@
 
 enum fault_kind {
 	FAULT_NONE = 0,
-	ERR_INVALID_ARG,      /* 400 */
-	ERR_UNKNOWN_ARG,      /* 400 */
-	ERR_MISSING_ARG,      /* 400 */
-	ERR_UNAUTHORIZED,     /* 401 */
-	ERR_DENIED,           /* 403 */
-	ERR_NOT_FOUND,        /* 404 */
-	ERR_METHOD,           /* 405 */
-	ERR_OBJECT_EXISTS,    /* 409 */
-	ERR_CONFIRM_REQUIRED, /* 409 */
-	ERR_OVER_LIMIT,       /* 413 */
-	ERR_UNSUPPORTED_MEDIA,/* 415 */
-	ERR_TOO_MANY,         /* 429 */
-	ERR_INTERNAL,         /* 500 */
-	ERR_BACKEND,          /* 502 */
-	ERR_BUSY,             /* 503 */
-	ERR_TIMEOUT,          /* 504 */
+	ERR_INVALID_ARG,       /* 400 */
+	ERR_UNKNOWN_ARG,       /* 400 */
+	ERR_MISSING_ARG,       /* 400 */
+	ERR_UNAUTHORIZED,      /* 401 */
+	ERR_DENIED,            /* 403 */
+	ERR_NOT_FOUND,         /* 404 */
+	ERR_METHOD,            /* 405 */
+	ERR_OBJECT_EXISTS,     /* 409 */
+	ERR_CONFIRM_REQUIRED,  /* 409 */
+	ERR_OVER_LIMIT,        /* 413 */
+	ERR_UNSUPPORTED_MEDIA, /* 415 */
+	ERR_TOO_MANY,          /* 429 */
+	ERR_INTERNAL,          /* 500 */
+	ERR_BACKEND,           /* 502 */
+	ERR_BUSY,              /* 503 */
+	ERR_TIMEOUT,           /* 504 */
 };
 
 struct fault {
@@ -32,7 +32,7 @@ struct fault {
 
 /* Sets the fault and returns -1, so callers can `return fault_set(...)`. */
 int fault_set(struct fault *f, enum fault_kind kind, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 int fault_status(enum fault_kind kind);
 const char *fault_name(enum fault_kind kind);
 /* New reference: {"fault":{...}}. */

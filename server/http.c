@@ -60,7 +60,7 @@ struct http_server {
 static int ssl_srv_index = -1;
 
 static void ssl_conn_gone(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long argl,
-			  void *argp)
+                          void *argp)
 {
 	struct http_server *srv = ptr;
 	if (!srv)
@@ -79,13 +79,14 @@ static struct bufferevent *https_bevcb(struct event_base *base, void *arg)
 	SSL_set_ex_data(ssl, ssl_srv_index, srv);
 	srv->tls_conns++;
 	if (srv->tls_conns >= (size_t)srv->opt.max_connections && srv->https.sock) {
-		/* At the cap: stop accepting; the kernel backlog holds newcomers until one closes. */
+		/* At the cap: stop accepting; the kernel backlog holds newcomers until one closes.
+		 */
 		evconnlistener_disable(evhttp_bound_socket_get_listener(srv->https.sock));
 		log_warn("connection cap of %lld reached; not accepting until one closes",
-			 srv->opt.max_connections);
+		         srv->opt.max_connections);
 	}
 	return bufferevent_openssl_socket_new(base, -1, ssl, BUFFEREVENT_SSL_ACCEPTING,
-					      BEV_OPT_CLOSE_ON_FREE);
+	                                      BEV_OPT_CLOSE_ON_FREE);
 }
 
 /* --- requests */
@@ -176,10 +177,10 @@ void reply_fault(struct request *r, const struct fault *f)
 		reply_header(r, "WWW-Authenticate", "Bearer realm=\"spindle\"");
 	if (status >= 500)
 		log_warn("%s %s -> %d %s: %s", router_method_name(r->method),
-			 evhttp_request_get_uri(r->ev), status, fault_name(f->kind), f->details);
+		         evhttp_request_get_uri(r->ev), status, fault_name(f->kind), f->details);
 	else
 		log_debug("%s %s -> %d %s: %s", router_method_name(r->method),
-			  evhttp_request_get_uri(r->ev), status, fault_name(f->kind), f->details);
+		          evhttp_request_get_uri(r->ev), status, fault_name(f->kind), f->details);
 	reply_json(r, status, fault_json(f));
 }
 
@@ -200,7 +201,7 @@ void reply_empty(struct request *r, int status)
 }
 
 void reply_raw(struct request *r, int status, const char *content_type, const void *data,
-	       size_t len)
+               size_t len)
 {
 	struct evbuffer *buf = evbuffer_new();
 	evbuffer_add(buf, data, len);
@@ -251,7 +252,7 @@ int request_query_check(struct request *r, const char *const *allowed, struct fa
 			a++;
 		if (!*a)
 			return fault_set(f, ERR_UNKNOWN_ARG, "%.200s: unknown query parameter",
-					 kv->key);
+			                 kv->key);
 	}
 	return 0;
 }
@@ -266,14 +267,14 @@ int request_body(struct request *r, const struct field *fields, json_t **out, st
 	} else {
 		if ((long long)len > r->srv->opt.max_body)
 			return fault_set(f, ERR_OVER_LIMIT, "body: larger than %lld bytes",
-					 r->srv->opt.max_body);
+			                 r->srv->opt.max_body);
 		const char *ct = request_header(r, "Content-Type");
 		size_t n = strlen("application/json");
 		if (!ct || strncasecmp(ct, "application/json", n) != 0 ||
 		    (ct[n] != '\0' && ct[n] != ';' && ct[n] != ' '))
 			return fault_set(f, ERR_UNSUPPORTED_MEDIA,
-					 "Content-Type: must be application/json, not '%.100s'",
-					 ct ? ct : "(none)");
+			                 "Content-Type: must be application/json, not '%.100s'",
+			                 ct ? ct : "(none)");
 		const char *data = (const char *)evbuffer_pullup(in, -1);
 		if (body_parse(data, len, &j, f) < 0)
 			return -1;
@@ -332,7 +333,7 @@ static int authorize(struct request *r, struct fault *f)
 	const char *token = bearer_token(r);
 	if (!token)
 		return fault_set(f, ERR_UNAUTHORIZED,
-				 "credentials: send X-Auth-Session or Authorization: Bearer");
+		                 "credentials: send X-Auth-Session or Authorization: Bearer");
 	if (auth_verify(token, &r->who, f) < 0)
 		return -1;
 	r->authenticated = true;
@@ -342,7 +343,7 @@ static int authorize(struct request *r, struct fault *f)
 	    strcmp(r->match.params[0], r->who.user) == 0)
 		return 0;
 	return fault_set(f, ERR_DENIED, "authorization: %s needs %s", rt->pattern,
-			 perm_name(rt->perm & ~r->who.perms));
+	                 perm_name(rt->perm & ~r->who.perms));
 }
 
 /* --- static files of the browser UI */
@@ -352,16 +353,16 @@ static const char *mime_type(const char *path)
 	static const struct {
 		const char *ext, *type;
 	} types[] = {
-		{".html", "text/html; charset=utf-8"},
-		{".js", "text/javascript; charset=utf-8"},
-		{".mjs", "text/javascript; charset=utf-8"},
-		{".css", "text/css; charset=utf-8"},
-		{".json", "application/json"},
-		{".svg", "image/svg+xml"},
-		{".png", "image/png"},
-		{".ico", "image/x-icon"},
-		{".woff2", "font/woff2"},
-		{".txt", "text/plain; charset=utf-8"},
+	    {".html", "text/html; charset=utf-8"},
+	    {".js", "text/javascript; charset=utf-8"},
+	    {".mjs", "text/javascript; charset=utf-8"},
+	    {".css", "text/css; charset=utf-8"},
+	    {".json", "application/json"},
+	    {".svg", "image/svg+xml"},
+	    {".png", "image/png"},
+	    {".ico", "image/x-icon"},
+	    {".woff2", "font/woff2"},
+	    {".txt", "text/plain; charset=utf-8"},
 	};
 	const char *dot = strrchr(path, '.');
 	for (size_t i = 0; dot && i < nitems(types); i++)
@@ -383,7 +384,8 @@ static void serve_static(struct request *r, const char *path)
 	bool ok = decoded && srv->webroot_real && !strstr(decoded, "/..");
 	if (ok) {
 		const char *rel = strcmp(decoded, "/") == 0 ? "/index.html" : decoded;
-		ok = snprintf(want, sizeof(want), "%s%s", srv->webroot_real, rel) < (int)sizeof(want);
+		ok = snprintf(want, sizeof(want), "%s%s", srv->webroot_real, rel) <
+		     (int)sizeof(want);
 	}
 	free(decoded);
 	size_t rootlen = srv->webroot_real ? strlen(srv->webroot_real) : 0;
@@ -416,7 +418,7 @@ static void serve_static(struct request *r, const char *path)
 	evhttp_add_header(h, "Cache-Control", "no-cache");
 	evhttp_add_header(h, "X-Content-Type-Options", "nosniff");
 	evhttp_add_header(h, "Content-Security-Policy",
-			  "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'");
+	                  "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'");
 	finish(r, 200, buf);
 	evbuffer_free(buf);
 }
@@ -455,7 +457,8 @@ static void http_request(struct evhttp_request *req, void *arg)
 	if (!r->route) {
 		if (allowed) {
 			char methods[64];
-			reply_header(r, "Allow", router_methods_str(allowed, methods, sizeof(methods)));
+			reply_header(r, "Allow",
+			             router_methods_str(allowed, methods, sizeof(methods)));
 			reply_error(r, ERR_METHOD, "method: %s allows %s", path, methods);
 		} else {
 			reply_error(r, ERR_NOT_FOUND, "path: %.200s: no such resource", path);
@@ -499,9 +502,9 @@ static int bind_listener(struct http_server *srv, struct listener *l, const char
 	evhttp_set_max_body_size(l->http, (ev_ssize_t)http_transport_cap(srv->opt.max_body));
 	evhttp_set_max_headers_size(l->http, (ev_ssize_t)srv->opt.max_header);
 	evhttp_set_allowed_methods(l->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
-						    EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD |
-						    EVHTTP_REQ_PATCH | EVHTTP_REQ_OPTIONS |
-						    EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT);
+	                                        EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD |
+	                                        EVHTTP_REQ_PATCH | EVHTTP_REQ_OPTIONS |
+	                                        EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT);
 	evhttp_set_default_content_type(l->http, "application/json");
 	evhttp_set_gencb(l->http, http_request, l);
 	if (tls)
@@ -509,16 +512,16 @@ static int bind_listener(struct http_server *srv, struct listener *l, const char
 	l->sock = evhttp_bind_socket_with_handle(l->http, host, (ev_uint16_t)port);
 	if (!l->sock) {
 		log_err("cannot listen on %s (%s): %s", addr, tls ? "https" : "http",
-			strerror(errno));
+		        strerror(errno));
 		return -1;
 	}
-	log_info("listening on %s://%s%s%s:%u", tls ? "https" : "http", strchr(host, ':') ? "[" : "",
-		 host, strchr(host, ':') ? "]" : "", port);
+	log_info("listening on %s://%s%s%s:%u", tls ? "https" : "http",
+	         strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "", port);
 	return 0;
 }
 
 struct http_server *http_new(struct event_base *base, const struct router *rt,
-			     const struct http_options *opt, SSL_CTX *ssl)
+                             const struct http_options *opt, SSL_CTX *ssl)
 {
 	struct http_server *srv = xcalloc(1, sizeof(*srv));
 	srv->base = base;
@@ -532,8 +535,8 @@ struct http_server *http_new(struct event_base *base, const struct router *rt,
 		s->name = opt->services[i].name;
 		s->version = opt->services[i].version;
 		snprintf(s->header, sizeof(s->header), "X-Spindle-%c%s-Api",
-			 s->name[0] >= 'a' && s->name[0] <= 'z' ? s->name[0] - 32 : s->name[0],
-			 s->name + 1);
+		         s->name[0] >= 'a' && s->name[0] <= 'z' ? s->name[0] - 32 : s->name[0],
+		         s->name + 1);
 	}
 	if (opt->webroot) {
 		char real[PATH_MAX];
@@ -541,7 +544,7 @@ struct http_server *http_new(struct event_base *base, const struct router *rt,
 			srv->webroot_real = xstrdup(real);
 		else
 			log_warn("webroot %s: %s; the browser UI is not served", opt->webroot,
-				 strerror(errno));
+			         strerror(errno));
 	}
 	if (ssl_srv_index < 0)
 		ssl_srv_index = SSL_get_ex_new_index(0, NULL, NULL, NULL, ssl_conn_gone);
@@ -550,9 +553,11 @@ struct http_server *http_new(struct event_base *base, const struct router *rt,
 
 int http_start(struct http_server *srv)
 {
-	if (srv->ssl && srv->opt.listen && bind_listener(srv, &srv->https, srv->opt.listen, true) < 0)
+	if (srv->ssl && srv->opt.listen &&
+	    bind_listener(srv, &srv->https, srv->opt.listen, true) < 0)
 		return -1;
-	if (srv->opt.http_listen && bind_listener(srv, &srv->plain, srv->opt.http_listen, false) < 0)
+	if (srv->opt.http_listen &&
+	    bind_listener(srv, &srv->plain, srv->opt.http_listen, false) < 0)
 		return -1;
 	return 0;
 }

@@ -45,7 +45,7 @@ struct request {
 
 /* ssl: the server context (tls.c); NULL only when no HTTPS listener is wanted (tests). */
 struct http_server *http_new(struct event_base *base, const struct router *rt,
-			     const struct http_options *opt, SSL_CTX *ssl);
+                             const struct http_options *opt, SSL_CTX *ssl);
 /* Binds the listeners; -1 with the reason logged. */
 int http_start(struct http_server *srv);
 /* Closes the listeners; requests in flight go on. */
@@ -69,11 +69,11 @@ int request_body(struct request *r, const struct field *fields, json_t **out, st
 void reply_json(struct request *r, int status, json_t *body /* stolen */);
 void reply_fault(struct request *r, const struct fault *f);
 void reply_error(struct request *r, enum fault_kind kind, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 void reply_empty(struct request *r, int status);
 /* Bytes as they are (static documents); data is copied. */
 void reply_raw(struct request *r, int status, const char *content_type, const void *data,
-	       size_t len);
+               size_t len);
 /* Headers added before the reply. */
 void reply_header(struct request *r, const char *key, const char *value);
 

@@ -40,7 +40,7 @@ static void drain_check(evutil_socket_t fd, short what, void *arg)
 	if (n == 0 || util_mono_ns() >= d->stop_deadline_ns) {
 		if (n)
 			log_warn("stopping with %zu requests unanswered after %d s", n,
-				 SHUTDOWN_GRACE_S);
+			         SHUTDOWN_GRACE_S);
 		event_base_loopexit(d->base, NULL);
 	}
 }
@@ -55,7 +55,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	}
 	d->stopping = true;
 	log_info("%s: no longer accepting; finishing %zu requests in flight",
-		 sig == SIGTERM ? "SIGTERM" : "SIGINT", http_inflight(d->http));
+	         sig == SIGTERM ? "SIGTERM" : "SIGINT", http_inflight(d->http));
 	http_stop_accepting(d->http);
 	d->stop_deadline_ns = util_mono_ns() + (uint64_t)SHUTDOWN_GRACE_S * 1000000000u;
 	struct timeval tv = {0, 20000};
@@ -102,10 +102,10 @@ int main(int argc, char **argv)
 
 	struct workq *wq = workq_new(d.base, (int)cfg.helper_threads);
 	struct auth_config acfg = {
-		.state_dir = cfg.state_dir,
-		.kdf_iterations = (unsigned)cfg.kdf_iterations,
-		.session_timeout_min = (int)cfg.session_timeout_min,
-		.session_max_hours = (int)cfg.session_max_hours,
+	    .state_dir = cfg.state_dir,
+	    .kdf_iterations = (unsigned)cfg.kdf_iterations,
+	    .session_timeout_min = (int)cfg.session_timeout_min,
+	    .session_max_hours = (int)cfg.session_max_hours,
 	};
 	if (auth_init(d.base, db, wq, &acfg) < 0)
 		fatal("cannot set up authentication in %s", cfg.state_dir);
@@ -121,15 +121,15 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < api_services_count && i < nitems(services); i++, nservices++)
 		services[i] = (struct http_service){api_services[i].name, api_services[i].version};
 	struct http_options hopt = {
-		.listen = cfg.listen,
-		.http_listen = cfg.http_listen,
-		.webroot = cfg.webroot,
-		.max_body = cfg.max_body,
-		.max_header = cfg.max_header,
-		.max_connections = cfg.max_connections,
-		.timeout_s = cfg.timeout_s,
-		.services = services,
-		.nservices = nservices,
+	    .listen = cfg.listen,
+	    .http_listen = cfg.http_listen,
+	    .webroot = cfg.webroot,
+	    .max_body = cfg.max_body,
+	    .max_header = cfg.max_header,
+	    .max_connections = cfg.max_connections,
+	    .timeout_s = cfg.timeout_s,
+	    .services = services,
+	    .nservices = nservices,
 	};
 	d.http = http_new(d.base, rt, &hopt, ssl);
 	if (http_start(d.http) < 0)

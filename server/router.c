@@ -22,8 +22,8 @@ struct router {
 	struct compiled *routes;
 };
 
-static const char *const method_names[] = {"GET", "POST", "PUT", "DELETE", "HEAD", "PATCH",
-					   "OPTIONS"};
+static const char *const method_names[] = {"GET",  "POST",  "PUT",    "DELETE",
+                                           "HEAD", "PATCH", "OPTIONS"};
 
 const char *router_method_name(unsigned method)
 {
@@ -140,7 +140,7 @@ static bool literal_matches(const char *pat, const char *seg)
 }
 
 const struct route *router_match(const struct router *rt, unsigned method, const char *path,
-				 struct route_match *m, unsigned *allowed)
+                                 struct route_match *m, unsigned *allowed)
 {
 	char segs[ROUTER_MAX_SEGS][ROUTE_PARAM_MAX];
 	int nsegs = 0;

@@ -26,13 +26,13 @@ struct request;
 typedef void (*route_handler)(struct request *r);
 
 struct route {
-	unsigned method;        /* one enum http_method bit */
-	const char *pattern;    /* segments; "{x}" matches one non-empty segment */
-	const char *service;    /* for X-Spindle-<Service>-Api: "user", "system", ... */
+	unsigned method;     /* one enum http_method bit */
+	const char *pattern; /* segments; "{x}" matches one non-empty segment */
+	const char *service; /* for X-Spindle-<Service>-Api: "user", "system", ... */
 	enum route_access access;
-	uint32_t perm;          /* enum perm bits required (all of them) */
+	uint32_t perm; /* enum perm bits required (all of them) */
 	route_handler handler;
-	const char *summary;    /* one line, for logs and the route listing */
+	const char *summary; /* one line, for logs and the route listing */
 };
 
 #define ROUTE_MAX_PARAMS 4
@@ -51,7 +51,7 @@ void router_free(struct router *rt);
  * or NULL: then *allowed holds the methods the path does answer (0: unknown path). A
  * segment that decodes to contain '/' or NUL, or a ".." segment, never matches. */
 const struct route *router_match(const struct router *rt, unsigned method, const char *path,
-				 struct route_match *m, unsigned *allowed);
+                                 struct route_match *m, unsigned *allowed);
 /* "GET, PUT" into buf. */
 char *router_methods_str(unsigned methods, char *buf, size_t len);
 const char *router_method_name(unsigned method);

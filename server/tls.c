@@ -84,9 +84,9 @@ static int make_self_signed(const char *certpath, const char *keypath)
 	X509_gmtime_adj(X509_getm_notAfter(cert), 10L * 365 * 24 * 3600);
 	X509_NAME *name = X509_get_subject_name(cert);
 	X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC, (const unsigned char *)"Spindle", -1,
-				   -1, 0);
+	                           -1, 0);
 	X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)host, -1, -1,
-				   0);
+	                           0);
 	X509_set_issuer_name(cert, name);
 	X509_set_pubkey(cert, key);
 	snprintf(san, sizeof(san), "DNS:%s,DNS:localhost,IP:127.0.0.1,IP:::1", host);
@@ -98,7 +98,8 @@ static int make_self_signed(const char *certpath, const char *keypath)
 	if (!X509_sign(cert, key, EVP_sha256()))
 		goto out;
 	/* The key first: a certificate without its key would be useless at next start. */
-	if (write_pem(keypath, 0600, pem_key, key) < 0 || write_pem(certpath, 0644, pem_cert, cert) < 0) {
+	if (write_pem(keypath, 0600, pem_key, key) < 0 ||
+	    write_pem(certpath, 0644, pem_cert, cert) < 0) {
 		log_err("cannot write %s: %s", keypath, strerror(errno));
 		goto out;
 	}
@@ -125,8 +126,9 @@ SSL_CTX *tls_ctx_new(const char *dir)
 	if (!have_cert && !have_key && make_self_signed(certpath, keypath) < 0)
 		return NULL;
 	if (have_cert != have_key) {
-		log_err("%s holds only one of cert.pem and key.pem; restore the other or remove both",
-			dir);
+		log_err(
+		    "%s holds only one of cert.pem and key.pem; restore the other or remove both",
+		    dir);
 		return NULL;
 	}
 	SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());

@@ -208,7 +208,7 @@ int util_write_file_atomic(const char *path, const void *data, size_t len, mode_
 	if (rename(tmp, path) < 0)
 		goto fail;
 	return 0;
-fail: {
+fail : {
 	int e = errno;
 	if (fd >= 0)
 		close(fd);
@@ -257,7 +257,7 @@ void util_hex(const void *buf, size_t len, char *out)
 size_t util_b64url(const void *buf, size_t len, char *out)
 {
 	static const char tab[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 	const unsigned char *b = buf;
 	size_t o = 0, i = 0;
 	for (; i + 2 < len; i += 3) {

@@ -9,7 +9,7 @@
 static int tap_n, tap_failed;
 
 static inline int tap_ok(int cond, const char *file, int line, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 static inline int tap_ok(int cond, const char *file, int line, const char *fmt, ...)
 {
 	va_list ap;
@@ -27,18 +27,18 @@ static inline int tap_ok(int cond, const char *file, int line, const char *fmt, 
 }
 
 #define ok(cond, ...) tap_ok(!!(cond), __FILE__, __LINE__, __VA_ARGS__)
-#define is_int(got, want, ...)                                                            \
-	do {                                                                              \
-		long long g_ = (long long)(got), w_ = (long long)(want);                  \
-		if (!ok(g_ == w_, __VA_ARGS__))                                           \
-			printf("#   got %lld, want %lld\n", g_, w_);                        \
+#define is_int(got, want, ...)                                                                     \
+	do {                                                                                       \
+		long long g_ = (long long)(got), w_ = (long long)(want);                           \
+		if (!ok(g_ == w_, __VA_ARGS__))                                                    \
+			printf("#   got %lld, want %lld\n", g_, w_);                               \
 	} while (0)
-#define is_str(got, want, ...)                                                            \
-	do {                                                                              \
-		const char *g_ = (got), *w_ = (want);                                     \
-		if (!ok(g_ && w_ && strcmp(g_, w_) == 0, __VA_ARGS__))                    \
-			printf("#   got '%s', want '%s'\n", g_ ? g_ : "(null)",              \
-			       w_ ? w_ : "(null)");                                       \
+#define is_str(got, want, ...)                                                                     \
+	do {                                                                                       \
+		const char *g_ = (got), *w_ = (want);                                              \
+		if (!ok(g_ && w_ && strcmp(g_, w_) == 0, __VA_ARGS__))                             \
+			printf("#   got '%s', want '%s'\n", g_ ? g_ : "(null)",                    \
+			       w_ ? w_ : "(null)");                                                \
 	} while (0)
 #define diag(...) (printf("# "), printf(__VA_ARGS__), printf("\n"))
 

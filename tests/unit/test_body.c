@@ -5,16 +5,13 @@
 #include "tap.h"
 
 static const struct field fields[] = {
-	{"name", FIELD_STRING, true, 1, 8},
-	{"count", FIELD_INT, false, 1, 100},
-	{"on", FIELD_BOOL, false, 0, 0},
-	{"tags", FIELD_STRING_ARRAY, false, 0, 3},
-	{"ratio", FIELD_NUMBER, false, 0, 1},
-	FIELDS_END,
+    {"name", FIELD_STRING, true, 1, 8},   {"count", FIELD_INT, false, 1, 100},
+    {"on", FIELD_BOOL, false, 0, 0},      {"tags", FIELD_STRING_ARRAY, false, 0, 3},
+    {"ratio", FIELD_NUMBER, false, 0, 1}, FIELDS_END,
 };
 
 static void expect(const char *json, enum fault_kind kind, const char *details_has,
-		   const char *what)
+                   const char *what)
 {
 	struct fault f = {0};
 	json_t *j = NULL;

@@ -10,12 +10,12 @@ static void h(struct request *r)
 }
 
 static const struct route routes[] = {
-	{METHOD_GET, "/api/user/v1/users", "user", ROUTE_AUTH, 0, h, "list"},
-	{METHOD_POST, "/api/user/v1/users", "user", ROUTE_AUTH, 0, h, "create"},
-	{METHOD_GET, "/api/user/v1/users/{name}", "user", ROUTE_AUTH, 0, h, "get"},
-	{METHOD_DELETE, "/api/user/v1/users/{name}/tokens/{id}", "user", ROUTE_AUTH, 0, h, "tok"},
-	{METHOD_GET, "/api/openapi.json", "system", ROUTE_PUBLIC, 0, h, "doc"},
-	{METHOD_GET, "/api/analytics/v1/datasets/{name}/data", "analytics", ROUTE_AUTH, 0, h, "d"},
+    {METHOD_GET, "/api/user/v1/users", "user", ROUTE_AUTH, 0, h, "list"},
+    {METHOD_POST, "/api/user/v1/users", "user", ROUTE_AUTH, 0, h, "create"},
+    {METHOD_GET, "/api/user/v1/users/{name}", "user", ROUTE_AUTH, 0, h, "get"},
+    {METHOD_DELETE, "/api/user/v1/users/{name}/tokens/{id}", "user", ROUTE_AUTH, 0, h, "tok"},
+    {METHOD_GET, "/api/openapi.json", "system", ROUTE_PUBLIC, 0, h, "doc"},
+    {METHOD_GET, "/api/analytics/v1/datasets/{name}/data", "analytics", ROUTE_AUTH, 0, h, "d"},
 };
 
 int main(void)
@@ -83,7 +83,7 @@ int main(void)
 	r = router_match(rt, METHOD_GET, "/api/nothing/v1/here", &m, &allowed);
 	ok(r == NULL && allowed == 0, "unknown path: 404, nothing allowed");
 	r = router_match(rt, METHOD_GET, "/api/analytics/v1/datasets/io.ops%5Bdisk%5D/data", &m,
-			 &allowed);
+	                 &allowed);
 	ok(r == &routes[5], "dataset names with brackets");
 	is_str(m.params[0], "io.ops[disk]", "dataset name decoded");
 
