@@ -1,5 +1,6 @@
 /* /api/system/v1: what this box runs, and a liveness probe. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -48,31 +49,49 @@ void system_health(struct request *r)
 	                     (json_int_t)daemon_uptime()));
 }
 
+/* The phone polls this: the answer changes once a second at most (uptime), so it is
+ * built once a second and served as bytes in between. */
 void system_version(struct request *r)
 {
-	/* The phone polls this: what cannot change while we run is read once. */
 	static char os[200], host[256];
-	if (!os[0]) {
-		struct utsname u;
-		if (uname(&u) == 0)
-			snprintf(os, sizeof(os), "%s %s %s", u.sysname, u.release, u.machine);
-		else
-			snprintf(os, sizeof(os), "Linux");
+	static char *body;
+	static size_t body_len;
+	static int64_t body_at = -1, host_read_at;
+	int64_t now = util_now();
+
+	if (now != body_at) {
+		if (!os[0]) {
+			struct utsname u;
+			if (uname(&u) == 0)
+				snprintf(os, sizeof(os), "%s %s %s", u.sysname, u.release,
+				         u.machine);
+			else
+				snprintf(os, sizeof(os), "Linux");
+		}
+		if (now - host_read_at >= 60) { /* a renamed host shows within a minute */
+			if (gethostname(host, sizeof(host) - 1) < 0)
+				host[0] = '\0';
+			host_read_at = now;
+		}
+		int64_t bt = boot_time();
+		char boot[32], start[32];
+		json_t *j = json_pack("{s:{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:I}}",
+		                      "version", "product", "Spindle", "version", PACKAGE_VERSION,
+		                      "build", SPINDLE_BUILD, "os", os, "hostname", host,
+		                      "boot_time", util_iso8601(bt, boot, sizeof(boot)), "uptime_s",
+		                      (json_int_t)(bt ? now - bt : 0), "start_time",
+		                      util_iso8601(started_at, start, sizeof(start)),
+		                      "daemon_uptime_s", (json_int_t)(now - started_at));
+		free(body);
+		body = json_dumps(j, JSON_COMPACT);
+		json_decref(j);
+		body_len = body ? strlen(body) : 0;
+		body_at = now;
 	}
-	static int64_t host_read_at;
-	int64_t now = util_now(), bt = boot_time();
-	if (now - host_read_at >= 60) { /* a renamed host shows within a minute */
-		if (gethostname(host, sizeof(host) - 1) < 0)
-			host[0] = '\0';
-		host_read_at = now;
+	if (!body) {
+		reply_error(r, ERR_INTERNAL, "version: out of memory");
+		return;
 	}
-	char boot[32], start[32];
-	reply_json(r, 200,
-	           json_pack("{s:{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:I}}", "version",
-	                     "product", "Spindle", "version", PACKAGE_VERSION, "build",
-	                     SPINDLE_BUILD, "os", os, "hostname", host, "boot_time",
-	                     util_iso8601(bt, boot, sizeof(boot)), "uptime_s",
-	                     (json_int_t)(bt ? now - bt : 0), "start_time",
-	                     util_iso8601(started_at, start, sizeof(start)), "daemon_uptime_s",
-	                     (json_int_t)(now - started_at)));
+	reply_header(r, "Cache-Control", "no-store");
+	reply_raw(r, 200, "application/json", body, body_len);
 }

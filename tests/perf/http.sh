@@ -1,0 +1,194 @@
+#!/bin/bash
+# Benchmark, not a test: authenticated GET /api/system/v1/version on spindled's plain HTTP
+# listener against nginx (one worker) serving the same bytes as a static file.
+# Three alternating wrk rounds each; prints req/s per round, the medians and their ratio
+# (target: spindled >= 0.8 x nginx), and spindled's RSS idle and after the runs.
+# Usage, from the repo root after a build:  bash tests/perf/http.sh
+# Environment: SPINDLED (default ./server/spindled), DURATION (seconds per run, default 5),
+#              ROUNDS (default 3), CONNECTIONS (default 64).
+set -euo pipefail
+
+SPINDLED=${SPINDLED:-./server/spindled}
+DURATION=${DURATION:-5}
+ROUNDS=${ROUNDS:-3}
+CONNECTIONS=${CONNECTIONS:-64}
+TARGET=0.8
+
+die() {
+	echo "http.sh: $*" >&2
+	exit 1
+}
+
+for tool in wrk nginx curl; do
+	command -v "$tool" >/dev/null || die "$tool not found (apt-get install wrk nginx curl)"
+done
+[ -x "$SPINDLED" ] || die "no spindled at $SPINDLED: build first, or set SPINDLED"
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/spindle-perf.XXXXXX")
+spindled_pid=
+nginx_pid=
+
+stop() { # pid: TERM, up to 5 s of grace, then KILL
+	local pid=$1 i
+	[ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 0
+	kill "$pid" 2>/dev/null || true
+	for i in $(seq 50); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+}
+
+cleanup() {
+	local rc=$?
+	stop "$nginx_pid"
+	stop "$spindled_pid"
+	if [ "$rc" -ne 0 ] && [ -s "$TMP/spindled.log" ]; then
+		echo "--- spindled log (last 20 lines) ---" >&2
+		tail -n 20 "$TMP/spindled.log" >&2
+	fi
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# free_port VAR: a loopback port nothing listens on and not handed out before in this run.
+used_ports=" "
+free_port() {
+	local p i
+	for i in $(seq 100); do
+		p=$((20000 + RANDOM % 40000))
+		case "$used_ports" in *" $p "*) continue ;; esac
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			used_ports="$used_ports$p "
+			printf -v "$1" '%s' "$p"
+			return 0
+		fi
+	done
+	die "no free port"
+}
+
+rss_kb() {
+	awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"
+}
+
+# wrk_run NAME URL [wrk args...] -> prints req/s; dies on errors answered by the server.
+wrk_run() {
+	local name=$1 url=$2 out rps non2xx
+	shift 2
+	out="$TMP/wrk-$name.txt"
+	timeout $((DURATION + 30)) wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" "$@" "$url" >"$out" 2>&1 ||
+		{ cat "$out" >&2; die "wrk against $name failed"; }
+	non2xx=$(awk '/Non-2xx or 3xx responses:/ { print $NF }' "$out")
+	if [ -n "$non2xx" ] && [ "$non2xx" -gt 0 ]; then
+		cat "$out" >&2
+		die "$name answered $non2xx non-2xx responses"
+	fi
+	grep -q 'Socket errors' "$out" && echo "  ($name: $(grep 'Socket errors' "$out" | sed 's/^ *//'))" >&2
+	rps=$(awk '/^Requests\/sec:/ { print $2 }' "$out")
+	[ -n "$rps" ] || { cat "$out" >&2; die "no Requests/sec from wrk against $name"; }
+	echo "$rps"
+}
+
+median() { # numbers on stdin
+	sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# --- spindled ----------------------------------------------------------------------------
+https_port='' http_port='' nginx_port=''
+free_port https_port
+free_port http_port
+free_port nginx_port
+mkdir -p "$TMP/state" "$TMP/www" "$TMP/nginx"
+
+"$SPINDLED" --foreground --state-dir "$TMP/state" \
+	--listen "127.0.0.1:$https_port" --http-listen "127.0.0.1:$http_port" \
+	--kdf-iterations 1000 --log-level warn >"$TMP/spindled.log" 2>&1 &
+spindled_pid=$!
+
+base="http://127.0.0.1:$http_port"
+for i in $(seq 100); do
+	kill -0 "$spindled_pid" 2>/dev/null || die "spindled exited at start"
+	curl -fsS -o /dev/null --max-time 2 "$base/api/system/v1/health" 2>/dev/null && break
+	[ "$i" -eq 100 ] && die "spindled did not answer /api/system/v1/health within 10 s"
+	sleep 0.1
+done
+
+[ -s "$TMP/state/initial-admin-password" ] || die "no $TMP/state/initial-admin-password"
+pw=$(cat "$TMP/state/initial-admin-password")
+curl -ksS --max-time 10 -o "$TMP/login.json" -D "$TMP/login.headers" -X POST \
+	-H "X-Auth-User: admin" -H "X-Auth-Key: $pw" "https://127.0.0.1:$https_port/api/access/v1" ||
+	die "login request failed"
+token=$(awk 'tolower($1) == "x-auth-session:" { print $2 }' "$TMP/login.headers" | tr -d '\r')
+[ -n "$token" ] || { cat "$TMP/login.headers" "$TMP/login.json" >&2; die "login gave no X-Auth-Session"; }
+
+# The exact bytes spindled answers become nginx's static file.
+curl -fsS --max-time 5 -H "X-Auth-Session: $token" -o "$TMP/www/version.json" \
+	"$base/api/system/v1/version" || die "authenticated GET /api/system/v1/version failed"
+body_bytes=$(wc -c <"$TMP/www/version.json")
+
+# --- nginx -------------------------------------------------------------------------------
+# Running as root, nginx's worker is "nobody": let it reach the file, and nothing else.
+chmod 711 "$TMP"
+chmod 755 "$TMP/www"
+chmod 644 "$TMP/www/version.json"
+cat >"$TMP/nginx.conf" <<EOF
+worker_processes 1;
+master_process on;
+daemon off;
+pid $TMP/nginx/nginx.pid;
+error_log $TMP/nginx/error.log warn;
+events { worker_connections 1024; }
+http {
+	access_log off;
+	default_type application/json;
+	keepalive_requests 1000000;
+	client_body_temp_path $TMP/nginx/client_body;
+	proxy_temp_path $TMP/nginx/proxy;
+	fastcgi_temp_path $TMP/nginx/fastcgi;
+	uwsgi_temp_path $TMP/nginx/uwsgi;
+	scgi_temp_path $TMP/nginx/scgi;
+	server {
+		listen 127.0.0.1:$nginx_port;
+		root $TMP/www;
+	}
+}
+EOF
+nginx -e "$TMP/nginx/error.log" -p "$TMP/nginx" -c "$TMP/nginx.conf" 2>"$TMP/nginx/stderr.log" &
+nginx_pid=$!
+
+nginx_url="http://127.0.0.1:$nginx_port/version.json"
+for i in $(seq 50); do
+	kill -0 "$nginx_pid" 2>/dev/null || { cat "$TMP"/nginx/*.log >&2; die "nginx exited"; }
+	curl -fsS -o /dev/null --max-time 2 "$nginx_url" 2>/dev/null && break
+	[ "$i" -eq 50 ] && { cat "$TMP"/nginx/*.log >&2; die "nginx did not serve $nginx_url"; }
+	sleep 0.1
+done
+
+# --- runs --------------------------------------------------------------------------------
+rss_idle=$(rss_kb "$spindled_pid")
+echo "spindled vs nginx (1 worker): GET of the same $body_bytes-byte JSON,"
+echo "wrk -t1 -c$CONNECTIONS -d${DURATION}s, $ROUNDS alternating rounds, loopback"
+echo
+printf '%-8s %14s %14s %8s\n' round "spindled r/s" "nginx r/s" ratio
+: >"$TMP/s.txt"
+: >"$TMP/n.txt"
+for r in $(seq "$ROUNDS"); do
+	s=$(wrk_run spindled "$base/api/system/v1/version" -H "X-Auth-Session: $token")
+	n=$(wrk_run nginx "$nginx_url")
+	echo "$s" >>"$TMP/s.txt"
+	echo "$n" >>"$TMP/n.txt"
+	printf '%-8s %14.0f %14.0f %8.2f\n' "$r" "$s" "$n" "$(awk -v a="$s" -v b="$n" 'BEGIN { print a / b }')"
+done
+kill -0 "$spindled_pid" 2>/dev/null || die "spindled died during the runs"
+rss_after=$(rss_kb "$spindled_pid")
+
+s_med=$(median <"$TMP/s.txt")
+n_med=$(median <"$TMP/n.txt")
+ratio=$(awk -v a="$s_med" -v b="$n_med" 'BEGIN { printf "%.2f", a / b }')
+verdict=$(awk -v r="$ratio" -v t="$TARGET" 'BEGIN { print (r >= t) ? "meets" : "BELOW" }')
+printf '%-8s %14.0f %14.0f %8s\n' median "$s_med" "$n_med" "$ratio"
+echo
+echo "ratio spindled/nginx: $ratio ($verdict the target of $TARGET)"
+echo "spindled VmRSS: ${rss_idle} kB idle, ${rss_after} kB after the runs"
