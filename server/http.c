@@ -58,12 +58,15 @@ struct http_server {
  * free callback is the one reliable "connection closed" hook evhttp 2.1 offers. */
 
 static int ssl_srv_index = -1;
+/* Connections may be freed after the server (bufferevent frees are deferred to the loop),
+ * so the SSL objects mark themselves only and the callback looks up the live server. */
+static struct http_server *live_srv;
 
 static void ssl_conn_gone(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long argl,
                           void *argp)
 {
-	struct http_server *srv = ptr;
-	if (!srv)
+	struct http_server *srv = live_srv;
+	if (!ptr || !srv)
 		return;
 	srv->tls_conns--;
 	if (srv->tls_conns + 1 == (size_t)srv->opt.max_connections && srv->https.sock)
@@ -140,6 +143,9 @@ static void finish(struct request *r, int status, struct evbuffer *body)
 		service = path_service(uri ? uri : "", svc, sizeof(svc));
 	}
 	add_common_headers(r, service);
+	/* evhttp leaves out Content-Length for HEAD but would still send a body. */
+	if (r->method == METHOD_HEAD)
+		body = NULL;
 	evhttp_send_reply(r->ev, status, NULL, body);
 	r->srv->inflight--;
 	request_free(r);
@@ -548,6 +554,7 @@ struct http_server *http_new(struct event_base *base, const struct router *rt,
 	}
 	if (ssl_srv_index < 0)
 		ssl_srv_index = SSL_get_ex_new_index(0, NULL, NULL, NULL, ssl_conn_gone);
+	live_srv = srv;
 	return srv;
 }
 
@@ -587,6 +594,7 @@ void http_free(struct http_server *srv)
 		evhttp_free(srv->https.http);
 	if (srv->plain.http)
 		evhttp_free(srv->plain.http);
+	live_srv = NULL;
 	free(srv->services);
 	free(srv->webroot_real);
 	free(srv);

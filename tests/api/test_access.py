@@ -1,0 +1,132 @@
+"""Logging in and out, session tokens, and the public documents (health, version, OpenAPI)."""
+import hashlib
+import hmac
+import json
+import socket
+import time
+
+import pytest
+
+from conftest import (ACCESS, ALL_AUTHS, PASSWORD, b64url_encode, expect, expect_fault,
+                      jwt_part, make_user, parse_time, routes, services)
+
+VIAS = ["headers", "basic", "body"]
+SCHEMES = ["https", "http"]
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+@pytest.mark.parametrize("via", VIAS)
+def test_login_use_logout(server, scheme, via):
+    resp = server.login("admin", server.admin_password, via=via, scheme=scheme)
+    access = expect(resp, 201)["access"]
+    token = resp.headers["X-Auth-Session"]
+    assert access["token"] == token
+    assert access["user"] == "admin"
+    assert set(access["authorizations"]) == ALL_AUTHS
+    assert parse_time(access["expires"]).timestamp() > time.time()
+    assert {s["name"] for s in access["services"]} == set(services())
+    for s in access["services"]:
+        assert s["version"] == services()[s["name"]] and s["href"], s
+
+    c = server.client(scheme=scheme)
+    for auth in ({"X-Auth-Session": token}, {"Authorization": f"Bearer {token}"}):
+        body = expect(c.get(ACCESS, headers=auth), 200)
+        assert {s["name"] for s in body["services"]} == set(services())
+
+    assert c.delete(ACCESS, token=token).status_code == 204
+    expect_fault(c.get(ACCESS, token=token), 401, "ERR_UNAUTHORIZED")
+    expect_fault(c.get(ACCESS, headers={"Authorization": f"Bearer {token}"}), 401)
+
+
+def test_token_is_valid_on_both_listeners(server):
+    token = server.admin().token
+    for scheme in SCHEMES:
+        expect(server.client(token, scheme).get(ACCESS), 200)
+
+
+def test_token_is_hs256_jwt_with_claims(server, admin):
+    header, claims = jwt_part(admin.token, 0), jwt_part(admin.token, 1)
+    assert header["alg"] == "HS256"
+    assert claims["sub"] == "admin"
+    assert {"jti", "iat", "exp"} <= set(claims)
+    assert claims["iat"] <= time.time() + 60 < claims["exp"]
+
+
+def _forged(token, how):
+    """A token the server must refuse, derived from a good one."""
+    head, payload, sig = token.split(".")
+
+    def b64(doc):
+        return b64url_encode(json.dumps(doc).encode())
+
+    if how == "tampered signature":
+        return f"{head}.{payload}.{sig[:-2]}{'AA' if sig[-2:] != 'AA' else 'BB'}"
+    if how == "tampered payload":
+        claims = jwt_part(token, 1)
+        claims["exp"] += 3600
+        return f"{head}.{b64(claims)}.{sig}"
+    if how == "alg none":
+        return f"{b64({'alg': 'none', 'typ': 'JWT'})}.{payload}."
+    if how == "other key":
+        signing = f"{head}.{payload}".encode()
+        mac = hmac.new(b"k" * 32, signing, hashlib.sha256).digest()
+        return f"{head}.{payload}.{b64url_encode(mac)}"
+    return {"garbage": "not-a-token", "empty": ""}[how]
+
+
+@pytest.mark.parametrize("how", ["tampered signature", "tampered payload", "alg none",
+                                 "other key", "garbage", "empty"])
+def test_forged_tokens_are_refused(server, admin, how):
+    bad = _forged(admin.token, how)
+    c = server.client()
+    expect_fault(c.get(ACCESS, headers={"X-Auth-Session": bad}), 401, "ERR_UNAUTHORIZED")
+    expect_fault(c.get(ACCESS, headers={"Authorization": f"Bearer {bad}"}), 401,
+                 "ERR_UNAUTHORIZED")
+
+
+def test_no_token_is_refused(server):
+    expect_fault(server.client().get(ACCESS), 401, "ERR_UNAUTHORIZED")
+
+
+def test_logout_kills_only_that_session(server):
+    one, two = server.admin(), server.admin()
+    assert one.delete(ACCESS).status_code == 204
+    expect_fault(one.get(ACCESS), 401)
+    expect(two.get(ACCESS), 200)
+
+
+def test_bad_password_and_unknown_user_look_alike(spawn):
+    srv = spawn()   # own server: failed logins must not throttle the shared one
+    admin = srv.admin()
+    make_user(admin, name="alice")
+    bad = expect_fault(srv.login("alice", "wrong-" + PASSWORD), 401, "ERR_UNAUTHORIZED")
+    unknown = expect_fault(srv.login("nobody", PASSWORD), 401, "ERR_UNAUTHORIZED")
+    assert bad["details"] == unknown["details"]
+    assert "X-Auth-Session" not in srv.login("alice", "wrong").headers
+    expect(srv.login("alice", PASSWORD), 201)
+
+
+def test_health_needs_no_token(server):
+    health = expect(server.client().get("/api/system/v1/health"), 200)["health"]
+    assert health["status"] == "ok"
+
+
+def test_version(server, admin):
+    resp = admin.get("/api/system/v1/version")
+    version = expect(resp, 200)["version"]
+    assert {"product", "version", "build", "os", "hostname", "boot_time", "uptime_s"} <= set(
+        version)
+    assert version["hostname"] == socket.gethostname()
+    assert isinstance(version["uptime_s"], int) and version["uptime_s"] >= 0
+    assert parse_time(version["boot_time"]).timestamp() <= time.time()
+    assert resp.headers["X-Spindle-Version"] == version["version"]
+
+
+def test_openapi_document_lists_every_route(server):
+    doc = expect(server.client().get("/api/openapi.json"), 200)
+    assert doc["openapi"].startswith("3.1.")
+    prefixes = [""] + [s["url"].rstrip("/") for s in doc.get("servers", [])]
+    for method, pattern, *_ in routes():
+        found = [doc["paths"][pattern[len(p):]] for p in prefixes
+                 if pattern.startswith(p) and pattern[len(p):] in doc["paths"]]
+        assert found and method.lower() in found[0], f"{method} {pattern} not in openapi.json"

@@ -1,0 +1,179 @@
+"""The daemon as a program: flags, first start, restart, SIGTERM, what it keeps on disk."""
+import hashlib
+import os
+import re
+import socket
+import sqlite3
+import ssl
+import stat
+
+import pytest
+
+from conftest import (ACCESS, PASSWORD, REPO, STOP_TIMEOUT, TEST_KDF_ITERATIONS, USERS,
+                      b64url_decode, expect, expect_fault, free_port, make_token, make_user,
+                      run_daemon)
+
+FLAGS = ["--foreground", "--state-dir", "--listen", "--http-listen", "--log-level",
+         "--kdf-iterations", "--config", "--max-body", "--max-connections",
+         "--allow-insecure-http", "--webroot", "--help", "--version"]
+
+
+def mode(path):
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def pems(directory, marker):
+    """Files under directory whose text holds the PEM marker (b"PRIVATE KEY", ...)."""
+    return [p for p in directory.rglob("*") if p.is_file() and marker in p.read_bytes()]
+
+
+def pwhash(state_dir, user):
+    with sqlite3.connect(state_dir / "spindle.db") as db:
+        return db.execute("SELECT pwhash FROM users WHERE name = ?", (user,)).fetchone()[0]
+
+
+# ---- flags -----------------------------------------------------------------------
+
+def test_help():
+    rc, out, _ = run_daemon("--help")
+    assert rc == 0
+    for flag in FLAGS:
+        assert flag in out, f"--help does not mention {flag}"
+
+
+def test_version():
+    version = re.search(r"AC_INIT\(\[spindle\],\s*\[([^\]]+)\]", (REPO / "configure.ac")
+                        .read_text()).group(1)
+    rc, out, _ = run_daemon("--version")
+    assert rc == 0 and version in out
+
+
+# Each is appended to an otherwise good command line; the daemon must refuse to start
+# with one line on stderr, naming one of the given words (if any).
+BAD_ARGS = {
+    "unknown flag": (["--no-such-flag"], ["no-such-flag"]),
+    "stray argument": (["stray"], ["stray"]),
+    "flag without its value": (["--state-dir"], ["state-dir"]),
+    "max-body not a number": (["--max-body", "lots"], ["max-body", "lots"]),
+    "unknown log level": (["--log-level", "loud"], ["log-level", "loud"]),
+    "plain HTTP off loopback": (["--http-listen", "0.0.0.0:{port}"], []),
+    "unknown config key": (["--config", "{config}"], ["no_such_key"]),
+}
+
+
+@pytest.mark.parametrize("args, words", BAD_ARGS.values(), ids=BAD_ARGS.keys())
+def test_bad_invocation_exits_2(tmp_path, args, words):
+    config = tmp_path / "bad.conf"
+    config.write_text(f"state_dir={tmp_path / 'state'}\nno_such_key=1\n")
+    args = [a.format(port=free_port(), config=config) for a in args]
+    rc, _, err = run_daemon("--foreground", "--state-dir", tmp_path / "state",
+                            "--listen", f"127.0.0.1:{free_port()}", *args)
+    assert rc == 2, err
+    assert len(err) == 1, err
+    assert not words or any(w in err[0] for w in words), err
+
+
+def test_port_in_use_fails_start(tmp_path):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        rc, _, err = run_daemon("--foreground", "--state-dir", tmp_path / "state",
+                                "--kdf-iterations", TEST_KDF_ITERATIONS,
+                                "--listen", f"127.0.0.1:{busy.getsockname()[1]}")
+    assert rc not in (0, None) and err
+
+
+def test_config_file(spawn):
+    srv = spawn(config=True)      # every setting from the INI file, none as flags
+    expect(srv.admin().get(ACCESS), 200)
+    assert (srv.state_dir / "initial-admin-password").exists()
+
+
+# ---- state on disk ---------------------------------------------------------------
+
+def test_first_start_writes_state(spawn):
+    srv = spawn()
+    state = srv.state_dir
+    password_file = state / "initial-admin-password"
+    assert mode(password_file) == 0o600
+    assert re.fullmatch(r"\S{12,}\n", password_file.read_text())
+    assert mode(state / "jwt.key") == 0o600
+    assert len((state / "jwt.key").read_bytes()) == 32
+    assert (state / "spindle.db").is_file()
+
+    keys = pems(state / "tls", b"PRIVATE KEY")
+    assert keys and all(mode(k) == 0o600 for k in keys), keys
+    certs = pems(state / "tls", b"BEGIN CERTIFICATE")
+    assert certs
+    served = ssl.PEM_cert_to_DER_cert(ssl.get_server_certificate(("127.0.0.1", srv.port)))
+    stored = re.search(rb"-----BEGIN CERTIFICATE-----.+?-----END CERTIFICATE-----",
+                       certs[0].read_bytes(), re.S).group().decode()
+    assert served == ssl.PEM_cert_to_DER_cert(stored)
+
+
+def test_restart_keeps_state_and_sessions(spawn):
+    first = spawn()
+    state = first.state_dir
+    kept = ["initial-admin-password", "jwt.key"] + [
+        str(p.relative_to(state)) for p in (state / "tls").rglob("*") if p.is_file()]
+    before = {f: (state / f).read_bytes() for f in kept}
+    admin = first.admin()
+    logged_out = first.admin()
+    assert logged_out.delete(ACCESS).status_code == 204
+    name = make_user(admin, ["operator"])
+    token = make_token(admin, name)
+    assert first.stop()[0] == 0
+
+    second = spawn(state_dir=state)
+    assert {f: (state / f).read_bytes() for f in kept} == before
+    expect(second.client(admin.token).get(ACCESS), 200)
+    expect_fault(second.client(logged_out.token).get(ACCESS), 401, "ERR_UNAUTHORIZED")
+    bearer = {"Authorization": f"Bearer {token['secret']}"}
+    expect(second.client().get(USERS, headers=bearer), 200)
+    expect(second.admin().get(f"{USERS}/{name}"), 200)
+    expect(second.login(name, PASSWORD), 201)
+
+
+def test_sigterm_exits_promptly_with_intact_db(spawn):
+    srv = spawn()
+    admin = srv.admin()                 # its keep-alive connection stays open
+    name = make_user(admin)
+    with socket.create_connection(("127.0.0.1", srv.http_port)) as half:
+        half.sendall(b"GET /api/system/v1/health HTTP/1.1\r\n")     # and a half request
+        rc, seconds = srv.stop()
+    assert rc == 0, srv.log_tail()
+    assert seconds < STOP_TIMEOUT
+    with sqlite3.connect(srv.state_dir / "spindle.db") as db:
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        assert {"admin", name} <= {n for (n,) in db.execute("SELECT name FROM users")}
+
+
+@pytest.mark.parametrize("iterations, least", [(None, 600000),
+                                               (TEST_KDF_ITERATIONS, TEST_KDF_ITERATIONS)],
+                         ids=["default", "--kdf-iterations"])
+def test_password_hash_is_pbkdf2(spawn, iterations, least):
+    srv = spawn(kdf_iterations=iterations)
+    password = srv.admin_password
+    srv.admin()
+    srv.stop()
+    algo, count, salt, digest = pwhash(srv.state_dir, "admin").split("$")
+    assert algo == "pbkdf2-sha256"
+    if iterations is None:
+        assert int(count) >= least
+    else:
+        assert int(count) == least
+    expected = hashlib.pbkdf2_hmac("sha256", password.encode(), b64url_decode(salt), int(count))
+    assert b64url_decode(digest) == expected, "hash is not PBKDF2-HMAC-SHA256(password, salt)"
+
+
+def test_log_holds_no_secrets(spawn):
+    srv = spawn()       # at --log-level debug
+    admin = srv.admin()
+    secret = "Never-Log-Me-71"
+    name = make_user(admin, password=secret)
+    session = srv.login_client(name, secret)
+    token = make_token(session, name)
+    srv.stop()
+    log = srv.log_text()
+    for value in (secret, admin.token, session.token, token["secret"]):
+        assert value not in log
