@@ -2,10 +2,12 @@
 import hashlib
 import os
 import re
+import signal
 import socket
 import sqlite3
 import ssl
 import stat
+import time
 
 import pytest
 
@@ -177,3 +179,27 @@ def test_log_holds_no_secrets(spawn):
     log = srv.log_text()
     for value in (secret, admin.token, session.token, token["secret"]):
         assert value not in log
+
+
+def test_sigterm_finishes_a_reply_in_flight(spawn):
+    """A login still hashing on a helper thread when SIGTERM comes is answered first."""
+    srv = spawn(kdf_iterations=None)  # the default 600,000 iterations: a slow login
+    pw = srv.admin_password
+    body = f'{{"user":"admin","password":"{pw}"}}'.encode()
+    sock = socket.create_connection(("127.0.0.1", srv.http_port), timeout=30)
+    sock.sendall(b"POST /api/access/v1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                 b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+    time.sleep(0.1)  # the request is read and its KDF (~0.3 s) is running
+    srv.proc.send_signal(signal.SIGTERM)
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    sock.close()
+    assert data.startswith(b"HTTP/1.1 201"), data[:200]
+    srv.proc.wait(STOP_TIMEOUT)
+    srv.returncode = srv.proc.returncode
+    assert srv.returncode == 0
+    assert "finishing 1 requests in flight" in srv.log_text(), srv.log_tail()
