@@ -27,13 +27,55 @@ static const struct {
     [ERR_TIMEOUT] = {"ERR_TIMEOUT", 504},
 };
 
+/* Length of the valid UTF-8 sequence at s, or 0. */
+static size_t utf8_seq(const unsigned char *s)
+{
+	size_t n;
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+/* Details quote what the client sent and may be cut mid-character: keep them valid
+ * UTF-8 so the fault can always be encoded as JSON. */
+static void utf8_clean(char *s)
+{
+	unsigned char *p = (unsigned char *)s;
+	while (*p) {
+		size_t n = utf8_seq(p);
+		if (n) {
+			p += n;
+			continue;
+		}
+		*p++ = '?';
+	}
+}
+
+int fault_vset(struct fault *f, enum fault_kind kind, const char *fmt, va_list ap)
+{
+	f->kind = kind;
+	f->retry_after = 0;
+	vsnprintf(f->details, sizeof(f->details), fmt, ap);
+	utf8_clean(f->details);
+	return -1;
+}
+
 int fault_set(struct fault *f, enum fault_kind kind, const char *fmt, ...)
 {
 	va_list ap;
-	f->kind = kind;
-	f->retry_after = 0;
 	va_start(ap, fmt);
-	vsnprintf(f->details, sizeof(f->details), fmt, ap);
+	fault_vset(f, kind, fmt, ap);
 	va_end(ap);
 	return -1;
 }
@@ -54,6 +96,9 @@ const char *fault_name(enum fault_kind kind)
 
 json_t *fault_json(const struct fault *f)
 {
-	return json_pack("{s:{s:s, s:s, s:i}}", "fault", "message", fault_name(f->kind), "details",
-	                 f->details, "code", fault_status(f->kind));
+	/* details are clean UTF-8 when set through fault_set; one set by hand may not be */
+	json_t *details = json_string(f->details);
+	return json_pack("{s:{s:s, s:o, s:i}}", "fault", "message", fault_name(f->kind), "details",
+	                 details ? details : json_string("(not valid UTF-8)"), "code",
+	                 fault_status(f->kind));
 }

@@ -2,6 +2,7 @@
 #ifndef SPINDLE_FAULT_H
 #define SPINDLE_FAULT_H
 
+#include <stdarg.h>
 #include <jansson.h>
 
 enum fault_kind {
@@ -33,6 +34,7 @@ struct fault {
 /* Sets the fault and returns -1, so callers can `return fault_set(...)`. */
 int fault_set(struct fault *f, enum fault_kind kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+int fault_vset(struct fault *f, enum fault_kind kind, const char *fmt, va_list ap);
 int fault_status(enum fault_kind kind);
 const char *fault_name(enum fault_kind kind);
 /* New reference: {"fault":{...}}. */

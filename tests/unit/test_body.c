@@ -1,4 +1,5 @@
 /* Request body validation: types, ranges, unknown, missing and duplicate keys. */
+#include <stdio.h>
 #include <string.h>
 
 #include "body.h"
@@ -58,5 +59,28 @@ int main(void)
 	expect("", ERR_INVALID_ARG, "body", "empty");
 	expect("{\"name\":\"a\\u0000b\"}", ERR_INVALID_ARG, NULL, "NUL in a string");
 	expect("{\"name\":\"a\"} trailing", ERR_INVALID_ARG, NULL, "trailing garbage");
+
+	/* An unknown key of 300 two-byte characters is cut inside the details; the fault must
+	 * still encode (valid UTF-8), or the client gets a 400 with no body. */
+	char key[700], json[800];
+	size_t o = 0;
+	for (int i = 0; i < 300; i++) {
+		key[o++] = (char)0xc3;
+		key[o++] = (char)0xa9; /* e-acute */
+	}
+	key[o] = '\0';
+	snprintf(json, sizeof(json), "{\"name\":\"a\",\"%s\":1}", key);
+	struct fault f = {0};
+	json_t *j = NULL;
+	ok(body_parse(json, strlen(json), &j, &f) == 0 && body_check(j, fields, &f) < 0 &&
+	       f.kind == ERR_UNKNOWN_ARG,
+	   "long multibyte unknown key refused");
+	json_decref(j);
+	json_t *fj = fault_json(&f);
+	ok(fj && json_string_value(json_object_get(json_object_get(fj, "fault"), "details")),
+	   "its fault encodes as JSON");
+	json_decref(fj);
+	fault_set(&f, ERR_INVALID_ARG, "%s", "ab\xff\xfe");
+	is_str(f.details, "ab??", "invalid bytes in details become '?'");
 	return done_testing();
 }
