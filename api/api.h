@@ -31,6 +31,42 @@ void roles_update(struct request *r);
 void roles_delete(struct request *r);
 /* api/log.c */
 void log_audit_list(struct request *r);
+/* api/hardware.c */
+void hardware_chassis_list(struct request *r);
+void hardware_chassis_get(struct request *r);
+void hardware_chassis_locate(struct request *r);
+void hardware_disk_list(struct request *r);
+void hardware_disk_get(struct request *r);
+void hardware_disk_locate(struct request *r);
+/* api/analytics.c */
+void analytics_datasets_list(struct request *r);
+void analytics_datasets_create(struct request *r);
+void analytics_dataset_get(struct request *r);
+void analytics_dataset_update(struct request *r);
+void analytics_dataset_delete(struct request *r);
+void analytics_dataset_data(struct request *r);
+void analytics_settings_get(struct request *r);
+void analytics_settings_update(struct request *r);
+/* api/worksheets.c */
+void worksheets_api_list(struct request *r);
+void worksheets_api_create(struct request *r);
+void worksheets_api_get(struct request *r);
+void worksheets_api_update(struct request *r);
+void worksheets_api_delete(struct request *r);
+/* api/status.c */
+void status_dashboard(struct request *r);
+void status_events(struct request *r);
+/* api/metrics.c */
+void metrics_api_get(struct request *r);
+/* api/bench.c */
+void bench_jobs_list(struct request *r);
+void bench_jobs_create(struct request *r);
+void bench_jobs_get(struct request *r);
+void bench_jobs_delete(struct request *r);
+void bench_jobs_progress(struct request *r);
+void bench_jobs_result(struct request *r);
+void bench_compare(struct request *r);
+void bench_presets(struct request *r);
 
 /* Services and their API versions, for GET /api/access/v1 and the response headers. */
 struct api_service {

@@ -6,6 +6,9 @@
 
 #define U "/api/user/v1"
 #define R "/api/role/v1"
+#define H "/api/hardware/v1"
+#define A "/api/analytics/v1"
+#define B "/api/bench/v1"
 
 const struct route api_routes[] = {
     {METHOD_GET, "/api/openapi.json", "system", ROUTE_PUBLIC, 0, openapi_get,
@@ -44,10 +47,77 @@ const struct route api_routes[] = {
 
     {METHOD_GET, "/api/log/v1/logs/audit", "log", ROUTE_AUTH, PERM_USER_READ, log_audit_list,
      "The audit log"},
+
+    {METHOD_GET, H "/chassis", "hardware", ROUTE_AUTH, PERM_HARDWARE_READ, hardware_chassis_list,
+     "The system chassis and every SES enclosure"},
+    {METHOD_GET, H "/chassis/{chassis}", "hardware", ROUTE_AUTH, PERM_HARDWARE_READ,
+     hardware_chassis_get, "One chassis"},
+    {METHOD_PUT, H "/chassis/{chassis}", "hardware", ROUTE_AUTH, PERM_HARDWARE_LOCATE,
+     hardware_chassis_locate, "Turn a chassis locator LED on or off"},
+    {METHOD_GET, H "/chassis/{chassis}/disk", "hardware", ROUTE_AUTH, PERM_HARDWARE_READ,
+     hardware_disk_list, "The disks (and enclosure slots) of a chassis"},
+    {METHOD_GET, H "/chassis/{chassis}/disk/{disk}", "hardware", ROUTE_AUTH, PERM_HARDWARE_READ,
+     hardware_disk_get, "One disk"},
+    {METHOD_PUT, H "/chassis/{chassis}/disk/{disk}", "hardware", ROUTE_AUTH, PERM_HARDWARE_LOCATE,
+     hardware_disk_locate, "Turn a disk locator LED on or off"},
+
+    {METHOD_GET, A "/datasets", "analytics", ROUTE_AUTH, PERM_STAT_READ, analytics_datasets_list,
+     "The analytics datasets"},
+    {METHOD_POST, A "/datasets", "analytics", ROUTE_AUTH, PERM_SETTINGS_MODIFY,
+     analytics_datasets_create, "Collect a statistic, broken down by a drilldown"},
+    {METHOD_GET, A "/datasets/{name}", "analytics", ROUTE_AUTH, PERM_STAT_READ,
+     analytics_dataset_get, "One dataset"},
+    {METHOD_PUT, A "/datasets/{name}", "analytics", ROUTE_AUTH, PERM_SETTINGS_MODIFY,
+     analytics_dataset_update, "Suspend or resume collecting a dataset"},
+    {METHOD_DELETE, A "/datasets/{name}", "analytics", ROUTE_AUTH, PERM_SETTINGS_MODIFY,
+     analytics_dataset_delete, "Stop collecting a dataset and delete its data"},
+    {METHOD_GET, A "/datasets/{name}/data", "analytics", ROUTE_AUTH, PERM_STAT_READ,
+     analytics_dataset_data, "A dataset's samples; streamed while the window reaches past now"},
+    {METHOD_GET, A "/settings", "analytics", ROUTE_AUTH, PERM_STAT_READ, analytics_settings_get,
+     "How long second, minute and hour data are kept"},
+    {METHOD_PUT, A "/settings", "analytics", ROUTE_AUTH, PERM_SETTINGS_MODIFY,
+     analytics_settings_update, "Change how long analytics data are kept"},
+
+    {METHOD_GET, A "/worksheets", "analytics", ROUTE_AUTH, PERM_WORKSHEET_READ, worksheets_api_list,
+     "List worksheets"},
+    {METHOD_POST, A "/worksheets", "analytics", ROUTE_AUTH, PERM_WORKSHEET_MODIFY,
+     worksheets_api_create, "Create a worksheet"},
+    {METHOD_GET, A "/worksheets/{uuid}", "analytics", ROUTE_AUTH, PERM_WORKSHEET_READ,
+     worksheets_api_get, "One worksheet"},
+    {METHOD_PUT, A "/worksheets/{uuid}", "analytics", ROUTE_AUTH, PERM_WORKSHEET_MODIFY,
+     worksheets_api_update, "Rename a worksheet or replace its datasets"},
+    {METHOD_DELETE, A "/worksheets/{uuid}", "analytics", ROUTE_AUTH, PERM_WORKSHEET_MODIFY,
+     worksheets_api_delete, "Delete a worksheet"},
+
+    {METHOD_GET, "/api/status/v1/dashboard", "status", ROUTE_AUTH, PERM_STAT_READ, status_dashboard,
+     "The phone's dashboard: one compact document, with ETag"},
+    {METHOD_GET, "/api/status/v1/events", "status", ROUTE_AUTH, PERM_STAT_READ, status_events,
+     "The dashboard as Server-Sent Events, one a second"},
+    /* Public here: api/metrics.c lets --metrics-allow addresses in, else wants stat:read. */
+    {METHOD_GET, "/metrics", "system", ROUTE_PUBLIC, 0, metrics_api_get,
+     "Prometheus metrics (allow-listed addresses, or a token with stat:read)"},
+
+    {METHOD_GET, B "/jobs", "bench", ROUTE_AUTH, PERM_BENCH_READ, bench_jobs_list,
+     "List benchmark jobs"},
+    {METHOD_POST, B "/jobs", "bench", ROUTE_AUTH, PERM_BENCH_RUN, bench_jobs_create,
+     "Queue a benchmark job"},
+    {METHOD_GET, B "/jobs/{id}", "bench", ROUTE_AUTH, PERM_BENCH_READ, bench_jobs_get,
+     "One job: spec, state, progress while it runs, result when done"},
+    {METHOD_DELETE, B "/jobs/{id}", "bench", ROUTE_AUTH, PERM_BENCH_RUN, bench_jobs_delete,
+     "Cancel a live job, or delete a finished one (settings:modify)"},
+    {METHOD_GET, B "/jobs/{id}/progress", "bench", ROUTE_AUTH, PERM_BENCH_READ, bench_jobs_progress,
+     "A job's interval lines, streamed while it runs (NDJSON or SSE)"},
+    {METHOD_GET, B "/jobs/{id}/result", "bench", ROUTE_AUTH, PERM_BENCH_READ, bench_jobs_result,
+     "A job's result, or in fio's JSON shape (format=fio)"},
+    {METHOD_GET, B "/compare", "bench", ROUTE_AUTH, PERM_BENCH_READ, bench_compare,
+     "Key figures of finished jobs side by side, with the difference to a baseline"},
+    {METHOD_GET, B "/presets", "bench", ROUTE_AUTH, PERM_BENCH_READ, bench_presets,
+     "The job presets: slob and iozone"},
 };
 const size_t api_routes_count = nitems(api_routes);
 
 const struct api_service api_services[] = {
-    {"access", "1.0"}, {"system", "1.0"}, {"user", "1.0"}, {"role", "1.0"}, {"log", "1.0"},
+    {"access", "1.0"},   {"system", "1.0"},    {"user", "1.0"},   {"role", "1.0"},  {"log", "1.0"},
+    {"hardware", "1.0"}, {"analytics", "1.0"}, {"status", "1.0"}, {"bench", "1.0"},
 };
 const size_t api_services_count = nitems(api_services);

@@ -108,4 +108,145 @@ int db_audit_insert(struct db *db, const struct db_audit *a);
 int db_audit_list(struct db *db, int64_t start, int limit,
                   int (*cb)(void *arg, const struct db_audit *a), void *arg);
 
+/* Worksheets (db/store_worksheets.c). Names are unique per owner. */
+#define DB_WORKSHEET_NAME_MAX 128
+
+struct db_worksheet {
+	char uuid[37];
+	char name[DB_WORKSHEET_NAME_MAX + 1];
+	char owner[DB_NAME_MAX + 1];
+	int64_t ctime, mtime;
+	char *datasets; /* JSON array text; from get: for free(); in list callbacks: borrowed */
+};
+
+int db_worksheet_get(struct db *db, const char *uuid, struct db_worksheet *out);
+/* owner NULL: every worksheet; ordered by owner, then name. */
+int db_worksheet_list(struct db *db, const char *owner,
+                      int (*cb)(void *arg, const struct db_worksheet *w), void *arg);
+int db_worksheet_insert(struct db *db, const struct db_worksheet *w); /* DB_EXISTS */
+/* name, datasets and mtime; DB_NOTFOUND, DB_EXISTS (the owner has that name already). */
+int db_worksheet_update(struct db *db, const struct db_worksheet *w);
+int db_worksheet_delete(struct db *db, const char *uuid); /* DB_NOTFOUND */
+int db_worksheet_count(struct db *db, const char *owner); /* -1 on error */
+
+/* Locator LEDs as last set (db/store_leds.c), keyed "chassis/<id>" or "disk/<id>". */
+#define DB_LED_COMPONENT_MAX 160
+
+struct db_led {
+	char component[DB_LED_COMPONENT_MAX + 1];
+	bool locate;
+	char backend[16];
+	int64_t mtime;
+};
+
+int db_led_put(struct db *db, const struct db_led *l); /* insert or replace */
+int db_led_list(struct db *db, int (*cb)(void *arg, const struct db_led *l), void *arg);
+
+/* Analytics (db/store_samples.c): the dataset catalog and settings on this connection. */
+#define DB_DATASET_NAME_MAX 127
+
+struct db_dataset {
+	int64_t id; /* set by insert; never reused */
+	char name[DB_DATASET_NAME_MAX + 1];
+	char statistic[64];
+	char drilldown[64]; /* "" for none */
+	bool suspended;
+	int64_t ctime;
+};
+
+int db_dataset_list(struct db *db, int (*cb)(void *arg, const struct db_dataset *d), void *arg);
+int db_dataset_insert(struct db *db, struct db_dataset *d);              /* DB_EXISTS */
+int db_dataset_set_suspended(struct db *db, int64_t id, bool suspended); /* DB_NOTFOUND */
+int db_dataset_delete(struct db *db, int64_t id); /* DB_NOTFOUND; its samples: series.c */
+int db_analytics_setting_get(struct db *db, const char *name, int64_t *out); /* DB_NOTFOUND */
+/* All of them in one transaction. */
+int db_analytics_settings_set(struct db *db, const char *const *names, const int64_t *values,
+                              size_t n);
+
+/* The samples, on connections of their own (synchronous=NORMAL): one writer thread and
+ * readers on helper threads, each connection used by one thread at a time. */
+enum db_samples_level {
+	DB_SAMPLES_SECONDS,
+	DB_SAMPLES_MINUTES,
+	DB_SAMPLES_HOURS,
+	DB_SAMPLES_LEVELS
+};
+
+struct db_samples;
+
+/* The database must exist and be migrated (db_open) first. */
+struct db_samples *db_samples_open(const char *path, bool readonly, char *err, size_t errlen);
+void db_samples_close(struct db_samples *ds);
+/* A write transaction (BEGIN IMMEDIATE) on a writer, a read snapshot on a reader. */
+int db_samples_begin(struct db_samples *ds);
+int db_samples_end(struct db_samples *ds, int ret); /* commits when ret is 0 */
+/* Insert or replace the row of (series, start): an hour block of seconds (start the hour),
+ * an hour of minute rollups, a day of hour rollups. span is not stored. */
+int db_samples_put(struct db_samples *ds, enum db_samples_level level, int64_t series,
+                   int64_t start, int span, const void *data, size_t len);
+/* Rows of series with start in [from, to), oldest first. Unlike the catalog's lists, cb
+ * runs while the row is read (data is valid during the call only) and must not use ds. */
+typedef int (*db_samples_row_fn)(void *arg, int64_t start, int span, const void *data, size_t len);
+int db_samples_range(struct db_samples *ds, enum db_samples_level level, int64_t series,
+                     int64_t from, int64_t to, db_samples_row_fn cb, void *arg);
+int db_samples_delete(struct db_samples *ds, enum db_samples_level level, int64_t series,
+                      int64_t from, int64_t to);
+/* Rows and bytes of packed data a series holds at all levels. */
+int db_samples_bytes(struct db_samples *ds, int64_t series, int64_t *rows, int64_t *bytes);
+int db_samples_series_insert(struct db_samples *ds, int64_t id, int64_t dataset, const char *key);
+int db_samples_series_delete(struct db_samples *ds, int64_t id); /* the row only */
+int db_samples_series_list(struct db_samples *ds,
+                           int (*cb)(void *arg, int64_t id, int64_t dataset, const char *key),
+                           void *arg);
+/* The flushes not yet packed into hour blocks: one row each, every series' seconds in it.
+ * Ranges are by start; cb runs while the row is read, as for db_samples_range. */
+int db_samples_recent_add(struct db_samples *ds, int64_t start, int span, const void *data,
+                          size_t len);
+typedef int (*db_samples_recent_fn)(void *arg, int64_t id, int64_t start, int span,
+                                    const void *data, size_t len);
+int db_samples_recent_range(struct db_samples *ds, int64_t from, int64_t to,
+                            db_samples_recent_fn cb, void *arg);
+/* Only rows up to max_id: a flush that came after they were read stays. */
+int db_samples_recent_delete(struct db_samples *ds, int64_t from, int64_t to, int64_t max_id);
+/* The hours (start - start % 3600) the flushes cover, oldest first. */
+int db_samples_recent_hours(struct db_samples *ds, int (*cb)(void *arg, int64_t hour), void *arg);
+
+/* Benchmark runs (db/store_runs.c): one row per job; its interval lines apart. */
+#define DB_RUN_NAME_MAX   64
+#define DB_RUN_LABEL_MAX  256
+#define DB_RUN_TARGET_MAX 4096
+
+struct db_run {
+	int64_t id; /* set by insert */
+	char name[DB_RUN_NAME_MAX + 1];
+	char label[DB_RUN_LABEL_MAX + 1];
+	char owner[DB_NAME_MAX + 1];
+	char state[16]; /* queued running done failed cancelled interrupted */
+	char target[DB_RUN_TARGET_MAX];
+	int64_t ctime, start_time, end_time; /* start and end: 0 while not yet */
+	char reason[512];
+	/* JSON texts. From get and list: allocated (db_run_clear); list leaves start NULL
+	 * and result only {"summary":...}. */
+	char *spec, *start, *result;
+};
+
+void db_run_clear(struct db_run *r);
+int db_run_insert(struct db *db, struct db_run *r); /* sets r->id */
+/* Everything but id, name, label, owner and ctime. DB_NOTFOUND. */
+int db_run_update(struct db *db, const struct db_run *r);
+int db_run_get(struct db *db, int64_t id, struct db_run *out); /* DB_NOTFOUND */
+/* By id, ctime >= start; state and label (exact) NULL for any; at most limit. */
+int db_run_list(struct db *db, const char *state, const char *label, int64_t start, int limit,
+                int (*cb)(void *arg, const struct db_run *r), void *arg);
+int db_run_delete(struct db *db, int64_t id); /* and its intervals; DB_NOTFOUND */
+/* Runs left 'running' (the daemon stopped under them) become 'interrupted'; how many. */
+int db_run_interrupt_running(struct db *db, const char *reason, int64_t now);
+/* Ids of the queued runs, oldest first. */
+int db_run_queued(struct db *db, int (*cb)(void *arg, int64_t id), void *arg);
+/* Interval lines of a run, in one transaction. */
+int db_run_intervals_add(struct db *db, int64_t run, int64_t first_seq, const char *const *lines,
+                         size_t n);
+int db_run_intervals(struct db *db, int64_t run,
+                     int (*cb)(void *arg, int64_t seq, const char *line), void *arg);
+
 #endif

@@ -71,8 +71,115 @@ static const char migrate_step1[] =
     ") STRICT;"
     "CREATE INDEX audit_time ON audit(time);";
 
+/* Step 2: the locator LEDs as last set, so a restart keeps them (server/leds.c). */
+static const char migrate_step2[] =
+    "CREATE TABLE led_state ("
+    " component TEXT PRIMARY KEY NOT NULL," /* "chassis/<id>" or "disk/<id>" */
+    " locate INTEGER NOT NULL CHECK (locate IN (0, 1)),"
+    " backend TEXT NOT NULL,"
+    " mtime INTEGER NOT NULL"
+    ") STRICT, WITHOUT ROWID;";
+
+/* Step 3: analytics (server/series.c, server/datasets.c, db/store_samples.c). Each flush
+ * (every 10 s) is one analytics_recent row holding every series' packed seconds, so it
+ * touches a page or two; once an hour is complete its rows become one block per series in
+ * analytics_seconds, keyed k = series << 32 | hour, with the minute rollups packed per hour
+ * (analytics_minutes) and the hour rollups packed per day (analytics_hours). No foreign
+ * keys: a deleted dataset's series and samples are purged in small steps, and a series is
+ * only written after its dataset exists. */
+static const char migrate_step3[] =
+    "CREATE TABLE analytics_datasets ("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT," /* never reused: orphaned series stay orphans */
+    " name TEXT NOT NULL UNIQUE,"
+    " statistic TEXT NOT NULL,"
+    " drilldown TEXT NOT NULL DEFAULT '',"
+    " suspended INTEGER NOT NULL DEFAULT 0 CHECK (suspended IN (0, 1)),"
+    " ctime INTEGER NOT NULL"
+    ") STRICT;"
+    "CREATE TABLE analytics_settings ("
+    " name TEXT PRIMARY KEY NOT NULL,"
+    " value INTEGER NOT NULL"
+    ") STRICT, WITHOUT ROWID;"
+    "CREATE TABLE analytics_series ("
+    " id INTEGER PRIMARY KEY,"
+    " dataset INTEGER NOT NULL,"
+    " key TEXT NOT NULL," /* '' for the dataset's total */
+    " UNIQUE (dataset, key)"
+    ") STRICT;"
+    "CREATE TABLE analytics_recent ("
+    " id INTEGER PRIMARY KEY,"
+    " start INTEGER NOT NULL," /* the first second it covers */
+    " span INTEGER NOT NULL,"  /* seconds it covers, never across an hour */
+    " data BLOB NOT NULL"
+    ") STRICT;"
+    "CREATE INDEX analytics_recent_start ON analytics_recent(start);"
+    "CREATE TABLE analytics_seconds (k INTEGER PRIMARY KEY, data BLOB NOT NULL) STRICT;"
+    "CREATE TABLE analytics_minutes (k INTEGER PRIMARY KEY, data BLOB NOT NULL) STRICT;"
+    "CREATE TABLE analytics_hours (k INTEGER PRIMARY KEY, data BLOB NOT NULL) STRICT;"
+    "INSERT INTO analytics_settings (name, value) VALUES"
+    " ('retain_second_data', 24), ('retain_minute_data', 336), ('retain_hour_data', 8760);"
+    "INSERT INTO analytics_datasets (name, statistic, drilldown, ctime)"
+    " SELECT column1, column2, column3, CAST(strftime('%s', 'now') AS INTEGER) FROM (VALUES"
+    " ('cpu.utilization[mode]', 'cpu.utilization', 'mode'),"
+    " ('io.ops[op]', 'io.ops', 'op'),"
+    " ('io.ops[disk]', 'io.ops', 'disk'),"
+    " ('io.bytes[op]', 'io.bytes', 'op'),"
+    " ('io.bytes[disk]', 'io.bytes', 'disk'),"
+    " ('io.latency[op]', 'io.latency', 'op'),"
+    " ('io.disks[utilization]', 'io.disks', 'utilization'),"
+    " ('io.queue[disk]', 'io.queue', 'disk'),"
+    " ('nic.kilobytes[direction]', 'nic.kilobytes', 'direction'),"
+    " ('nic.kilobytes[device]', 'nic.kilobytes', 'device'),"
+    " ('mem.bytes[component]', 'mem.bytes', 'component'),"
+    " ('psi.some[resource]', 'psi.some', 'resource'));";
+
+/* Step 4: worksheets (db/store_worksheets.c). datasets holds the JSON array the core
+ * checked ([{name, drilldowns, seconds}]). No foreign key on owner: like the audit trail,
+ * a worksheet outlives its owner's account, and an admin may still manage it. */
+static const char migrate_step4[] =
+    "CREATE TABLE worksheets ("
+    " uuid TEXT PRIMARY KEY NOT NULL,"
+    " name TEXT NOT NULL,"
+    " owner TEXT NOT NULL,"
+    " ctime INTEGER NOT NULL,"
+    " mtime INTEGER NOT NULL,"
+    " datasets TEXT NOT NULL DEFAULT '[]'"
+    ") STRICT;"
+    /* Names unique per owner; also the index listings read in order. */
+    "CREATE UNIQUE INDEX worksheets_owner_name ON worksheets(owner, name);";
+
+/* Step 5: benchmark runs (db/store_runs.c, server/jobs.c). spec, start and result hold the
+ * JSON the supervisor checked (the worker's start and result lines, with the collector's
+ * figures added to the result); interval lines apart, one row each, so a progress stream
+ * replays them in order. */
+static const char migrate_step5[] =
+    "CREATE TABLE bench_runs ("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT," /* never reused: old links stay wrong, not other */
+    " name TEXT NOT NULL,"
+    " label TEXT NOT NULL DEFAULT '',"
+    " owner TEXT NOT NULL,"
+    " state TEXT NOT NULL CHECK (state IN"
+    "  ('queued', 'running', 'done', 'failed', 'cancelled', 'interrupted')),"
+    " target TEXT NOT NULL DEFAULT '',"
+    " ctime INTEGER NOT NULL,"
+    " start_time INTEGER NOT NULL DEFAULT 0,"
+    " end_time INTEGER NOT NULL DEFAULT 0,"
+    " reason TEXT NOT NULL DEFAULT '',"
+    " spec TEXT NOT NULL,"
+    " start TEXT,"
+    " result TEXT"
+    ") STRICT;"
+    "CREATE INDEX bench_runs_state ON bench_runs(state);"
+    "CREATE TABLE bench_intervals ("
+    " run INTEGER NOT NULL REFERENCES bench_runs(id) ON DELETE CASCADE,"
+    " seq INTEGER NOT NULL,"
+    " line TEXT NOT NULL,"
+    " PRIMARY KEY (run, seq)"
+    ") STRICT, WITHOUT ROWID;";
+
 static const struct migrate_step migrate_steps[] = {
-    {1, migrate_step1},
+    {1, migrate_step1}, {2, migrate_step2}, {3, migrate_step3},
+    {4, migrate_step4}, {5, migrate_step5},
 };
 
 int migrate_latest(void)

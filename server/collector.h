@@ -55,7 +55,30 @@ struct box_sample {
 	double arc_hit_pct;     /* hits / (hits + misses) over the interval, as arcstat */
 	uint64_t arc_hits, arc_misses, arc_iohits; /* raw cumulative */
 	uint64_t arc_size, arc_target, arc_mfu, arc_mru, arc_meta; /* bytes */
+
+	/* Added with the collector: what the analytics datasets need besides the above. */
+	double arc_hits_per_s, arc_misses_per_s, arc_iohits_per_s;
+	/* The kernel counts iohits (OpenZFS 2.2+): arc_hit_pct counts them among the accesses
+	 * (hits / (hits + iohits + misses)), as arcstat does. */
+	bool arc_have_iohits;
+	/* Bytes of cached data (arc_meta: of metadata). */
+	uint64_t arc_data;
 };
+
+struct event_base;
+
+/* Added with the collector: start-up, shutdown and a tick on demand. */
+struct collector_config {
+	const char *proc_root; /* --proc-root: "/" on a live box, a synthetic tree in tests */
+	const char *sys_root;  /* --sys-root: where /sys/class/block tells partitions apart */
+	bool partitions;       /* keep partitions in the per-disk series */
+	bool loop_devices;     /* keep loop, ram and zram devices */
+};
+/* Reads the counters once and arms the timer; the first sample comes a second later. */
+int collector_init(struct event_base *base, const struct collector_config *cfg);
+void collector_shutdown(void);
+/* One tick for the second t, as the timer does at each boundary (benchmarks, tests). */
+void collector_tick_at(int64_t t);
 
 /* The newest complete sample, or NULL before the second tick. Valid until the next tick. */
 const struct box_sample *collector_latest(void);

@@ -1,6 +1,7 @@
 /* Configuration: one table of options drives the flags, the INI keys, --help and checks. */
 #define _GNU_SOURCE
 #include "config.h"
+#include "cidr.h"
 #include "kdf.h"
 #include "util.h"
 
@@ -57,6 +58,36 @@ static const struct opt opts[] = {
      "longest life of a login session however active (12)"},
     {"helper-threads", OPT_INT, OFF(helper_threads), 1, 64, "N",
      "threads for slow work such as password hashing (2)"},
+    {"metrics-allow", OPT_STRING, OFF(metrics_allow), 0, 0, "CIDRS",
+     "addresses that may read /metrics without a token, or none (127.0.0.0/8,::1)"},
+    {"sys-root", OPT_STRING, OFF(sys_root), 0, 0, "DIR",
+     "root of the sys/ tree read for hardware, LEDs and disks (/)"},
+    {"proc-root", OPT_STRING, OFF(proc_root), 0, 0, "DIR",
+     "root of the proc/ tree the analytics collector reads every second (/)"},
+    {"analytics-partitions", OPT_BOOL, OFF(analytics_partitions), 0, 0, NULL,
+     "keep disk partitions in the per-disk analytics (off)"},
+    {"analytics-loop-devices", OPT_BOOL, OFF(analytics_loop_devices), 0, 0, NULL,
+     "keep loop, ram and zram devices in the per-disk analytics (off)"},
+    {"system-led", OPT_STRING, OFF(system_led), 0, 0, "NAME",
+     "the system identify LED under /sys/class/leds (none)"},
+    {"system-led-backend", OPT_STRING, OFF(system_led_backend), 0, 0, "BACKEND",
+     "system locator LED: auto, leds, ipmi or virtual (auto)"},
+    {"disk-led-backend", OPT_STRING, OFF(disk_led_backend), 0, 0, "BACKEND",
+     "disk locator LEDs: auto, ses, ledctl or virtual (auto)"},
+    {"led-command-timeout", OPT_INT, OFF(led_command_timeout_s), 1, 300, "SECONDS",
+     "time ledctl or ipmitool may take before it is killed (10)"},
+    {"bench-dirs", OPT_STRING, OFF(bench_dirs), 0, 0, "DIRS",
+     "directories benchmark targets may live in, ':'-separated (STATE/bench)"},
+    {"bench-worker", OPT_STRING, OFF(bench_worker), 0, 0, "PATH",
+     "the spindle-worker program (the build tree's, else spindle-worker from PATH)"},
+    {"bench-concurrency", OPT_INT, OFF(bench_concurrency), 1, 64, "N",
+     "benchmark jobs running at once; the rest wait in the queue (1)"},
+    {"bench-allow-devices", OPT_BOOL, OFF(bench_allow_devices), 0, 0, NULL,
+     "allow raw block devices as targets, each job with \"confirm\": true (off)"},
+    {"bench-max-runtime", OPT_INT, OFF(bench_max_runtime_s), 1, 30 * 86400, "SECONDS",
+     "longest ramp + runtime of a job, and the limit of one that moves an amount (86400)"},
+    {"bench-limit-slack", OPT_INT, OFF(bench_limit_slack_s), 1, 86400, "SECONDS",
+     "time a worker may run past its job's time (layout, drain) before it is stopped (300)"},
 };
 
 void config_usage(FILE *out)
@@ -266,6 +297,15 @@ static void config_defaults(struct config *cfg)
 	cfg->session_timeout_min = 15;
 	cfg->session_max_hours = 12;
 	cfg->helper_threads = 2;
+	cfg->metrics_allow = xstrdup("127.0.0.0/8,::1");
+	cfg->sys_root = xstrdup("/");
+	cfg->proc_root = xstrdup("/");
+	cfg->system_led_backend = xstrdup("auto");
+	cfg->disk_led_backend = xstrdup("auto");
+	cfg->led_command_timeout_s = 10;
+	cfg->bench_concurrency = 1;
+	cfg->bench_max_runtime_s = 86400;
+	cfg->bench_limit_slack_s = 300;
 }
 
 enum config_result config_load(struct config *cfg, int argc, char **argv)
@@ -357,6 +397,33 @@ enum config_result config_load(struct config *cfg, int argc, char **argv)
 			        cfg->http_listen);
 			return CONFIG_ERROR;
 		}
+	}
+	char why[200];
+	struct cidr_list *allow = cidr_list_parse(cfg->metrics_allow, why, sizeof(why));
+	if (!allow) {
+		fprintf(stderr, "spindled: --metrics-allow: %s\n", why);
+		return CONFIG_ERROR;
+	}
+	cidr_list_free(allow);
+	/* The LED backends one may force (server/leds.c); "auto" picks by the hardware. */
+	static const char *const sys_backends[] = {"auto", "leds", "ipmi", "virtual", NULL};
+	static const char *const disk_backends[] = {"auto", "ses", "ledctl", "virtual", NULL};
+	const char *const *b = sys_backends;
+	while (*b && strcmp(*b, cfg->system_led_backend) != 0)
+		b++;
+	if (!*b) {
+		fprintf(stderr,
+		        "spindled: --system-led-backend: '%s' is not auto, leds, ipmi or virtual\n",
+		        cfg->system_led_backend);
+		return CONFIG_ERROR;
+	}
+	for (b = disk_backends; *b && strcmp(*b, cfg->disk_led_backend) != 0;)
+		b++;
+	if (!*b) {
+		fprintf(stderr,
+		        "spindled: --disk-led-backend: '%s' is not auto, ses, ledctl or virtual\n",
+		        cfg->disk_led_backend);
+		return CONFIG_ERROR;
 	}
 	return CONFIG_OK;
 }

@@ -24,6 +24,25 @@ struct config {
 	long long session_timeout_min;
 	long long session_max_hours;
 	long long helper_threads;
+	char *metrics_allow; /* who scrapes /metrics without a token: CIDR list or "none" */
+
+	/* Hardware and locator LEDs (server/leds.c) */
+	char *sys_root;           /* hardware inventory and LEDs read <sys_root>/sys */
+	char *system_led;         /* /sys/class/leds name of the system identify LED, or NULL */
+	char *system_led_backend; /* auto, leds, ipmi, virtual */
+	char *disk_led_backend;   /* auto, ses, ledctl, virtual */
+	long long led_command_timeout_s;
+
+	char *proc_root;             /* the collector reads <proc_root>/proc */
+	bool analytics_partitions;   /* keep partitions in the per-disk analytics series */
+	bool analytics_loop_devices; /* keep loop, ram and zram devices too */
+
+	char *bench_dirs;   /* where job targets may live, ':'-separated; NULL: STATE/bench */
+	char *bench_worker; /* spindle-worker; NULL: the build tree's, else from PATH */
+	long long bench_concurrency;
+	bool bench_allow_devices; /* raw block devices as targets (jobs still need confirm) */
+	long long bench_max_runtime_s;
+	long long bench_limit_slack_s;
 };
 
 enum config_result { CONFIG_OK, CONFIG_EXIT_OK, CONFIG_ERROR };

@@ -48,7 +48,9 @@ struct http_server {
 	struct listener https, plain;
 	struct service_hdr *services;
 	size_t nservices;
+	struct stream *streams; /* open streamed replies */
 	size_t inflight;
+	size_t unflushed; /* replies handed to evhttp and not yet written out */
 	size_t tls_conns; /* open TLS connections, for the cap */
 	int conn_index;   /* SSL ex_data slot pointing back at the server */
 	char *webroot_real;
@@ -134,7 +136,7 @@ static const char *path_service(const char *path, char *buf, size_t len)
 	return buf;
 }
 
-static void finish(struct request *r, int status, struct evbuffer *body)
+static void common_headers(struct request *r)
 {
 	const char *service = r->route ? r->route->service : NULL;
 	char svc[32];
@@ -143,9 +145,30 @@ static void finish(struct request *r, int status, struct evbuffer *body)
 		service = path_service(uri ? uri : "", svc, sizeof(svc));
 	}
 	add_common_headers(r, service);
+}
+
+/* evhttp calls this once the reply's last byte is written (not when its connection dies
+ * first: then the count stays up, which is why shutdown bounds its wait for it). */
+static void reply_flushed(struct evhttp_request *req, void *arg)
+{
+	struct http_server *srv = arg;
+	if (srv->unflushed > 0)
+		srv->unflushed--;
+}
+
+static void track_flush(struct request *r)
+{
+	r->srv->unflushed++;
+	evhttp_request_set_on_complete_cb(r->ev, reply_flushed, r->srv);
+}
+
+static void finish(struct request *r, int status, struct evbuffer *body)
+{
+	common_headers(r);
 	/* evhttp leaves out Content-Length for HEAD but would still send a body. */
 	if (r->method == METHOD_HEAD)
 		body = NULL;
+	track_flush(r);
 	evhttp_send_reply(r->ev, status, NULL, body);
 	r->srv->inflight--;
 	request_free(r);
@@ -192,10 +215,10 @@ void reply_fault(struct request *r, const struct fault *f)
 
 void reply_error(struct request *r, enum fault_kind kind, const char *fmt, ...)
 {
-	struct fault f = {.kind = kind};
+	struct fault f;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(f.details, sizeof(f.details), fmt, ap);
+	fault_vset(&f, kind, fmt, ap);
 	va_end(ap);
 	reply_fault(r, &f);
 }
@@ -219,6 +242,131 @@ void reply_raw(struct request *r, int status, const char *content_type, const vo
 void reply_header(struct request *r, const char *key, const char *value)
 {
 	evhttp_add_header(evhttp_request_get_output_headers(r->ev), key, value);
+}
+
+/* --- streamed replies */
+
+struct stream {
+	struct request *r;
+	stream_hook hook;
+	void *arg;
+	char *heartbeat;
+	struct event *beat;
+	struct evbuffer *buf;
+	bool wrote;    /* a chunk went out since the last heartbeat tick */
+	bool stopping; /* the owner was told STREAM_SERVER_STOPPING */
+	struct stream *prev, *next;
+};
+
+static void stream_free(struct stream *s)
+{
+	struct http_server *srv = s->r->srv;
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		srv->streams = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+	if (s->beat)
+		event_free(s->beat);
+	evbuffer_free(s->buf);
+	free(s->heartbeat);
+	s->r->stream = NULL;
+	free(s);
+}
+
+/* The client went away: evhttp has detached the request from its connection, and only
+ * evhttp_send_reply_end() frees it then (STACK.md). */
+static void stream_conn_closed(struct evhttp_connection *conn, void *arg)
+{
+	struct stream *s = arg;
+	struct request *r = s->r;
+	s->hook(r, STREAM_CLIENT_GONE, s->arg);
+	stream_free(s);
+	evhttp_send_reply_end(r->ev);
+	r->srv->inflight--;
+	request_free(r);
+}
+
+static void stream_beat(evutil_socket_t fd, short what, void *arg)
+{
+	struct stream *s = arg;
+	if (!s->wrote)
+		reply_stream_chunk(s->r, s->heartbeat, strlen(s->heartbeat));
+	s->wrote = false;
+}
+
+void reply_stream_start(struct request *r, int status, const char *content_type,
+                        const char *heartbeat, stream_hook hook, void *arg)
+{
+	struct http_server *srv = r->srv;
+	struct stream *s = xcalloc(1, sizeof(*s));
+	s->r = r;
+	s->hook = hook;
+	s->arg = arg;
+	s->buf = evbuffer_new();
+	s->next = srv->streams;
+	if (s->next)
+		s->next->prev = s;
+	srv->streams = s;
+	r->stream = s;
+
+	struct evkeyvalq *h = evhttp_request_get_output_headers(r->ev);
+	evhttp_add_header(h, "Content-Type", content_type);
+	evhttp_add_header(h, "Cache-Control", "no-store");
+	common_headers(r);
+	evhttp_send_reply_start(r->ev, status, NULL);
+	struct evhttp_connection *conn = evhttp_request_get_connection(r->ev);
+	if (conn)
+		evhttp_connection_set_closecb(conn, stream_conn_closed, s);
+	if (heartbeat) {
+		/* Each chunk re-arms the connection's timeout; a third of it leaves slack. */
+		struct timeval tv = {srv->opt.timeout_s >= 3 ? srv->opt.timeout_s / 3 : 1, 0};
+		s->heartbeat = xstrdup(heartbeat);
+		s->beat = event_new(srv->base, -1, EV_PERSIST, stream_beat, s);
+		event_add(s->beat, &tv);
+	}
+}
+
+void reply_stream_chunk(struct request *r, const void *data, size_t len)
+{
+	struct stream *s = r->stream;
+	if (len == 0)
+		return; /* an empty chunk would end the body */
+	evbuffer_add(s->buf, data, len);
+	evhttp_send_reply_chunk(r->ev, s->buf);
+	s->wrote = true;
+}
+
+void reply_stream_end(struct request *r)
+{
+	struct evhttp_connection *conn = evhttp_request_get_connection(r->ev);
+	if (conn)
+		evhttp_connection_set_closecb(conn, NULL, NULL);
+	stream_free(r->stream);
+	track_flush(r);
+	evhttp_send_reply_end(r->ev);
+	r->srv->inflight--;
+	request_free(r);
+}
+
+/* Streams do not end by themselves: at shutdown their owners are told to finish them.
+ * A hook may end any streams, so the walk restarts from the head after each call. It runs
+ * as an event of its own: the streams' last bytes then go out before the drain check
+ * (main.c) sees nothing in flight and leaves the loop. */
+static void streams_stop(evutil_socket_t fd, short what, void *arg)
+{
+	struct http_server *srv = arg;
+	struct stream *s = srv->streams;
+	while (s) {
+		if (s->stopping) {
+			s = s->next;
+			continue;
+		}
+		s->stopping = true;
+		s->hook(s->r, STREAM_SERVER_STOPPING, s->arg);
+		s = srv->streams;
+	}
 }
 
 const char *request_param(const struct request *r, int i)
@@ -578,11 +726,18 @@ void http_stop_accepting(struct http_server *srv)
 			ls[i]->sock = NULL;
 		}
 	}
+	if (srv->streams)
+		event_base_once(srv->base, -1, EV_TIMEOUT, streams_stop, srv, NULL);
 }
 
 size_t http_inflight(const struct http_server *srv)
 {
 	return srv->inflight;
+}
+
+size_t http_unflushed(const struct http_server *srv)
+{
+	return srv->unflushed;
 }
 
 void http_free(struct http_server *srv)

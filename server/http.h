@@ -16,6 +16,7 @@
 struct event_base;
 struct evhttp_request;
 struct http_server;
+struct stream;
 
 struct http_service {
 	const char *name;    /* "user" */
@@ -40,7 +41,8 @@ struct request {
 	bool authenticated;
 	char peer[64];
 	unsigned method;
-	void *query; /* struct evkeyvalq, parsed on first use */
+	void *query;           /* struct evkeyvalq, parsed on first use */
+	struct stream *stream; /* while a streamed reply is open (reply_stream_start) */
 };
 
 /* ssl: the server context (tls.c); NULL only when no HTTPS listener is wanted (tests). */
@@ -52,6 +54,9 @@ int http_start(struct http_server *srv);
 void http_stop_accepting(struct http_server *srv);
 /* Requests received and not yet answered (async work in flight). */
 size_t http_inflight(const struct http_server *srv);
+/* Replies handed over but not yet written to their sockets (may overcount: a reply whose
+ * client vanished is never written, so wait for it only a little). */
+size_t http_unflushed(const struct http_server *srv);
 void http_free(struct http_server *srv);
 
 /* The path parameter i (0-based, in pattern order), percent-decoded. */
@@ -76,5 +81,22 @@ void reply_raw(struct request *r, int status, const char *content_type, const vo
                size_t len);
 /* Headers added before the reply. */
 void reply_header(struct request *r, const char *key, const char *value);
+
+/* Streamed replies (chunked): for answers that go on as new data comes (an analytics window
+ * reaching past now, server-sent events). The request stays in flight until it ends. */
+enum stream_event {
+	STREAM_CLIENT_GONE,     /* the connection closed: r is freed when the hook returns */
+	STREAM_SERVER_STOPPING, /* shutting down: finish soon with reply_stream_end() */
+};
+typedef void (*stream_hook)(struct request *r, enum stream_event ev, void *arg);
+/* Sends the status and headers now; the body follows in chunks. heartbeat (NULL: none) is
+ * sent whenever nothing else was for a third of the connection timeout, so a quiet stream
+ * is not timed out: it must be bytes the format ignores ("\n" in JSON, ":\n\n" in SSE). */
+void reply_stream_start(struct request *r, int status, const char *content_type,
+                        const char *heartbeat, stream_hook hook, void *arg);
+/* data is copied. */
+void reply_stream_chunk(struct request *r, const void *data, size_t len);
+/* Ends the body and frees the request; the hook is not called any more. */
+void reply_stream_end(struct request *r);
 
 #endif

@@ -13,36 +13,56 @@
 #include "accounts.h"
 #include "audit.h"
 #include "auth.h"
+#include "child.h"
+#include "collector.h"
 #include "config.h"
+#include "dashboard.h"
+#include "datasets.h"
 #include "db/db.h"
 #include "http.h"
+#include "jobs.h"
+#include "leds.h"
 #include "log.h"
+#include "metrics.h"
+#include "series.h"
 #include "tls.h"
 #include "util.h"
 #include "workq.h"
+#include "worksheets.h"
 #include "api/api.h"
 #include "api/routes.h"
 
 #define SHUTDOWN_GRACE_S 10
+#define FLUSH_GRACE_NS   (1000 * 1000000ull)
 
 struct daemon {
 	struct event_base *base;
 	struct http_server *http;
 	struct event *drain;
 	uint64_t stop_deadline_ns;
+	uint64_t answered_at_ns; /* when nothing was in flight any more */
 	bool stopping;
 };
 
+/* Every 20 ms while stopping: leave the loop once nothing is in flight and the last
+ * replies are written out (that wait is short: a vanished client's reply never is). */
 static void drain_check(evutil_socket_t fd, short what, void *arg)
 {
 	struct daemon *d = arg;
+	uint64_t now = util_mono_ns();
 	size_t n = http_inflight(d->http);
-	if (n == 0 || util_mono_ns() >= d->stop_deadline_ns) {
-		if (n)
-			log_warn("stopping with %zu requests unanswered after %d s", n,
-			         SHUTDOWN_GRACE_S);
-		event_base_loopexit(d->base, NULL);
+	if (n > 0 && now < d->stop_deadline_ns)
+		return;
+	if (n > 0) {
+		log_warn("stopping with %zu requests unanswered after %d s", n, SHUTDOWN_GRACE_S);
+	} else {
+		if (!d->answered_at_ns)
+			d->answered_at_ns = now;
+		if (http_unflushed(d->http) > 0 && now - d->answered_at_ns < FLUSH_GRACE_NS &&
+		    now < d->stop_deadline_ns)
+			return;
 	}
+	event_base_loopexit(d->base, NULL);
 }
 
 static void on_signal(evutil_socket_t sig, short what, void *arg)
@@ -109,6 +129,55 @@ int main(int argc, char **argv)
 	};
 	if (auth_init(d.base, db, wq, &acfg) < 0)
 		fatal("cannot set up authentication in %s", cfg.state_dir);
+	/* SIGCHLD is watched before anything may start a child (LED commands, workers). */
+	if (child_init(d.base) < 0)
+		fatal("cannot watch child processes");
+	struct leds_config lcfg = {
+	    .sys_root = cfg.sys_root,
+	    .system_led = cfg.system_led,
+	    .system_backend = cfg.system_led_backend,
+	    .disk_backend = cfg.disk_led_backend,
+	    .command_timeout_ms = (int)cfg.led_command_timeout_s * 1000,
+	};
+	if (leds_init(d.base, db, &lcfg) < 0)
+		fatal("cannot set up the hardware inventory");
+	/* Analytics: the series store (a connection and a writer thread of its own), the
+	 * datasets, then the collector whose ticks feed them. */
+	char dbpath[PATH_MAX];
+	snprintf(dbpath, sizeof(dbpath), "%s/spindle.db", cfg.state_dir);
+	struct series_config scfg = {.db_path = dbpath, .wq = wq, .retention = {24, 336, 8760}};
+	if (series_init(&scfg, err, sizeof(err)) < 0)
+		fatal("analytics: %s", err);
+	if (datasets_init(db) < 0)
+		fatal("analytics: cannot read the datasets");
+	struct collector_config ccfg = {
+	    .proc_root = cfg.proc_root,
+	    .sys_root = cfg.sys_root,
+	    .partitions = cfg.analytics_partitions,
+	    .loop_devices = cfg.analytics_loop_devices,
+	};
+	if (collector_init(d.base, &ccfg) < 0)
+		fatal("analytics: cannot start the collector");
+	/* Worksheets; the phone's dashboard and its events, rebuilt on each collector tick;
+	 * /metrics with its allow-list. */
+	worksheets_init(db);
+	if (dashboard_init(d.base, cfg.timeout_s) < 0)
+		fatal("cannot set up the dashboard");
+	if (metrics_init(cfg.metrics_allow) < 0)
+		fatal("cannot set up /metrics");
+	/* Benchmark jobs: workers are children (child_init above), figures from the collector. */
+	struct jobs_config jcfg = {
+	    .worker = cfg.bench_worker,
+	    .state_dir = cfg.state_dir,
+	    .bench_dirs = cfg.bench_dirs,
+	    .concurrency = (int)cfg.bench_concurrency,
+	    .allow_devices = cfg.bench_allow_devices,
+	    .max_runtime_s = (int)cfg.bench_max_runtime_s,
+	    .limit_slack_s = (int)cfg.bench_limit_slack_s,
+	    .sys_root = cfg.sys_root,
+	};
+	if (jobs_init(d.base, db, &jcfg) < 0)
+		fatal("cannot set up the benchmark jobs");
 
 	snprintf(path, sizeof(path), "%s/tls", cfg.state_dir);
 	SSL_CTX *ssl = tls_ctx_new(path);
@@ -151,6 +220,19 @@ int main(int argc, char **argv)
 	event_free(sigint);
 	/* Helpers first: their completions may still answer requests on live connections. */
 	workq_free(wq);
+	/* Analytics once no query reads the samples: no more ticks, then what memory holds
+	 * and the disk does not is flushed, so a SIGTERM loses no second. */
+	/* Its event streams ended at SIGTERM; it stops listening to the collector first. */
+	/* Workers get SIGTERM; child_shutdown() below reaps them as interrupted runs. */
+	jobs_shutdown();
+	dashboard_shutdown();
+	metrics_shutdown();
+	collector_shutdown();
+	datasets_shutdown();
+	series_shutdown();
+	leds_shutdown();
+	/* Children last among the answerers: killed, reaped, their callbacks run. */
+	child_shutdown();
 	http_free(d.http);
 	auth_shutdown();
 	db_close(db);

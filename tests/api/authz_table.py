@@ -10,6 +10,9 @@ Setup steps, run with the admin token before the call:
   "role"      create role {target}
   "token"     create an API token for the user in the path; its id is {id}
   "login"     call with a fresh session of the column's user, not the shared one
+  "worksheet" create a worksheet named {target} (owner admin); its uuid is {uuid}
+  "raw"       the answer is not JSON, maybe an endless stream: a 200 is checked by its
+              status and headers, then closed
 """
 from collections import namedtuple
 
@@ -19,6 +22,11 @@ Row = namedtuple("Row", "method path body expect setup", defaults=(None, ()))
 
 U = "/api/user/v1"
 R = "/api/role/v1"
+WS = "/api/analytics/v1/worksheets"
+BENCH = "/api/bench/v1"
+HW = "/api/hardware/v1/chassis"
+AN = "/api/analytics/v1"
+CPU = AN + "/datasets/cpu.utilization%5Bmode%5D"
 NEW_USER = {"name": "{target}", "password": "Spindle-test-pw-1", "roles": ["monitor"]}
 NEW_ROLE = {"name": "{target}", "authorizations": ["stat:read"]}
 ALL_200 = (200, 200, 200, 200)
@@ -58,4 +66,51 @@ ROWS = [
     Row("DELETE", R + "/roles/{target}", None, (401, 403, 403, 204), ("role",)),
     # audit log: user:read
     Row("GET", "/api/log/v1/logs/audit", None, (401, 403, 200, 200)),
+    # worksheets: worksheet:read / worksheet:modify; only the owner (here admin) or a holder
+    # of user:modify changes one
+    Row("GET", WS, None, (401, 200, 200, 200)),
+    Row("POST", WS, {"name": "{target}"}, (401, 403, 201, 201)),
+    Row("GET", WS + "/{uuid}", None, (401, 200, 200, 200), ("worksheet",)),
+    Row("PUT", WS + "/{uuid}", {"name": "{target}-renamed"}, (401, 403, 403, 200),
+        ("worksheet",)),
+    Row("DELETE", WS + "/{uuid}", None, (401, 403, 403, 204), ("worksheet",)),
+    # status: stat:read
+    Row("GET", "/api/status/v1/dashboard", None, (401, 200, 200, 200)),
+    Row("GET", "/api/status/v1/events", None, (401, 200, 200, 200), ("raw",)),
+    # Prometheus: the tests connect from loopback, in the default --metrics-allow
+    # (test_metrics.py covers the token path)
+    Row("GET", "/metrics", None, ALL_200, ("raw",)),
+    # hardware: hardware:read / hardware:locate, which every built-in role holds (the phone's
+    # monitor may light a locator). The shared server runs with virtual LED backends; the
+    # disk rows use an id that is no disk, so they show the gate (401/403 vs 404).
+    Row("GET", HW, None, (401, 200, 200, 200)),
+    Row("GET", HW + "/system", None, (401, 200, 200, 200)),
+    Row("PUT", HW + "/system", {"locate": False}, (401, 202, 202, 202)),
+    Row("GET", HW + "/system/disk", None, (401, 200, 200, 200)),
+    Row("GET", HW + "/system/disk/{target}", None, (401, 404, 404, 404)),
+    Row("PUT", HW + "/system/disk/{target}", {"locate": False}, (401, 404, 404, 404)),
+    # analytics: stat:read reads; what is collected and kept is settings:modify (admin).
+    # DELETE names no dataset, so the shared server keeps its datasets (403 vs 404 shows
+    # the gate); POST makes the plain io.queue, which no other test creates.
+    Row("GET", AN + "/datasets", None, (401, 200, 200, 200)),
+    Row("POST", AN + "/datasets", {"statistic": "io.queue"}, (401, 403, 403, 201)),
+    Row("GET", CPU, None, (401, 200, 200, 200)),
+    Row("PUT", AN + "/datasets/mem.bytes%5Bcomponent%5D", {"suspended": False},
+        (401, 403, 403, 200)),
+    Row("DELETE", AN + "/datasets/no.such%5Bdataset%5D", None, (401, 403, 403, 404)),
+    Row("GET", CPU + "/data", None, (401, 200, 200, 200)),
+    Row("GET", AN + "/settings", None, (401, 200, 200, 200)),
+    Row("PUT", AN + "/settings", {"retain_second_data": 24}, (401, 403, 403, 200)),
+    # bench: bench:read reads, bench:run queues and cancels (monitor reads only). The POST
+    # queues a tiny job on the shared server; the rows naming job 999999 (none) show the
+    # gate, 401/403 against 404; compare without jobs= is 400 once past the gate.
+    Row("GET", BENCH + "/jobs", None, (401, 200, 200, 200)),
+    Row("POST", BENCH + "/jobs", {"pattern": "randread", "size": "64k", "block_size": "4k",
+                                  "io_size": "4k"}, (401, 403, 201, 201)),
+    Row("GET", BENCH + "/jobs/999999", None, (401, 404, 404, 404)),
+    Row("DELETE", BENCH + "/jobs/999999", None, (401, 403, 404, 404)),
+    Row("GET", BENCH + "/jobs/999999/progress", None, (401, 404, 404, 404)),
+    Row("GET", BENCH + "/jobs/999999/result", None, (401, 404, 404, 404)),
+    Row("GET", BENCH + "/compare", None, (401, 400, 400, 400)),
+    Row("GET", BENCH + "/presets", None, (401, 200, 200, 200)),
 ]

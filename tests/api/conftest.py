@@ -9,6 +9,7 @@ Environment:
 """
 import base64
 import datetime
+import http.client
 import itertools
 import json
 import os
@@ -16,7 +17,10 @@ import re
 import shlex
 import signal
 import socket
+import ssl
+import struct
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -250,9 +254,12 @@ class Server:
     """One spindled in the foreground: HTTPS and plain HTTP on random loopback ports.
 
     kdf_iterations=None leaves the daemon's default; config=True passes the settings
-    in an INI file (--config) instead of flags."""
+    in an INI file (--config) instead of flags; env: the daemon's environment (None:
+    inherited), e.g. a PATH with fake ledctl and ipmitool first."""
 
-    def __init__(self, state_dir, *extra, kdf_iterations=TEST_KDF_ITERATIONS, config=False):
+    def __init__(self, state_dir, *extra, kdf_iterations=TEST_KDF_ITERATIONS, config=False,
+                 env=None):
+        self.env = env
         self.state_dir = Path(state_dir)
         self.extra = [str(a) for a in extra]
         self.kdf_iterations = kdf_iterations
@@ -286,7 +293,8 @@ class Server:
         self.https = f"https://127.0.0.1:{self.port}"
         self.http = f"http://127.0.0.1:{self.http_port}"
         with open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen(self.argv(), stdout=log, stderr=subprocess.STDOUT)
+            self.proc = subprocess.Popen(self.argv(), stdout=log, stderr=subprocess.STDOUT,
+                                         env=self.env)
         self.returncode = None
         deadline = time.monotonic() + START_TIMEOUT
         for base in (self.https, self.http):
@@ -386,12 +394,167 @@ def assert_stopped_cleanly(srv):
     assert srv.returncode == 0, f"spindled exit code {srv.returncode}:\n" + srv.log_tail()
 
 
+class FakeProc:
+    """A synthetic /proc for --proc-root: a box of `disks` NVMe disks, `nics` NICs, `cpus`
+    CPUs, memory, pressure and a ZFS ARC. Each counter is rate x (10 + seconds since
+    start()); live=True rewrites the files every 0.2 s from a thread (each atomically), so
+    the collector sees the rates below; live=False writes them once (rates read as 0)."""
+    RATES = {"reads": 12345, "writes": 6789, "read_sectors": 2411718, "write_sectors": 1325977,
+             "read_ms": 152399, "write_ms": 23762, "io_ms": 999, "rx_bytes": 104857600,
+             "tx_bytes": 52428800, "packets": 70000, "hits": 49000, "misses": 1000,
+             "tick": 100}
+
+    def __init__(self, root, disks=8, nics=2, cpus=64, arc=True, live=True):
+        self.root = Path(root)
+        self.disks = [f"nvme{i}n1" for i in range(disks)]
+        self.nics = [f"eth{i}" for i in range(nics)]
+        self.cpus, self.arc, self.live = cpus, arc, live
+        self.t0 = time.monotonic()
+        self.stopped = threading.Event()
+        self.thread = None
+
+    def value(self, name, t=0):
+        return int(self.RATES[name] * (10 + t))
+
+    def _write(self, rel, text):
+        path = self.root / "proc" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(text)
+        os.replace(tmp, path)
+
+    def write(self, t):
+        v = lambda name: self.value(name, t)  # noqa: E731
+        tick = v("tick")
+        # user nice system idle iowait irq softirq steal, each CPU alike
+        per = [tick * 30, tick, tick * 20, tick * 40, tick * 5, tick, tick * 3, 0]
+        cpu = " ".join(str(x) for x in per)
+        self._write("stat", f"cpu  {' '.join(str(x * self.cpus) for x in per)} 0 0\n"
+                    + "".join(f"cpu{i} {cpu} 0 0\n" for i in range(self.cpus))
+                    + "btime 1700000000\n")
+        self._write("diskstats", "".join(
+            f" 259 {i} {d} {v('reads')} 0 {v('read_sectors')} {v('read_ms')} {v('writes')} 0 "
+            f"{v('write_sectors')} {v('write_ms')} 7 {v('io_ms')} {v('read_ms')}\n"
+            for i, d in enumerate(self.disks)))
+        self._write("net/dev", "Inter-|   Receive |  Transmit\n face |bytes packets\n"
+                    + "    lo: 5 5 0 0 0 0 0 0 5 5 0 0 0 0 0 0\n"
+                    + "".join(f"  {n}: {v('rx_bytes')} {v('packets')} 3 0 0 0 0 0 "
+                              f"{v('tx_bytes')} {v('packets')} 4 0 0 0 0 0\n"
+                              for n in self.nics))
+        gib = 1024 * 1024  # in kB
+        self._write("meminfo", f"MemTotal: {512 * gib} kB\nMemFree: {64 * gib} kB\n"
+                    f"Buffers: {gib} kB\nCached: {128 * gib} kB\nSReclaimable: {8 * gib} kB\n")
+        for res in ("cpu", "io", "memory"):
+            self._write(f"pressure/{res}", f"some avg10=1.00 avg60=1.00 avg300=1.00 "
+                        f"total={v('tick') * 1000}\nfull avg10=0 avg60=0 avg300=0 total=0\n")
+        if self.arc:
+            rows = {"hits": v("hits"), "misses": v("misses"), "iohits": 0,
+                    "size": 256 * gib * 1024, "c": 300 * gib * 1024,
+                    "mfu_size": 100 * gib * 1024, "mru_size": 120 * gib * 1024,
+                    "data_size": 200 * gib * 1024, "metadata_size": 50 * gib * 1024}
+            self._write("spl/kstat/zfs/arcstats", "13 1 0x01 123 456 789 1011\n"
+                        "name                            type data\n"
+                        + "".join(f"{k:32}4    {n}\n" for k, n in rows.items()))
+
+    def _run(self):
+        while not self.stopped.wait(0.2):
+            self.write(time.monotonic() - self.t0)
+
+    def start(self):
+        self.write(0)
+        if self.live:
+            self.thread = threading.Thread(target=self._run, daemon=True)
+            self.thread.start()
+        return self
+
+    def stop(self):
+        self.stopped.set()
+        if self.thread:
+            self.thread.join()
+
+
+class EventStream:
+    """A Server-Sent Events stream read as it comes (http.client: read1 returns each chunk
+    as it arrives, where requests would wait to fill its buffer). A context manager."""
+
+    def __init__(self, srv, token, path, scheme="https"):
+        if scheme == "https":
+            self.conn = http.client.HTTPSConnection(
+                "127.0.0.1", srv.port, timeout=REQUEST_TIMEOUT,
+                context=ssl._create_unverified_context())
+        else:
+            self.conn = http.client.HTTPConnection("127.0.0.1", srv.http_port,
+                                                   timeout=REQUEST_TIMEOUT)
+        self.conn.request("GET", path, headers={"X-Auth-Session": token,
+                                                "Accept": "text/event-stream"})
+        self.resp = self.conn.getresponse()
+        self.status, self.headers = self.resp.status, self.resp.headers
+        self.buf = b""
+
+    def _read(self, timeout):
+        self.conn.sock.settimeout(max(timeout, 0.01))
+        return self.resp.read1(65536)
+
+    def next_event(self, want=lambda e: True, timeout=5 * SLOW):
+        """The next event (a dict of its fields, comments under "comments") that want()
+        accepts; fails the test after timeout seconds or at the end of the stream."""
+        deadline = time.monotonic() + timeout
+        while True:
+            while b"\n\n" not in self.buf:
+                left = deadline - time.monotonic()
+                assert left > 0, f"no event in {timeout}s; buffered {self.buf[:200]!r}"
+                data = self._read(left)
+                assert data, f"stream ended; buffered {self.buf[:200]!r}"
+                self.buf += data
+            block, self.buf = self.buf.split(b"\n\n", 1)
+            event = {"comments": []}
+            for line in block.decode().split("\n"):
+                if line.startswith(":"):
+                    event["comments"].append(line[1:].strip())
+                else:
+                    key, _, value = line.partition(":")
+                    event[key] = value[1:] if value.startswith(" ") else value
+            if want(event):
+                return event
+
+    def at_eof(self, timeout=3 * SLOW):
+        """True when the server ends the stream within timeout (events before are skipped)."""
+        deadline = time.monotonic() + timeout
+        try:
+            while time.monotonic() < deadline:
+                if not self._read(deadline - time.monotonic()):
+                    return True
+        except (socket.timeout, TimeoutError):
+            return False
+        except (ConnectionError, ssl.SSLError, http.client.HTTPException):
+            return True
+        return False
+
+    def close(self, abort=False):
+        """abort: reset the connection (SO_LINGER 0) instead of closing it politely."""
+        if abort and self.conn.sock:
+            self.conn.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                      struct.pack("ii", 1, 0))
+        self.resp.close()
+        self.conn.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
 # ---- fixtures ---------------------------------------------------------------------
+
+# The shared server reads the real /sys, but lights nothing: the LED backends are forced
+# virtual, so authorization rows never run ledctl or ipmitool on the test machine.
+SHARED_SERVER_HW = ("--system-led-backend", "virtual", "--disk-led-backend", "virtual")
 
 @pytest.fixture(scope="session")
 def server(tmp_path_factory):
     """The shared server most tests talk to."""
-    srv = Server(tmp_path_factory.mktemp("shared") / "state").start()
+    srv = Server(tmp_path_factory.mktemp("shared") / "state", *SHARED_SERVER_HW).start()
     yield srv
     assert_stopped_cleanly(srv)
 

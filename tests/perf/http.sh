@@ -1,6 +1,7 @@
 #!/bin/bash
-# Benchmark, not a test: authenticated GET /api/system/v1/version on spindled's plain HTTP
-# listener against nginx (one worker) serving the same bytes as a static file.
+# Benchmark, not a test: authenticated GETs on spindled's plain HTTP listener against
+# nginx (one worker) serving the same bytes as a static file: /api/system/v1/version, the
+# phone's /api/status/v1/dashboard, and the dashboard polled with If-None-Match (304s).
 # Three alternating wrk rounds each; prints req/s per round, the medians and their ratio
 # (target: spindled >= 0.8 x nginx), and spindled's RSS idle and after the runs.
 # Usage, from the repo root after a build:  bash tests/perf/http.sh
@@ -128,11 +129,44 @@ curl -fsS --max-time 5 -H "X-Auth-Session: $token" -o "$TMP/www/version.json" \
 	"$base/api/system/v1/version" || die "authenticated GET /api/system/v1/version failed"
 body_bytes=$(wc -c <"$TMP/www/version.json")
 
+# The dashboard once the collector has a sample (its second tick), as nginx's second file.
+for i in $(seq 50); do
+	curl -fsS --max-time 5 -H "X-Auth-Session: $token" -o "$TMP/www/dashboard.json" \
+		"$base/api/status/v1/dashboard" || die "authenticated GET /api/status/v1/dashboard failed"
+	grep -q '"time":"' "$TMP/www/dashboard.json" && break
+	[ "$i" -eq 50 ] && die "the dashboard has no sample after 5 s"
+	sleep 0.1
+done
+dash_bytes=$(wc -c <"$TMP/www/dashboard.json")
+cat >"$TMP/etag.lua" <<'LUA'
+-- Each request carries the newest ETag any response brought, as polling phones do.
+local etag
+counts = {} -- a global: done() reads it with thread:get
+function request()
+	if etag then
+		wrk.headers["If-None-Match"] = etag
+	end
+	return wrk.format()
+end
+function response(status, headers, body)
+	etag = headers["ETag"] or headers["Etag"] or etag
+	counts[status] = (counts[status] or 0) + 1
+end
+function setup(thread)
+	threads = threads or {}
+	table.insert(threads, thread)
+end
+function done(summary, latency, requests)
+	local c = threads[1]:get("counts")
+	io.write(string.format("status 200: %d, 304: %d\n", c[200] or 0, c[304] or 0))
+end
+LUA
+
 # --- nginx -------------------------------------------------------------------------------
 # Running as root, nginx's worker is "nobody": let it reach the file, and nothing else.
 chmod 711 "$TMP"
 chmod 755 "$TMP/www"
-chmod 644 "$TMP/www/version.json"
+chmod 644 "$TMP/www/version.json" "$TMP/www/dashboard.json"
 cat >"$TMP/nginx.conf" <<EOF
 worker_processes 1;
 master_process on;
@@ -167,28 +201,56 @@ for i in $(seq 50); do
 done
 
 # --- runs --------------------------------------------------------------------------------
-rss_idle=$(rss_kb "$spindled_pid")
-echo "spindled vs nginx (1 worker): GET of the same $body_bytes-byte JSON,"
-echo "wrk -t1 -c$CONNECTIONS -d${DURATION}s, $ROUNDS alternating rounds, loopback"
-echo
-printf '%-8s %14s %14s %8s\n' round "spindled r/s" "nginx r/s" ratio
-: >"$TMP/s.txt"
-: >"$TMP/n.txt"
-for r in $(seq "$ROUNDS"); do
-	s=$(wrk_run spindled "$base/api/system/v1/version" -H "X-Auth-Session: $token")
-	n=$(wrk_run nginx "$nginx_url")
-	echo "$s" >>"$TMP/s.txt"
-	echo "$n" >>"$TMP/n.txt"
-	printf '%-8s %14.0f %14.0f %8.2f\n' "$r" "$s" "$n" "$(awk -v a="$s" -v b="$n" 'BEGIN { print a / b }')"
-done
-kill -0 "$spindled_pid" 2>/dev/null || die "spindled died during the runs"
-rss_after=$(rss_kb "$spindled_pid")
+# compare NAME TARGET SPINDLED_URL NGINX_URL [wrk args for both...]: ROUNDS alternating
+# rounds, a table of req/s, and the medians' ratio against TARGET ("": none).
+compare() {
+	local name=$1 target=$2 s_url=$3 n_url=$4 r s n s_med n_med ratio verdict
+	shift 4
+	echo "$name"
+	printf '%-8s %14s %14s %8s\n' round "spindled r/s" "nginx r/s" ratio
+	: >"$TMP/s.txt"
+	: >"$TMP/n.txt"
+	for r in $(seq "$ROUNDS"); do
+		s=$(wrk_run spindled "$s_url" -H "X-Auth-Session: $token" "$@")
+		n=$(wrk_run nginx "$n_url" "$@")
+		echo "$s" >>"$TMP/s.txt"
+		echo "$n" >>"$TMP/n.txt"
+		printf '%-8s %14.0f %14.0f %8.2f\n' "$r" "$s" "$n" "$(awk -v a="$s" -v b="$n" 'BEGIN { print a / b }')"
+	done
+	kill -0 "$spindled_pid" 2>/dev/null || die "spindled died during the runs"
+	s_med=$(median <"$TMP/s.txt")
+	n_med=$(median <"$TMP/n.txt")
+	ratio=$(awk -v a="$s_med" -v b="$n_med" 'BEGIN { printf "%.2f", a / b }')
+	printf '%-8s %14.0f %14.0f %8s\n' median "$s_med" "$n_med" "$ratio"
+	if [ -n "$target" ]; then
+		verdict=$(awk -v r="$ratio" -v t="$target" 'BEGIN { print (r >= t) ? "meets" : "BELOW" }')
+		echo "ratio spindled/nginx: $ratio ($verdict the target of $target)"
+	else
+		echo "ratio spindled/nginx: $ratio (no target)"
+	fi
+	echo
+}
 
-s_med=$(median <"$TMP/s.txt")
-n_med=$(median <"$TMP/n.txt")
-ratio=$(awk -v a="$s_med" -v b="$n_med" 'BEGIN { printf "%.2f", a / b }')
-verdict=$(awk -v r="$ratio" -v t="$TARGET" 'BEGIN { print (r >= t) ? "meets" : "BELOW" }')
-printf '%-8s %14.0f %14.0f %8s\n' median "$s_med" "$n_med" "$ratio"
+rss_idle=$(rss_kb "$spindled_pid")
+echo "spindled vs nginx (1 worker), wrk -t1 -c$CONNECTIONS -d${DURATION}s, $ROUNDS alternating"
+echo "rounds each, loopback; nginx serves the bytes spindled answered, as a static file"
 echo
-echo "ratio spindled/nginx: $ratio ($verdict the target of $TARGET)"
+compare "GET /api/system/v1/version ($body_bytes bytes)" "$TARGET" \
+	"$base/api/system/v1/version" "$nginx_url"
+
+# The dashboard, as a phone polls it: plain, then with the newest ETag in If-None-Match
+# (the Lua script sends the last ETag any answer brought: 304s, and a 200 per sample).
+# No target for the 304s: nginx answers them without touching its file, while spindled's
+# cost is the token check either way, so the figures are printed for what they are.
+compare "GET /api/status/v1/dashboard ($dash_bytes bytes)" "$TARGET" \
+	"$base/api/status/v1/dashboard" "http://127.0.0.1:$nginx_port/dashboard.json"
+compare "GET /api/status/v1/dashboard with If-None-Match (mostly 304)" "" \
+	"$base/api/status/v1/dashboard" "http://127.0.0.1:$nginx_port/dashboard.json" \
+	-s "$TMP/etag.lua"
+for who in spindled nginx; do
+	awk -v who="$who" '/^status / { printf "  %s, last round: %s\n", who, $0 }' "$TMP/wrk-$who.txt"
+done
+echo
+
+rss_after=$(rss_kb "$spindled_pid")
 echo "spindled VmRSS: ${rss_idle} kB idle, ${rss_after} kB after the runs"

@@ -1,0 +1,613 @@
+/* /api/analytics/v1: the datasets, their data (streamed while a window reaches past now),
+ * and the retention settings. Worksheets are in api/worksheets.c. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "datasets.h"
+#include "series.h"
+#include "util.h"
+
+#define A "/api/analytics/v1"
+/* The largest answer: samples per request, and samples times keys. */
+#define DATA_MAX_SAMPLES 86400
+#define DATA_MAX_CELLS   2000000
+#define DATA_MAX_AHEAD_S 86400 /* how far ahead of now a window may start */
+
+/* --- datasets */
+
+/* The dataset's path segment: percent-encoded, '/' written '|' (a path segment cannot
+ * carry an encoded slash; datasets_find() reads it back). */
+static char *dataset_href(const char *name)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = strlen(name);
+	char *out = xmalloc(sizeof(A "/datasets/") + 3 * n);
+	char *o = out + sprintf(out, "%s", A "/datasets/");
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+		unsigned char c = *p == '/' ? '|' : *p;
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    c == '-' || c == '.' || c == '_' || c == '~') {
+			*o++ = (char)c;
+		} else {
+			*o++ = '%';
+			*o++ = hex[c >> 4];
+			*o++ = hex[c & 15];
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+static json_t *dataset_json(const struct dataset *d)
+{
+	struct dataset_info in;
+	char ctime[32];
+	datasets_info(d, &in);
+	json_t *avail = json_array(), *applied = json_array();
+	for (size_t i = 0; in.drilldowns[i]; i++)
+		json_array_append_new(avail, json_string(in.drilldowns[i]));
+	if (in.drilldown)
+		json_array_append_new(applied, json_string(in.drilldown));
+	char *href = dataset_href(in.name);
+	json_t *j = json_pack(
+	    "{s:s, s:s, s:s, s:o, s:o, s:o, s:s, s:s, s:s, s:b, s:I, s:I, s:I, s:s}", "name",
+	    in.name, "href", href, "statistic", in.statistic, "drilldown",
+	    in.drilldown ? json_string(in.drilldown) : json_null(), "drilldowns", applied,
+	    "available_drilldowns", avail, "grouping", in.grouping, "explanation", in.explanation,
+	    "unit", in.unit, "suspended", in.suspended, "keys", (json_int_t)in.nkeys,
+	    "incore_bytes", (json_int_t)in.incore_bytes, "ondisk_bytes",
+	    (json_int_t)in.ondisk_bytes, "ctime", util_iso8601(in.ctime, ctime, sizeof(ctime)));
+	free(href);
+	return j;
+}
+
+static void list_one(void *arg, struct dataset *d)
+{
+	json_array_append_new(arg, dataset_json(d));
+}
+
+void analytics_datasets_list(struct request *r)
+{
+	static const char *const params[] = {NULL};
+	struct fault f;
+	if (request_query_check(r, params, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	json_t *all = json_array();
+	datasets_each(list_one, all);
+	reply_json(r, 200, json_pack("{s:o}", "datasets", all));
+}
+
+static struct dataset *dataset_of(struct request *r)
+{
+	struct dataset *d = datasets_find(request_param(r, 0));
+	if (!d)
+		reply_error(r, ERR_NOT_FOUND, "name: no dataset '%.128s'", request_param(r, 0));
+	return d;
+}
+
+void analytics_dataset_get(struct request *r)
+{
+	struct dataset *d = dataset_of(r);
+	if (d)
+		reply_json(r, 200, json_pack("{s:o}", "dataset", dataset_json(d)));
+}
+
+void analytics_datasets_create(struct request *r)
+{
+	static const struct field fields[] = {
+	    {"statistic", FIELD_STRING, true, 1, 64},
+	    {"drilldown", FIELD_STRING, false, 1, 64},
+	    FIELDS_END,
+	};
+	json_t *body;
+	struct fault f;
+	struct dataset *d;
+	if (request_body(r, fields, &body, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	int rc = datasets_create(json_string_value(json_object_get(body, "statistic")),
+	                         json_string_value(json_object_get(body, "drilldown")), r->who.user,
+	                         r->peer, &d, &f);
+	json_decref(body);
+	if (rc < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	json_t *j = dataset_json(d);
+	reply_header(r, "Location", json_string_value(json_object_get(j, "href")));
+	reply_json(r, 201, json_pack("{s:o}", "dataset", j));
+}
+
+void analytics_dataset_update(struct request *r)
+{
+	static const struct field fields[] = {
+	    {"suspended", FIELD_BOOL, true, 0, 0},
+	    FIELDS_END,
+	};
+	json_t *body;
+	struct fault f;
+	struct dataset *d = dataset_of(r);
+	if (!d)
+		return;
+	if (request_body(r, fields, &body, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	bool suspended = json_is_true(json_object_get(body, "suspended"));
+	json_decref(body);
+	if (datasets_suspend(d, suspended, r->who.user, r->peer, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	reply_json(r, 200, json_pack("{s:o}", "dataset", dataset_json(d)));
+}
+
+void analytics_dataset_delete(struct request *r)
+{
+	struct fault f;
+	struct dataset *d = dataset_of(r);
+	if (!d)
+		return;
+	if (datasets_delete(d, r->who.user, r->peer, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	reply_empty(r, 204);
+}
+
+/* --- settings */
+
+static json_t *settings_json(void)
+{
+	struct series_retention ret;
+	datasets_retention(&ret);
+	return json_pack("{s:{s:I, s:I, s:I}}", "settings", "retain_second_data",
+	                 (json_int_t)ret.second_h, "retain_minute_data", (json_int_t)ret.minute_h,
+	                 "retain_hour_data", (json_int_t)ret.hour_h);
+}
+
+void analytics_settings_get(struct request *r)
+{
+	static const char *const params[] = {NULL};
+	struct fault f;
+	if (request_query_check(r, params, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	reply_json(r, 200, settings_json());
+}
+
+void analytics_settings_update(struct request *r)
+{
+	static const struct field fields[] = {
+	    {"retain_second_data", FIELD_INT, false, 1, DATASETS_RETAIN_MAX},
+	    {"retain_minute_data", FIELD_INT, false, 1, DATASETS_RETAIN_MAX},
+	    {"retain_hour_data", FIELD_INT, false, 1, DATASETS_RETAIN_MAX},
+	    FIELDS_END,
+	};
+	json_t *body, *v;
+	struct fault f;
+	struct series_retention ret;
+	if (request_body(r, fields, &body, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	datasets_retention(&ret);
+	if ((v = json_object_get(body, "retain_second_data")))
+		ret.second_h = json_integer_value(v);
+	if ((v = json_object_get(body, "retain_minute_data")))
+		ret.minute_h = json_integer_value(v);
+	if ((v = json_object_get(body, "retain_hour_data")))
+		ret.hour_h = json_integer_value(v);
+	json_decref(body);
+	if (datasets_set_retention(&ret, r->who.user, r->peer, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	reply_json(r, 200, settings_json());
+}
+
+/* --- data */
+
+struct data_req {
+	struct request *r; /* NULL once the client is gone or the stream ended */
+	int64_t dataset;   /* by id: a dataset deleted meanwhile ends the stream */
+	struct series_query q;
+	const char *gran_name;
+	int64_t wstart;  /* the window's first bucket (q.start moves to the bucket queried) */
+	int64_t wend;    /* start + seconds: once now passes it, the last bucket goes as is */
+	size_t next;     /* the first bucket not sent yet */
+	size_t total;    /* buckets in the window */
+	bool streaming;  /* headers sent, the body goes out sample by sample */
+	bool pending;    /* a query in flight */
+	bool subscribed; /* to the series store's commits */
+	bool first;      /* no sample written yet */
+	bool in_pump;    /* data_pump() is on the stack: a query done at once returns to it */
+	bool failed;     /* a bucket could not be read: the stream ends */
+	struct evbuf {
+		char *p;
+		size_t len, cap;
+	} out;
+};
+
+static void out_add(struct data_req *dr, const char *s, size_t n)
+{
+	if (dr->out.len + n + 1 > dr->out.cap) {
+		dr->out.cap = (dr->out.len + n + 1) * 2;
+		dr->out.p = xrealloc(dr->out.p, dr->out.cap);
+	}
+	memcpy(dr->out.p + dr->out.len, s, n);
+	dr->out.len += n;
+	dr->out.p[dr->out.len] = '\0';
+}
+
+static int dump_cb(const char *buffer, size_t size, void *data)
+{
+	out_add(data, buffer, size);
+	return 0;
+}
+
+/* Whole numbers print as such; the rest with the 3 decimals kept. */
+static json_t *num(double v)
+{
+	v = series_round(v);
+	if (v > -9e15 && v < 9e15 && v == (double)(int64_t)v)
+		return json_integer((json_int_t)v);
+	return json_real(v);
+}
+
+struct keyval {
+	const char *key;
+	double value;
+};
+
+static int by_value_desc(const void *a, const void *b)
+{
+	const struct keyval *x = a, *y = b;
+	if (x->value != y->value)
+		return x->value < y->value ? 1 : -1;
+	return strcmp(x->key, y->key);
+}
+
+static void release_series(struct series_query *q)
+{
+	for (size_t i = 0; i < q->nseries; i++)
+		series_unref(q->series[i]);
+	free(q->series);
+	free(q->out);
+	q->series = NULL;
+	q->out = NULL;
+	q->nseries = 0;
+}
+
+/* Appends the samples of q's buckets [0, q->nbuckets), numbered from first. */
+static void write_samples(struct data_req *dr, const struct series_query *q)
+{
+	struct keyval *kv = xcalloc(q->nseries, sizeof(*kv));
+	for (size_t b = 0; b < q->nbuckets; b++) {
+		const struct series_agg *tot = &q->out[b];
+		size_t n = 0;
+		for (size_t i = 1; i < q->nseries; i++) {
+			const struct series_agg *a = &q->out[i * q->nbuckets + b];
+			if (a->count)
+				kv[n++] = (struct keyval){series_key(q->series[i]),
+				                          a->sum / (double)a->count};
+		}
+		if (!tot->count && !n)
+			continue; /* nothing was collected then */
+		qsort(kv, n, sizeof(*kv), by_value_desc);
+		json_t *keys = json_array();
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(keys, json_pack("{s:s, s:o}", "key", kv[i].key,
+			                                      "value", num(kv[i].value)));
+		int64_t t = q->start + (int64_t)b * q->width;
+		char iso[32];
+		json_t *data =
+		    json_pack("{s:o, s:o, s:o, s:o}", "value",
+		              tot->count ? num(tot->sum / (double)tot->count) : json_null(), "min",
+		              tot->count ? num(tot->min) : json_null(), "max",
+		              tot->count ? num(tot->max) : json_null(), "data", keys);
+		json_t *s = json_pack("{s:I, s:s, s:I, s:o}", "sample", (json_int_t)t, "startTime",
+		                      util_iso8601(t, iso, sizeof(iso)), "samples",
+		                      (json_int_t)tot->count, "data", data);
+		if (!dr->first)
+			out_add(dr, ",\n", 2);
+		dr->first = false;
+		json_dump_callback(s, dump_cb, dr, JSON_COMPACT | JSON_REAL_PRECISION(15));
+		json_decref(s);
+	}
+	free(kv);
+}
+
+static const char data_trailer[] = "\n]}\n";
+
+static void data_commit(void *arg, int64_t t);
+
+static void data_unsubscribe(struct data_req *dr)
+{
+	if (dr->subscribed)
+		series_unsubscribe(data_commit, dr);
+	dr->subscribed = false;
+}
+
+static void data_free(struct data_req *dr)
+{
+	data_unsubscribe(dr);
+	release_series(&dr->q);
+	free(dr->out.p);
+	free(dr);
+}
+
+static void data_flush(struct data_req *dr)
+{
+	if (dr->r && dr->out.len)
+		reply_stream_chunk(dr->r, dr->out.p, dr->out.len);
+	dr->out.len = 0;
+}
+
+/* The stream is over (window complete, dataset gone, shutting down): close the document. */
+static void data_stream_end(struct data_req *dr)
+{
+	data_unsubscribe(dr);
+	if (dr->r) {
+		out_add(dr, data_trailer, strlen(data_trailer));
+		data_flush(dr);
+		reply_stream_end(dr->r);
+		dr->r = NULL;
+	}
+	if (!dr->pending)
+		data_free(dr);
+}
+
+static void data_pump(struct data_req *dr);
+
+static void bucket_done(void *arg, int status)
+{
+	struct data_req *dr = arg;
+	dr->pending = false;
+	if (status < 0) {
+		dr->failed = true;
+	} else if (dr->r) {
+		write_samples(dr, &dr->q);
+		data_flush(dr);
+		dr->next++;
+	}
+	if (!dr->in_pump)
+		data_pump(dr);
+}
+
+/* Sends the buckets completed since the last call, one query each (most are answered from
+ * memory at once); ends the stream after the last one. */
+static void data_pump(struct data_req *dr)
+{
+	dr->in_pump = true;
+	while (!dr->pending) {
+		int64_t bstart = dr->wstart + (int64_t)dr->next * dr->q.width;
+		const struct dataset *d = datasets_find_id(dr->dataset);
+		if (!dr->r || dr->failed || dr->next >= dr->total || !d) {
+			dr->in_pump = false;
+			data_stream_end(dr); /* may free dr */
+			return;
+		}
+		bool last = dr->next + 1 == dr->total;
+		if (bstart + dr->q.width > series_now() && !(last && dr->wend <= series_now()))
+			break; /* not complete yet: the next commit asks again */
+		/* The dataset's keys now: a disk that appeared meanwhile shows up. */
+		release_series(&dr->q);
+		dr->q.nseries = datasets_series(d, &dr->q.series);
+		dr->q.start = bstart;
+		dr->q.nbuckets = 1;
+		dr->q.out = xcalloc(dr->q.nseries, sizeof(*dr->q.out));
+		dr->pending = true;
+		series_query(&dr->q, bucket_done, dr);
+	}
+	dr->in_pump = false;
+}
+
+static void data_commit(void *arg, int64_t t)
+{
+	data_pump(arg);
+}
+
+static void data_stream_event(struct request *r, enum stream_event ev, void *arg)
+{
+	struct data_req *dr = arg;
+	if (ev == STREAM_CLIENT_GONE) {
+		dr->r = NULL; /* freed by http.c when this returns */
+		data_unsubscribe(dr);
+		if (!dr->pending)
+			data_free(dr);
+		return;
+	}
+	data_stream_end(dr);
+}
+
+/* The first part of the window is in: answer it whole, or start the stream with it. */
+static void data_ready(void *arg, int status)
+{
+	struct data_req *dr = arg;
+	struct request *r = dr->r;
+	dr->pending = false;
+	if (status < 0) {
+		reply_error(r, ERR_BUSY, "data: the stored samples cannot be read now");
+		data_free(dr);
+		return;
+	}
+	write_samples(dr, &dr->q);
+	dr->next = dr->q.nbuckets;
+	if (dr->next >= dr->total) {
+		out_add(dr, data_trailer, strlen(data_trailer));
+		reply_header(r, "Cache-Control", "no-store");
+		reply_raw(r, 200, "application/json", dr->out.p, dr->out.len);
+		data_free(dr);
+		return;
+	}
+	/* A window reaching past now: each sample follows as it is taken. Heartbeats are
+	 * blank lines, which JSON ignores. */
+	dr->streaming = true;
+	reply_stream_start(r, 200, "application/json", "\n", data_stream_event, dr);
+	data_flush(dr);
+	series_subscribe(data_commit, dr);
+	dr->subscribed = true;
+	data_pump(dr);
+}
+
+/* "-N" (N seconds ago), "now", epoch seconds or ISO 8601; -1 with the fault. */
+static int parse_start(const char *s, int64_t now, int64_t *out, bool *relative, struct fault *f)
+{
+	long long v;
+	*relative = false;
+	if (strcmp(s, "now") == 0) {
+		*relative = true;
+		*out = now;
+		return 0;
+	}
+	if (s[0] == '-') {
+		if (util_parse_ll(s + 1, 0, (long long)DATASETS_RETAIN_MAX * 3600, &v) < 0)
+			return fault_set(f, ERR_INVALID_ARG,
+			                 "start: '-N' takes a whole number of seconds up to %lld",
+			                 (long long)DATASETS_RETAIN_MAX * 3600);
+		*relative = true;
+		*out = now - v;
+		return 0;
+	}
+	if (util_parse_ll(s, 0, (long long)UINT32_MAX, &v) == 0) {
+		*out = v;
+		return 0;
+	}
+	int64_t t;
+	if (util_parse_iso8601(s, &t) == 0 && t >= 0) {
+		*out = t;
+		return 0;
+	}
+	return fault_set(f, ERR_INVALID_ARG,
+	                 "start: not ISO 8601 (2026-11-30T01:02:03Z), epoch seconds or -N: "
+	                 "'%.64s'",
+	                 s);
+}
+
+static const char *gran_name(int64_t g)
+{
+	return g == 1 ? "second" : g == 60 ? "minute" : "hour";
+}
+
+void analytics_dataset_data(struct request *r)
+{
+	static const char *const params[] = {"start", "seconds", "granularity", "points", NULL};
+	struct fault f;
+	if (request_query_check(r, params, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	struct dataset *d = dataset_of(r);
+	if (!d)
+		return;
+
+	int64_t now = series_now(), start = 0;
+	long long seconds = 60, points = 0;
+	bool relative = false;
+	const char *s = request_query(r, "start"), *sec = request_query(r, "seconds");
+	const char *g = request_query(r, "granularity"), *p = request_query(r, "points");
+	if (s && parse_start(s, now, &start, &relative, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	if (sec && util_parse_ll(sec, 1, (long long)DATASETS_RETAIN_MAX * 3600, &seconds) < 0) {
+		reply_error(r, ERR_INVALID_ARG, "seconds: a whole number from 1 to %lld",
+		            (long long)DATASETS_RETAIN_MAX * 3600);
+		return;
+	}
+	if (!sec && relative)
+		seconds = now - start > 0 ? now - start : 1; /* -N alone: the last N seconds */
+	if (!s)
+		start = now - seconds; /* seconds alone: the last so many */
+	if (start > now + DATA_MAX_AHEAD_S) {
+		reply_error(r, ERR_INVALID_ARG, "start: more than %d seconds ahead of now",
+		            DATA_MAX_AHEAD_S);
+		return;
+	}
+	if (p && util_parse_ll(p, 1, DATA_MAX_SAMPLES, &points) < 0) {
+		reply_error(r, ERR_INVALID_ARG, "points: a whole number from 1 to %d",
+		            DATA_MAX_SAMPLES);
+		return;
+	}
+	struct series_retention ret;
+	datasets_retention(&ret);
+	int64_t gran;
+	if (!g) {
+		/* The finest granularity that gives at most an hour's worth of points and still
+		 * holds the window's start. */
+		if (seconds <= 3600 && start >= now - ret.second_h * 3600)
+			gran = 1;
+		else if (seconds <= 3600 * 60 && start >= now - ret.minute_h * 3600)
+			gran = 60;
+		else
+			gran = 3600;
+	} else if (strcmp(g, "second") == 0) {
+		gran = 1;
+	} else if (strcmp(g, "minute") == 0) {
+		gran = 60;
+	} else if (strcmp(g, "hour") == 0) {
+		gran = 3600;
+	} else {
+		reply_error(r, ERR_INVALID_ARG, "granularity: second, minute or hour, not '%.32s'",
+		            g);
+		return;
+	}
+
+	int64_t a = start - start % gran, e = start + seconds;
+	int64_t ngran = (e - a + gran - 1) / gran;
+	int64_t per = points && points < ngran ? (ngran + points - 1) / points : 1;
+	int64_t nbuckets = (ngran + per - 1) / per;
+	struct series **ser;
+	size_t nser = datasets_series(d, &ser);
+	if (nbuckets > DATA_MAX_SAMPLES || (int64_t)nser * nbuckets > DATA_MAX_CELLS) {
+		for (size_t i = 0; i < nser; i++)
+			series_unref(ser[i]);
+		free(ser);
+		reply_error(
+		    r, ERR_INVALID_ARG,
+		    "seconds: %lld samples of %s with %zu keys is more than one answer holds; "
+		    "ask for fewer points or a coarser granularity",
+		    (long long)nbuckets, gran_name(gran), nser - 1);
+		return;
+	}
+
+	struct dataset_info in;
+	datasets_info(d, &in);
+	struct data_req *dr = xcalloc(1, sizeof(*dr));
+	dr->r = r;
+	dr->dataset = in.id;
+	dr->gran_name = gran_name(gran);
+	dr->total = (size_t)nbuckets;
+	dr->first = true;
+	dr->q.series = ser;
+	dr->q.nseries = nser;
+	dr->q.start = dr->wstart = a;
+	dr->q.gran = gran;
+	dr->q.width = per * gran;
+	/* What is complete now comes in one query; the rest streams. A window that ends by
+	 * now is answered whole, its last bucket with what it holds so far. */
+	dr->wend = e;
+	int64_t done = e <= now ? nbuckets : (now - a) / dr->q.width;
+	dr->q.nbuckets = (size_t)(done < 0 ? 0 : done > nbuckets ? nbuckets : done);
+	dr->q.out = xcalloc(nser * (dr->q.nbuckets ? dr->q.nbuckets : 1), sizeof(*dr->q.out));
+
+	char iso[32];
+	json_t *head =
+	    json_pack("{s:s, s:s, s:s, s:I, s:s}", "dataset", in.name, "unit", in.unit,
+	              "granularity", dr->gran_name, "sample_seconds", (json_int_t)dr->q.width,
+	              "start", util_iso8601(a, iso, sizeof(iso)));
+	/* {"dataset":...,"start":"..."} becomes {"dataset":...,"start":"...","data":[ */
+	json_dump_callback(head, dump_cb, dr, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(head);
+	dr->out.len--;
+	out_add(dr, ",\"data\":[\n", 10); /* a line of its own: the stream's first */
+
+	dr->pending = true;
+	series_query(&dr->q, data_ready, dr);
+}

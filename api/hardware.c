@@ -1,0 +1,167 @@
+/* /api/hardware/v1: chassis, their disks, and locator LEDs (server/leds.c). */
+#include <stdlib.h>
+
+#include "api.h"
+#include "leds.h"
+#include "util.h"
+
+#define HW_CHASSIS "/api/hardware/v1/chassis"
+
+/* The one thing a PUT may say; anything else is refused before anything is touched. */
+static const struct field locate_fields[] = {
+    {"locate", FIELD_BOOL, true, 0, 0},
+    FIELDS_END,
+};
+
+static bool query_none(struct request *r)
+{
+	static const char *const none[] = {NULL};
+	struct fault f;
+	if (request_query_check(r, none, &f) < 0) {
+		reply_fault(r, &f);
+		return false;
+	}
+	return true;
+}
+
+/* Adds "href" to a chassis object (borrowed) and returns it. */
+static json_t *chassis_href(json_t *c)
+{
+	const char *id = json_string_value(json_object_get(c, "id"));
+	char *href = xasprintf(HW_CHASSIS "/%s", id ? id : "");
+	json_object_set_new(c, "href", json_string(href));
+	free(href);
+	return c;
+}
+
+static json_t *disk_href(json_t *d)
+{
+	const char *chassis = json_string_value(json_object_get(d, "chassis"));
+	const char *id = json_string_value(json_object_get(d, "id"));
+	char *href = xasprintf(HW_CHASSIS "/%s/disk/%s", chassis ? chassis : "", id ? id : "");
+	json_object_set_new(d, "href", json_string(href));
+	free(href);
+	return d;
+}
+
+static void chassis_list_done(void *arg, json_t *res, const struct fault *f)
+{
+	if (f) {
+		reply_fault(arg, f);
+		return;
+	}
+	size_t i;
+	json_t *c;
+	json_array_foreach(res, i, c)
+	{
+		chassis_href(c);
+	}
+	reply_json(arg, 200, json_pack("{s:o}", "chassis", res));
+}
+
+static void chassis_reply(struct request *r, int status, json_t *res, const struct fault *f)
+{
+	if (f)
+		reply_fault(r, f);
+	else
+		reply_json(r, status, json_pack("{s:o}", "chassis", chassis_href(res)));
+}
+
+static void chassis_done(void *arg, json_t *res, const struct fault *f)
+{
+	chassis_reply(arg, 200, res, f);
+}
+
+static void chassis_changed(void *arg, json_t *res, const struct fault *f)
+{
+	chassis_reply(arg, 202, res, f);
+}
+
+static void disk_list_done(void *arg, json_t *res, const struct fault *f)
+{
+	if (f) {
+		reply_fault(arg, f);
+		return;
+	}
+	size_t i;
+	json_t *d;
+	json_array_foreach(res, i, d)
+	{
+		disk_href(d);
+	}
+	reply_json(arg, 200, json_pack("{s:o}", "disks", res));
+}
+
+static void disk_reply(struct request *r, int status, json_t *res, const struct fault *f)
+{
+	if (f)
+		reply_fault(r, f);
+	else
+		reply_json(r, status, json_pack("{s:o}", "disk", disk_href(res)));
+}
+
+static void disk_done(void *arg, json_t *res, const struct fault *f)
+{
+	disk_reply(arg, 200, res, f);
+}
+
+static void disk_changed(void *arg, json_t *res, const struct fault *f)
+{
+	disk_reply(arg, 202, res, f);
+}
+
+void hardware_chassis_list(struct request *r)
+{
+	if (query_none(r))
+		leds_chassis_list(chassis_list_done, r);
+}
+
+void hardware_chassis_get(struct request *r)
+{
+	if (query_none(r))
+		leds_chassis_get(request_param(r, 0), chassis_done, r);
+}
+
+void hardware_disk_list(struct request *r)
+{
+	if (query_none(r))
+		leds_disk_list(request_param(r, 0), disk_list_done, r);
+}
+
+void hardware_disk_get(struct request *r)
+{
+	if (query_none(r))
+		leds_disk_get(request_param(r, 0), request_param(r, 1), disk_done, r);
+}
+
+/* {"locate": true|false}: true for on; -1 with the fault answered. */
+static int locate_body(struct request *r)
+{
+	json_t *body;
+	struct fault f;
+	if (!query_none(r))
+		return -1;
+	if (request_body(r, locate_fields, &body, &f) < 0) {
+		reply_fault(r, &f);
+		return -1;
+	}
+	int on = json_is_true(json_object_get(body, "locate"));
+	json_decref(body);
+	return on;
+}
+
+void hardware_chassis_locate(struct request *r)
+{
+	int on = locate_body(r);
+	if (on >= 0)
+		leds_locate(request_param(r, 0), NULL, on, r->who.user, r->peer, chassis_changed,
+		            r);
+}
+
+void hardware_disk_locate(struct request *r)
+{
+	int on = locate_body(r);
+	if (on >= 0)
+		leds_locate(request_param(r, 0), request_param(r, 1), on, r->who.user, r->peer,
+		            disk_changed, r);
+}

@@ -1,0 +1,35 @@
+/* /api/status/v1: the phone's dashboard (polled, with ETag) and the same as a live
+ * Server-Sent Events stream. */
+#include "api.h"
+#include "dashboard.h"
+
+static const char *const no_query[] = {NULL};
+
+void status_dashboard(struct request *r)
+{
+	struct fault f;
+	if (request_query_check(r, no_query, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	const struct dashboard_doc *doc = dashboard_current();
+	if (!doc) {
+		reply_error(r, ERR_INTERNAL, "dashboard: not available");
+		return;
+	}
+	reply_header(r, "ETag", doc->etag);
+	/* private: the answer depends on a token a shared cache would not see. */
+	reply_header(r, "Cache-Control", "private, max-age=1");
+	if (dashboard_etag_matches(request_header(r, "If-None-Match"), doc->etag)) {
+		reply_raw(r, 304, "application/json", "", 0);
+		return;
+	}
+	reply_raw(r, 200, "application/json", doc->body, doc->len);
+}
+
+void status_events(struct request *r)
+{
+	struct fault f = {0};
+	if (request_query_check(r, no_query, &f) < 0 || dashboard_events_attach(r, &f) < 0)
+		reply_fault(r, &f);
+}

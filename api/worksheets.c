@@ -1,0 +1,117 @@
+/* /api/analytics/v1/worksheets: saved sets of dataset views. */
+#include "api.h"
+#include "util.h"
+#include "worksheets.h"
+#include "db/db.h"
+
+#define WORKSHEETS_PATH "/api/analytics/v1/worksheets"
+
+/* Only the shapes here; worksheets.c checks the values, item by item. */
+static const struct field worksheet_create_fields[] = {
+    {"name", FIELD_STRING, true, 1, DB_WORKSHEET_NAME_MAX},
+    {"datasets", FIELD_ARRAY, false, 0, WORKSHEET_DATASETS_MAX},
+    FIELDS_END,
+};
+
+static const struct field worksheet_update_fields[] = {
+    {"name", FIELD_STRING, false, 1, DB_WORKSHEET_NAME_MAX},
+    {"datasets", FIELD_ARRAY, false, 0, WORKSHEET_DATASETS_MAX},
+    FIELDS_END,
+};
+
+static json_t *with_href(json_t *ws)
+{
+	const char *uuid = json_string_value(json_object_get(ws, "uuid"));
+	char *href = xasprintf(WORKSHEETS_PATH "/%s", uuid ? uuid : "");
+	json_object_set_new(ws, "href", json_string(href));
+	free(href);
+	return ws;
+}
+
+static void reply_worksheet(struct request *r, int status, json_t *ws /* stolen */)
+{
+	with_href(ws);
+	if (status == 201)
+		reply_header(r, "Location", json_string_value(json_object_get(ws, "href")));
+	reply_json(r, status, json_pack("{s:o}", "worksheet", ws));
+}
+
+void worksheets_api_list(struct request *r)
+{
+	static const char *const allowed[] = {"owner", NULL};
+	json_t *list, *ws;
+	size_t i;
+	struct fault f;
+
+	if (request_query_check(r, allowed, &f) < 0 ||
+	    worksheets_list(request_query(r, "owner"), &list, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	json_array_foreach(list, i, ws)
+	{
+		with_href(ws);
+	}
+	reply_json(r, 200, json_pack("{s:o}", "worksheets", list));
+}
+
+void worksheets_api_create(struct request *r)
+{
+	json_t *body, *ws;
+	struct fault f;
+	int rc;
+
+	if (request_body(r, worksheet_create_fields, &body, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	rc = worksheets_create(body, &r->who, r->peer, &ws, &f);
+	json_decref(body);
+	if (rc < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	reply_worksheet(r, 201, ws);
+}
+
+void worksheets_api_get(struct request *r)
+{
+	json_t *ws;
+	struct fault f;
+
+	if (worksheets_get(request_param(r, 0), &ws, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	reply_worksheet(r, 200, ws);
+}
+
+void worksheets_api_update(struct request *r)
+{
+	json_t *body, *ws;
+	struct fault f;
+	int rc;
+
+	if (request_body(r, worksheet_update_fields, &body, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	rc = worksheets_update(request_param(r, 0), body, &r->who, r->peer, &ws, &f);
+	json_decref(body);
+	if (rc < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	reply_worksheet(r, 200, ws);
+}
+
+void worksheets_api_delete(struct request *r)
+{
+	struct fault f;
+
+	if (worksheets_delete(request_param(r, 0), &r->who, r->peer, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	reply_empty(r, 204);
+}

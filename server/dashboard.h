@@ -1,0 +1,46 @@
+/* The phone's dashboard: one compact JSON document built once per collector tick and kept
+ * as bytes with its ETag, so a poll costs a header compare and a copy; and the
+ * Server-Sent Events streams that push that document to live views every second. */
+#ifndef SPINDLE_DASHBOARD_H
+#define SPINDLE_DASHBOARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fault.h"
+
+struct event_base;
+struct request;
+
+#define DASHBOARD_EVENTS_MAX 128 /* concurrent event streams */
+
+struct dashboard_doc {
+	const char *body; /* {"dashboard":{...}} and a newline */
+	size_t len;
+	const char *etag; /* quoted, strong: changes with every sample */
+	uint64_t generation;
+};
+
+#define DASHBOARD_HEARTBEAT_S 15 /* at most; a third of the connection timeout if less */
+
+/* timeout_s: the connection timeout; a heartbeat (an SSE comment) goes to every stream
+ * well within it, since each chunk re-arms it. Subscribes to the collector. */
+int dashboard_init(struct event_base *base, long long timeout_s);
+/* Ends every event stream (shutdown: they would otherwise hold it for its whole grace). */
+void dashboard_events_close_all(void);
+void dashboard_shutdown(void);
+
+/* The current document: the last tick's, or one built now when no sample exists yet. */
+const struct dashboard_doc *dashboard_current(void);
+/* Does an If-None-Match header value name the current ETag (or "*")? */
+int dashboard_etag_matches(const char *if_none_match, const char *etag);
+
+/* Turns r into an event stream: headers now, the current document at once, then one
+ * "dashboard" event per tick and a heartbeat. The stream ends when the client goes, when
+ * its session ends or loses stat:read, or at shutdown. ERR_BUSY past
+ * DASHBOARD_EVENTS_MAX (r not answered then). */
+int dashboard_events_attach(struct request *r, struct fault *f);
+/* Streams open now (also for /metrics, spindle_sse_clients). */
+unsigned dashboard_events_clients(void);
+
+#endif

@@ -1,0 +1,667 @@
+/* The analytics datasets: the statistics the box offers, the catalog of what is
+ * collected, and the turning of each collector sample into series values. */
+#define _GNU_SOURCE
+#include "datasets.h"
+#include "audit.h"
+#include "collector.h"
+#include "db/db.h"
+#include "log.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* --- statistics */
+
+struct emit {
+	void (*cb)(void *arg, const char *key, double v);
+	void *arg;
+};
+
+static void put(struct emit *e, const char *key, double v)
+{
+	e->cb(e->arg, key, v);
+}
+
+typedef void (*extract_fn)(const struct box_sample *s, int drill, struct emit *e);
+
+struct statistic {
+	const char *name, *grouping, *explanation, *unit;
+	const char *drilldowns[4]; /* NULL-terminated; extract gets the index, -1 for none */
+	extract_fn extract;
+};
+
+static void x_cpu(const struct box_sample *s, int drill, struct emit *e)
+{
+	static const char *const modes[CPU_MODES] = {
+	    [CPU_USER] = "user",     [CPU_NICE] = "nice", [CPU_SYSTEM] = "system",
+	    [CPU_IOWAIT] = "iowait", [CPU_IRQ] = "irq",   [CPU_SOFTIRQ] = "softirq",
+	    [CPU_STEAL] = "steal",   [CPU_IDLE] = "idle",
+	};
+	double all = 0;
+	for (int m = 0; m < CPU_MODES; m++)
+		all += s->cpu_pct[m];
+	if (all <= 0)
+		return; /* no /proc/stat */
+	put(e, NULL, 100 - s->cpu_pct[CPU_IDLE]);
+	for (int m = 0; drill == 0 && m < CPU_MODES; m++)
+		put(e, modes[m], s->cpu_pct[m]);
+}
+
+static void x_io_ops(const struct box_sample *s, int drill, struct emit *e)
+{
+	double r = 0, w = 0;
+	for (int i = 0; i < s->ndisks; i++) {
+		r += s->disks[i].reads_per_s;
+		w += s->disks[i].writes_per_s;
+	}
+	put(e, NULL, r + w);
+	if (drill == 0) {
+		put(e, "read", r);
+		put(e, "write", w);
+	}
+	for (int i = 0; drill == 1 && i < s->ndisks; i++)
+		put(e, s->disks[i].name, s->disks[i].reads_per_s + s->disks[i].writes_per_s);
+}
+
+static void x_io_bytes(const struct box_sample *s, int drill, struct emit *e)
+{
+	double r = 0, w = 0;
+	for (int i = 0; i < s->ndisks; i++) {
+		r += s->disks[i].read_bytes_per_s;
+		w += s->disks[i].write_bytes_per_s;
+	}
+	put(e, NULL, r + w);
+	if (drill == 0) {
+		put(e, "read", r);
+		put(e, "write", w);
+	}
+	for (int i = 0; drill == 1 && i < s->ndisks; i++)
+		put(e, s->disks[i].name,
+		    s->disks[i].read_bytes_per_s + s->disks[i].write_bytes_per_s);
+}
+
+/* Mean milliseconds per operation; a second without operations has no latency at all
+ * (rather than 0 ms, which would drag every mean over time down). */
+static void x_io_latency(const struct box_sample *s, int drill, struct emit *e)
+{
+	double r = 0, w = 0, rms = 0, wms = 0;
+	for (int i = 0; i < s->ndisks; i++) {
+		const struct disk_sample *d = &s->disks[i];
+		r += d->reads_per_s;
+		w += d->writes_per_s;
+		rms += d->read_latency_ms * d->reads_per_s;
+		wms += d->write_latency_ms * d->writes_per_s;
+	}
+	if (r + w > 0)
+		put(e, NULL, (rms + wms) / (r + w));
+	if (drill == 0 && r > 0)
+		put(e, "read", rms / r);
+	if (drill == 0 && w > 0)
+		put(e, "write", wms / w);
+	for (int i = 0; drill == 1 && i < s->ndisks; i++) {
+		const struct disk_sample *d = &s->disks[i];
+		double ops = d->reads_per_s + d->writes_per_s;
+		if (ops > 0)
+			put(e, d->name,
+			    (d->read_latency_ms * d->reads_per_s +
+			     d->write_latency_ms * d->writes_per_s) /
+			        ops);
+	}
+}
+
+static void x_io_disks(const struct box_sample *s, int drill, struct emit *e)
+{
+	double busiest = 0;
+	for (int i = 0; i < s->ndisks; i++)
+		if (s->disks[i].busy_pct > busiest)
+			busiest = s->disks[i].busy_pct;
+	if (s->ndisks)
+		put(e, NULL, busiest);
+	for (int i = 0; drill == 0 && i < s->ndisks; i++)
+		put(e, s->disks[i].name, s->disks[i].busy_pct);
+}
+
+static void x_io_queue(const struct box_sample *s, int drill, struct emit *e)
+{
+	double q = 0;
+	for (int i = 0; i < s->ndisks; i++)
+		q += s->disks[i].queue;
+	put(e, NULL, q);
+	for (int i = 0; drill == 0 && i < s->ndisks; i++)
+		put(e, s->disks[i].name, s->disks[i].queue);
+}
+
+static void x_nic_kb(const struct box_sample *s, int drill, struct emit *e)
+{
+	double in = 0, out = 0;
+	for (int i = 0; i < s->nnics; i++) {
+		in += s->nics[i].rx_kb_per_s;
+		out += s->nics[i].tx_kb_per_s;
+	}
+	put(e, NULL, in + out);
+	if (drill == 0) {
+		put(e, "in", in);
+		put(e, "out", out);
+	}
+	for (int i = 0; drill == 1 && i < s->nnics; i++)
+		put(e, s->nics[i].name, s->nics[i].rx_kb_per_s + s->nics[i].tx_kb_per_s);
+}
+
+static void x_mem(const struct box_sample *s, int drill, struct emit *e)
+{
+	if (!s->mem_total)
+		return;
+	put(e, NULL, (double)s->mem_total);
+	if (drill == 0) {
+		put(e, "used", (double)s->mem_used);
+		put(e, "cache", (double)s->mem_cache);
+		put(e, "buffers", (double)s->mem_buffers);
+		put(e, "free", (double)s->mem_free);
+	}
+}
+
+static void x_psi(const struct box_sample *s, int drill, struct emit *e)
+{
+	static const char *const res[3] = {"cpu", "io", "memory"};
+	if (!s->have_psi)
+		return;
+	double worst = 0;
+	for (int i = 0; i < 3; i++)
+		if (s->psi_some_pct[i] > worst)
+			worst = s->psi_some_pct[i];
+	put(e, NULL, worst);
+	for (int i = 0; drill == 0 && i < 3; i++)
+		put(e, res[i], s->psi_some_pct[i]);
+}
+
+static void x_arc_accesses(const struct box_sample *s, int drill, struct emit *e)
+{
+	if (!s->have_arc)
+		return;
+	put(e, NULL, s->arc_hits_per_s + s->arc_misses_per_s + s->arc_iohits_per_s);
+	if (drill == 0) {
+		put(e, "hit", s->arc_hits_per_s);
+		put(e, "miss", s->arc_misses_per_s);
+		if (s->arc_have_iohits)
+			put(e, "iohit", s->arc_iohits_per_s);
+	}
+}
+
+static void x_arc_size(const struct box_sample *s, int drill, struct emit *e)
+{
+	if (!s->have_arc)
+		return;
+	put(e, NULL, (double)s->arc_size);
+	if (drill == 0) {
+		/* Without data_size (before OpenZFS 2.2) all that is not metadata is data. */
+		uint64_t meta = s->arc_meta < s->arc_size ? s->arc_meta : s->arc_size;
+		uint64_t data = s->arc_data ? s->arc_data : s->arc_size - meta;
+		uint64_t other = s->arc_size > meta + data ? s->arc_size - meta - data : 0;
+		put(e, "data", (double)data);
+		put(e, "metadata", (double)meta);
+		put(e, "other", (double)other);
+	}
+}
+
+static const struct statistic statistics[] = {
+    {"cpu.utilization",
+     "CPU",
+     "CPU: percent of the CPUs' time not idle; broken down by mode, the share of each mode "
+     "(idle included) over all CPUs",
+     "percent",
+     {"mode"},
+     x_cpu},
+    {"io.ops",
+     "Disk",
+     "Disk: I/O operations per second completed, by reads and writes or by disk (partitions, "
+     "loop, ram and zram devices left out unless configured)",
+     "operations per second",
+     {"op", "disk"},
+     x_io_ops},
+    {"io.bytes",
+     "Disk",
+     "Disk: bytes per second read and written, by operation or by disk",
+     "bytes per second",
+     {"op", "disk"},
+     x_io_bytes},
+    {"io.latency",
+     "Disk",
+     "Disk: mean milliseconds per completed operation, from the kernel's time spent on reads "
+     "and writes; a second without operations has no value",
+     "milliseconds",
+     {"op", "disk"},
+     x_io_latency},
+    {"io.disks",
+     "Disk",
+     "Disk: percent of the time each disk was busy (had I/O in flight); the value is the "
+     "busiest disk's",
+     "percent",
+     {"utilization"},
+     x_io_disks},
+    {"io.queue",
+     "Disk",
+     "Disk: mean number of requests in flight, in total and by disk",
+     "requests",
+     {"disk"},
+     x_io_queue},
+    {"nic.kilobytes",
+     "Network",
+     "Network: kilobytes (1024 bytes) per second received (in) and sent (out), by direction "
+     "or by device; the loopback device is left out",
+     "kilobytes per second",
+     {"direction", "device"},
+     x_nic_kb},
+    {"mem.bytes",
+     "Memory",
+     "Memory: bytes of physical memory; the value is the total, broken down into used, cache "
+     "(page cache and reclaimable slab), buffers and free",
+     "bytes",
+     {"component"},
+     x_mem},
+    {"psi.some",
+     "Pressure",
+     "Pressure stall information: percent of the time at least one task stalled on the CPU, "
+     "I/O or memory; the value is the worst of the three",
+     "percent",
+     {"resource"},
+     x_psi},
+    {"arc.accesses",
+     "Cache",
+     "ZFS ARC: accesses per second by hit, miss and (OpenZFS 2.2 and later) iohit; the hit "
+     "ratio is hit over all three, as arcstat computes it",
+     "accesses per second",
+     {"hit/miss"},
+     x_arc_accesses},
+    {"arc.size",
+     "Cache",
+     "ZFS ARC: bytes the ARC holds, broken down into cached data, metadata and other (headers, "
+     "dbufs, dnodes)",
+     "bytes",
+     {"component"},
+     x_arc_size},
+};
+
+static const char *const statistic_names[] = {
+    "cpu.utilization", "io.ops",    "io.bytes", "io.latency",   "io.disks", "io.queue",
+    "nic.kilobytes",   "mem.bytes", "psi.some", "arc.accesses", "arc.size", NULL,
+};
+
+const char *const *datasets_statistics(void)
+{
+	return statistic_names;
+}
+
+static const struct statistic *statistic_find(const char *name)
+{
+	for (size_t i = 0; i < nitems(statistics); i++)
+		if (strcmp(statistics[i].name, name) == 0)
+			return &statistics[i];
+	return NULL;
+}
+
+static int drilldown_index(const struct statistic *st, const char *drill)
+{
+	for (int i = 0; st->drilldowns[i]; i++)
+		if (strcmp(st->drilldowns[i], drill) == 0)
+			return i;
+	return -1;
+}
+
+/* --- the catalog */
+
+struct dkey {
+	struct series *s;
+};
+
+struct dataset {
+	int64_t id;
+	char name[DB_DATASET_NAME_MAX + 1];
+	const struct statistic *stat;
+	int drill; /* index in stat->drilldowns, -1: none */
+	bool suspended;
+	int64_t ctime;
+	struct series *total;
+	struct series **keys; /* one per drilldown key, in the order they appeared */
+	size_t nkeys, keys_cap;
+};
+
+static struct {
+	struct db *db;
+	struct dataset **all;
+	size_t n, cap;
+	bool arc_created; /* the ARC datasets were made once: deleting them is for good */
+	struct series_retention ret;
+} D;
+
+static void *grow(void *arr, size_t *cap, size_t n, size_t elem)
+{
+	if (n < *cap)
+		return arr;
+	*cap = *cap ? *cap * 2 : 16;
+	return xrealloc(arr, *cap * elem);
+}
+
+static void add_key(void *arg, struct series *s)
+{
+	struct dataset *d = arg;
+	if (!series_key(s)[0])
+		return;
+	d->keys = grow(d->keys, &d->keys_cap, d->nkeys, sizeof(*d->keys));
+	d->keys[d->nkeys++] = s;
+}
+
+static struct dataset *dataset_add(const struct db_dataset *row, const struct statistic *st,
+                                   int drill)
+{
+	struct dataset *d = xcalloc(1, sizeof(*d));
+	d->id = row->id;
+	snprintf(d->name, sizeof(d->name), "%s", row->name);
+	d->stat = st;
+	d->drill = drill;
+	d->suspended = row->suspended;
+	d->ctime = row->ctime;
+	d->total = series_open(d->id, "");
+	series_each(d->id, add_key, d); /* keys seen before, vanished disks included */
+	D.all = grow(D.all, &D.cap, D.n, sizeof(*D.all));
+	D.all[D.n++] = d;
+	return d;
+}
+
+static void dataset_free(struct dataset *d)
+{
+	free(d->keys);
+	free(d);
+}
+
+static int load_dataset(void *arg, const struct db_dataset *row)
+{
+	const struct statistic *st = statistic_find(row->statistic);
+	int drill = row->drilldown[0] && st ? drilldown_index(st, row->drilldown) : -1;
+	if (!st || (row->drilldown[0] && drill < 0)) {
+		log_warn("datasets: %s: unknown statistic or drilldown; not collected", row->name);
+		return 0;
+	}
+	dataset_add(row, st, drill);
+	return 0;
+}
+
+struct dataset *datasets_find(const char *name)
+{
+	for (size_t i = 0; i < D.n; i++)
+		if (strcmp(D.all[i]->name, name) == 0)
+			return D.all[i];
+	if (!strchr(name, '|'))
+		return NULL;
+	char alt[DB_DATASET_NAME_MAX + 1];
+	snprintf(alt, sizeof(alt), "%s", name);
+	for (char *p = alt; *p; p++)
+		if (*p == '|')
+			*p = '/';
+	return datasets_find(alt);
+}
+
+struct dataset *datasets_find_id(int64_t id)
+{
+	for (size_t i = 0; i < D.n; i++)
+		if (D.all[i]->id == id)
+			return D.all[i];
+	return NULL;
+}
+
+void datasets_each(void (*cb)(void *arg, struct dataset *d), void *arg)
+{
+	for (size_t i = 0; i < D.n; i++)
+		cb(arg, D.all[i]);
+}
+
+void datasets_info(const struct dataset *d, struct dataset_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->id = d->id;
+	out->name = d->name;
+	out->statistic = d->stat->name;
+	out->drilldown = d->drill >= 0 ? d->stat->drilldowns[d->drill] : NULL;
+	out->grouping = d->stat->grouping;
+	out->explanation = d->stat->explanation;
+	out->unit = d->stat->unit;
+	out->drilldowns = d->stat->drilldowns;
+	out->suspended = d->suspended;
+	out->ctime = d->ctime;
+	out->nkeys = d->nkeys;
+	out->incore_bytes =
+	    (int64_t)(sizeof(*d) + d->keys_cap * sizeof(*d->keys)) + series_incore_bytes(d->total);
+	out->ondisk_bytes = series_disk_bytes(d->total);
+	for (size_t i = 0; i < d->nkeys; i++) {
+		out->incore_bytes += series_incore_bytes(d->keys[i]);
+		out->ondisk_bytes += series_disk_bytes(d->keys[i]);
+	}
+}
+
+size_t datasets_series(const struct dataset *d, struct series ***out)
+{
+	struct series **s = xcalloc(d->nkeys + 1, sizeof(*s));
+	s[0] = d->total;
+	memcpy(s + 1, d->keys, d->nkeys * sizeof(*s));
+	for (size_t i = 0; i <= d->nkeys; i++)
+		series_ref(s[i]);
+	*out = s;
+	return d->nkeys + 1;
+}
+
+void datasets_values(const struct dataset *d, const struct box_sample *s,
+                     void (*cb)(void *arg, const char *key, double v), void *arg)
+{
+	struct emit e = {cb, arg};
+	d->stat->extract(s, d->drill, &e);
+}
+
+/* --- every second */
+
+struct ingest {
+	struct dataset *d;
+	int64_t t;
+	size_t next; /* where the next key is likely: the kernel lists devices in order */
+};
+
+static void ingest_value(void *arg, const char *key, double v)
+{
+	struct ingest *g = arg;
+	struct dataset *d = g->d;
+	if (!key) {
+		series_put(d->total, g->t, v);
+		return;
+	}
+	size_t i = g->next;
+	if (i >= d->nkeys || strcmp(series_key(d->keys[i]), key) != 0) {
+		for (i = 0; i < d->nkeys; i++)
+			if (strcmp(series_key(d->keys[i]), key) == 0)
+				break;
+		if (i == d->nkeys) /* a disk appeared: its series starts now */
+			add_key(d, series_open(d->id, key));
+	}
+	g->next = i + 1;
+	series_put(d->keys[i], g->t, v);
+}
+
+static void create_arc_datasets(void);
+
+static void datasets_tick(void *arg, const struct box_sample *s)
+{
+	if (s->have_arc && !D.arc_created)
+		create_arc_datasets();
+	/* The sample ends at s->time: it is the second that starts a second before. */
+	int64_t t = s->time - 1;
+	for (size_t i = 0; i < D.n; i++) {
+		struct dataset *d = D.all[i];
+		if (d->suspended)
+			continue;
+		struct ingest g = {d, t, 0};
+		datasets_values(d, s, ingest_value, &g);
+	}
+	series_commit(t);
+}
+
+/* --- catalog changes */
+
+static int dataset_insert(const struct statistic *st, int drill, bool quiet, struct dataset **out,
+                          struct fault *f)
+{
+	struct db_dataset row = {0};
+	if (drill >= 0)
+		snprintf(row.name, sizeof(row.name), "%s[%s]", st->name, st->drilldowns[drill]);
+	else
+		snprintf(row.name, sizeof(row.name), "%s", st->name);
+	snprintf(row.statistic, sizeof(row.statistic), "%s", st->name);
+	snprintf(row.drilldown, sizeof(row.drilldown), "%s",
+	         drill >= 0 ? st->drilldowns[drill] : "");
+	if (datasets_find(row.name))
+		return quiet ? 0 : fault_set(f, ERR_OBJECT_EXISTS, "name: %s exists", row.name);
+	int rc = db_dataset_insert(D.db, &row);
+	if (rc == DB_EXISTS)
+		return fault_set(f, ERR_OBJECT_EXISTS, "name: %s exists", row.name);
+	if (rc != 0)
+		return fault_set(f, ERR_INTERNAL, "dataset: cannot be stored");
+	struct dataset *d = dataset_add(&row, st, drill);
+	if (out)
+		*out = d;
+	return 0;
+}
+
+static void create_arc_datasets(void)
+{
+	struct fault f;
+	static const char *const names[] = {"arc.accesses", "arc.size"};
+	D.arc_created = true;
+	for (size_t i = 0; i < nitems(names); i++)
+		if (dataset_insert(statistic_find(names[i]), 0, true, NULL, &f) < 0)
+			log_warn("datasets: %s", f.details);
+	const char *key = "arc_datasets_created";
+	int64_t one = 1;
+	if (db_analytics_settings_set(D.db, &key, &one, 1) < 0)
+		log_warn("datasets: cannot note that the ARC datasets exist");
+	log_info(
+	    "datasets: ZFS ARC found; collecting arc.accesses[hit/miss] and arc.size[component]");
+}
+
+int datasets_create(const char *statistic, const char *drilldown, const char *actor,
+                    const char *peer, struct dataset **out, struct fault *f)
+{
+	const struct statistic *st = statistic_find(statistic);
+	if (!st)
+		return fault_set(
+		    f, ERR_INVALID_ARG,
+		    "statistic: '%.64s' is not one of cpu.utilization, io.ops, io.bytes, "
+		    "io.latency, io.disks, io.queue, nic.kilobytes, mem.bytes, psi.some, "
+		    "arc.accesses, arc.size",
+		    statistic);
+	int drill = -1;
+	if (drilldown && (drill = drilldown_index(st, drilldown)) < 0) {
+		char have[128] = "";
+		for (int i = 0; st->drilldowns[i]; i++)
+			snprintf(have + strlen(have), sizeof(have) - strlen(have), "%s%s",
+			         i ? ", " : "", st->drilldowns[i]);
+		return fault_set(f, ERR_INVALID_ARG,
+		                 "drilldown: %s is broken down by %s, not '%.64s'", st->name, have,
+		                 drilldown);
+	}
+	int rc = dataset_insert(st, drill, false, out, f);
+	audit_log(actor, peer, "dataset.create", out && rc == 0 ? (*out)->name : statistic, rc == 0,
+	          "%s", rc == 0 ? "" : f->details);
+	return rc;
+}
+
+int datasets_suspend(struct dataset *d, bool suspended, const char *actor, const char *peer,
+                     struct fault *f)
+{
+	int rc = db_dataset_set_suspended(D.db, d->id, suspended);
+	if (rc != 0) {
+		audit_log(actor, peer, suspended ? "dataset.suspend" : "dataset.resume", d->name,
+		          false, "cannot be stored");
+		return fault_set(f, ERR_INTERNAL, "dataset: cannot be stored");
+	}
+	d->suspended = suspended;
+	audit_log(actor, peer, suspended ? "dataset.suspend" : "dataset.resume", d->name, true,
+	          "%s", "");
+	return 0;
+}
+
+int datasets_delete(struct dataset *d, const char *actor, const char *peer, struct fault *f)
+{
+	int rc = db_dataset_delete(D.db, d->id);
+	if (rc != 0 && rc != DB_NOTFOUND) {
+		audit_log(actor, peer, "dataset.delete", d->name, false, "cannot be stored");
+		return fault_set(f, ERR_INTERNAL, "dataset: cannot be deleted");
+	}
+	audit_log(actor, peer, "dataset.delete", d->name, true, "%s", "");
+	size_t i = 0;
+	while (i < D.n && D.all[i] != d)
+		i++;
+	memmove(&D.all[i], &D.all[i + 1], (D.n - i - 1) * sizeof(*D.all));
+	D.n--;
+	int64_t id = d->id;
+	dataset_free(d);
+	series_drop_dataset(id);
+	return 0;
+}
+
+void datasets_retention(struct series_retention *out)
+{
+	*out = D.ret;
+}
+
+int datasets_set_retention(const struct series_retention *r, const char *actor, const char *peer,
+                           struct fault *f)
+{
+	static const char *const names[] = {"retain_second_data", "retain_minute_data",
+	                                    "retain_hour_data"};
+	const int64_t values[] = {r->second_h, r->minute_h, r->hour_h};
+	if (db_analytics_settings_set(D.db, names, values, 3) < 0) {
+		audit_log(actor, peer, "analytics.settings", "", false, "cannot be stored");
+		return fault_set(f, ERR_INTERNAL, "settings: cannot be stored");
+	}
+	D.ret = *r;
+	series_retention_set(r);
+	audit_log(actor, peer, "analytics.settings", "", true,
+	          "retain_second_data=%lld retain_minute_data=%lld retain_hour_data=%lld",
+	          (long long)r->second_h, (long long)r->minute_h, (long long)r->hour_h);
+	return 0;
+}
+
+/* --- start and stop */
+
+static int64_t setting(const char *name, int64_t dflt)
+{
+	int64_t v;
+	return db_analytics_setting_get(D.db, name, &v) == 0 ? v : dflt;
+}
+
+int datasets_init(struct db *db)
+{
+	D.db = db;
+	if (db_dataset_list(db, load_dataset, NULL) < 0)
+		return -1;
+	D.arc_created = setting("arc_datasets_created", 0) != 0;
+	D.ret.second_h = setting("retain_second_data", 24);
+	D.ret.minute_h = setting("retain_minute_data", 336);
+	D.ret.hour_h = setting("retain_hour_data", 8760);
+	series_retention_set(&D.ret);
+
+	int64_t *ids = xcalloc(D.n + 1, sizeof(*ids));
+	for (size_t i = 0; i < D.n; i++)
+		ids[i] = D.all[i]->id;
+	series_keep_only(ids, D.n);
+	free(ids);
+	collector_subscribe(datasets_tick, NULL);
+	log_info("datasets: %zu datasets", D.n);
+	return 0;
+}
+
+void datasets_shutdown(void)
+{
+	collector_unsubscribe(datasets_tick, NULL);
+	for (size_t i = 0; i < D.n; i++)
+		dataset_free(D.all[i]);
+	free(D.all);
+	memset(&D, 0, sizeof(D));
+}

@@ -1,0 +1,74 @@
+/* The analytics datasets: what is collected, named as the appliance names it. A dataset
+ * is a statistic ("io.ops") with an optional drilldown ("disk"): io.ops[disk]. Every
+ * second the collector's sample becomes one value per dataset (its total) and one per
+ * drilldown key (per disk, per mode...), kept by the series store (series.h). The
+ * catalog (which datasets, suspended or not) and the retention settings live in the
+ * database; datasets.c owns them. Loop thread only. */
+#ifndef SPINDLE_DATASETS_H
+#define SPINDLE_DATASETS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fault.h"
+#include "series.h"
+
+struct db;
+struct box_sample;
+struct dataset;
+
+/* Loads the catalog and retention, drops series of datasets deleted before, and
+ * subscribes to the collector. series_init() must have run. */
+int datasets_init(struct db *db);
+void datasets_shutdown(void);
+
+struct dataset_info {
+	int64_t id;
+	const char *name;      /* "io.ops[disk]" */
+	const char *statistic; /* "io.ops" */
+	const char *drilldown; /* "disk", or NULL */
+	const char *grouping;  /* "Disk" */
+	const char *explanation;
+	const char *unit;              /* "operations per second" */
+	const char *const *drilldowns; /* the statistic's, NULL-terminated */
+	bool suspended;
+	int64_t ctime;
+	size_t nkeys; /* drilldown keys seen so far */
+	int64_t incore_bytes, ondisk_bytes;
+};
+
+/* By name; a '|' in name also matches a '/' (a path segment cannot carry an encoded
+ * slash, so arc.accesses[hit/miss] is arc.accesses[hit|miss] in a URL). */
+struct dataset *datasets_find(const char *name);
+struct dataset *datasets_find_id(int64_t id);
+void datasets_info(const struct dataset *d, struct dataset_info *out);
+/* In catalog order. */
+void datasets_each(void (*cb)(void *arg, struct dataset *d), void *arg);
+/* The statistics POST may name, NULL-terminated, with their drilldowns (for errors). */
+const char *const *datasets_statistics(void);
+
+/* The dataset's series: out[0] is the total, then one per drilldown key. The array is
+ * the caller's (free()); the series are referenced (series_unref() each). */
+size_t datasets_series(const struct dataset *d, struct series ***out);
+
+/* Catalog changes; actor and peer go to the audit trail. 0, or -1 with the fault. */
+int datasets_create(const char *statistic, const char *drilldown, const char *actor,
+                    const char *peer, struct dataset **out, struct fault *f);
+int datasets_suspend(struct dataset *d, bool suspended, const char *actor, const char *peer,
+                     struct fault *f);
+/* Removes it and, in steps, its data. d is gone afterwards. */
+int datasets_delete(struct dataset *d, const char *actor, const char *peer, struct fault *f);
+
+/* Retention in hours: second, minute and hour data. */
+#define DATASETS_RETAIN_MAX (24 * 365 * 10)
+void datasets_retention(struct series_retention *out);
+int datasets_set_retention(const struct series_retention *r, const char *actor, const char *peer,
+                           struct fault *f);
+
+/* The values of sample s for dataset d, as the collector hands them in: cb(key, value)
+ * for the total (key NULL) and each drilldown key. For the tests. */
+void datasets_values(const struct dataset *d, const struct box_sample *s,
+                     void (*cb)(void *arg, const char *key, double v), void *arg);
+
+#endif

@@ -1,0 +1,64 @@
+/* The benchmark job supervisor: a queue run with a configured concurrency, each job a child
+ * spindle-worker whose NDJSON lines are validated one by one, runs kept in the store
+ * (db/store_runs.c) with the collector's figures for the target's disk and the box's CPU
+ * recorded while they ran. Targets only inside the bench dirs (or raw devices where the
+ * settings allow, with confirm). Loop thread only. It owns the runs. */
+#ifndef SPINDLE_JOBS_H
+#define SPINDLE_JOBS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <jansson.h>
+
+#include "auth.h"
+#include "fault.h"
+#include "status.h"
+
+struct event_base;
+struct db;
+struct request;
+
+struct jobs_config {
+	const char *worker;     /* spindle-worker: a path, or a name looked up in PATH */
+	const char *state_dir;  /* default bench dir: STATE/bench */
+	const char *bench_dirs; /* ':'-separated directories; NULL: STATE/bench */
+	int concurrency;        /* jobs running at once */
+	bool allow_devices;     /* raw block devices as targets (with "confirm": true) */
+	int max_runtime_s;      /* longest ramp + runtime; the limit of amount-only jobs */
+	int limit_slack_s;      /* a worker past its time by this much is stopped */
+	const char *sys_root;   /* <sys_root>/sys/dev/block resolves a target's disk */
+};
+
+/* Creates the bench dirs, marks runs the daemon left running as interrupted and queues the
+ * queued ones again. -1 with the reason logged. */
+int jobs_init(struct event_base *base, struct db *db, const struct jobs_config *cfg);
+/* Before child_shutdown(): no new starts, progress streams end, running workers get
+ * SIGTERM and are recorded as interrupted when they exit; queued jobs wait for the next
+ * start. */
+void jobs_shutdown(void);
+
+/* POST: checks the spec and the target; *out is the new job (new reference). */
+int jobs_submit(const json_t *spec, const struct identity *who, const char *peer, json_t **out,
+                struct fault *f);
+
+struct jobs_filter {
+	const char *state; /* NULL: any */
+	const char *label; /* exact; NULL: any */
+	int64_t start;     /* created at or after */
+	int limit;
+};
+int jobs_list(const struct jobs_filter *flt, json_t **out, struct fault *f);
+int jobs_get(const char *id, json_t **out, struct fault *f);
+/* DELETE: cancels a queued or running job (*cancelled true, *out the job), or deletes a
+ * finished one, which needs settings:modify (*out NULL). */
+int jobs_delete(const char *id, const struct identity *who, const char *peer, bool *cancelled,
+                json_t **out, struct fault *f);
+/* The result as stored, or in fio's JSON output shape. */
+int jobs_result(const char *id, bool fio, json_t **out, struct fault *f);
+/* ids: "a,b,c"; baseline: one of them (NULL: the first). */
+int jobs_compare(const char *ids, const char *baseline, json_t **out, struct fault *f);
+/* Answers r with the job's interval lines, those recorded first, then as they come until
+ * the job ends: NDJSON, or Server-Sent Events when sse. */
+int jobs_progress(struct request *r, const char *id, bool sse, struct fault *f);
+
+#endif

@@ -1,0 +1,1111 @@
+/* Locator LEDs over the hardware inventory. The loop owns a snapshot of the inventory and
+ * the recorded LED states; a helper thread of its own scans sysfs, reads LEDs back and
+ * writes them; ledctl and ipmitool run as child processes. Every request is an op that
+ * waits for a fresh enough snapshot, reads back the LEDs its answer shows, and answers. */
+#define _GNU_SOURCE
+#include "leds.h"
+#include "audit.h"
+#include "child.h"
+#include "log.h"
+#include "status.h"
+#include "sysfs.h"
+#include "util.h"
+#include "workq.h"
+#include "db/db.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define LEDS_TTL_NS        1000000000ull  /* a request finds an older inventory stale */
+#define LEDS_COUNT_TTL_NS  10000000000ull /* leds_lit_count rereads every LED this often */
+#define LEDS_KILL_GRACE_MS 1000
+#define LEDS_KEY_MAX       (SYSFS_ID_MAX + 16)
+
+enum led_backend { LED_VIRTUAL, LED_SES, LED_LEDS, LED_LEDCTL, LED_IPMI };
+static const char *const backend_names[] = {"virtual", "ses", "leds", "ledctl", "ipmi"};
+
+/* What the config asks for: auto, or one backend. */
+enum led_choice { CHOOSE_AUTO = -1 };
+
+/* One LED in a snapshot. */
+struct comp {
+	char key[LEDS_KEY_MAX]; /* "chassis/<id>" or "disk/<id>" */
+	enum led_backend backend;
+	char *path;       /* ses: the slot's locate file; leds: brightness; else NULL */
+	char *fault_path; /* ses: the slot's fault file */
+	int locate;       /* ses, leds: as last read back (1, 0, -1 unreadable) */
+};
+
+struct snap {
+	struct sysfs_inventory inv;
+	struct comp *chassis; /* parallel to inv.chassis */
+	struct comp *disks;   /* parallel to inv.disks */
+	uint64_t taken_ns;
+	unsigned gen;
+};
+
+/* What was last set on a component, as led_state holds it. */
+struct rec {
+	char key[LEDS_KEY_MAX];
+	bool locate;
+	bool busy;       /* a change is in flight */
+	char fault[200]; /* why re-applying it at start failed, or "" */
+};
+
+enum op_kind { OP_CHASSIS_LIST, OP_CHASSIS, OP_DISK_LIST, OP_DISK, OP_LOCATE, OP_REAPPLY };
+
+struct readback {
+	bool disk;
+	size_t idx;
+	char key[LEDS_KEY_MAX];
+	char *path, *fault_path; /* copies: the snapshot may go while the helper reads */
+	int locate, faulted;
+};
+
+struct op {
+	enum op_kind kind;
+	char chassis[SYSFS_ID_MAX + 1], disk[SYSFS_ID_MAX + 1];
+	bool on;
+	char user[65], peer[64];
+	leds_done cb;
+	void *arg;
+	struct op *next; /* waiting for a scan */
+	/* reading back */
+	struct readback *rb;
+	size_t nrb;
+	unsigned gen;
+	/* a change */
+	char key[LEDS_KEY_MAX];
+	char target[2 * SYSFS_ID_MAX + 16]; /* "chassis/<c>/disk/<d>" for the audit */
+	enum led_backend backend;
+	char *path, *fault_path;
+	char device[32];
+	char command[96]; /* as run, for messages */
+	int old, now, faulted, err;
+};
+
+struct scan_job {
+	struct snap *snap;
+	bool full; /* every LED read too, not just what is there */
+};
+
+static struct {
+	struct event_base *base;
+	struct db *db;
+	struct workq *wq;
+	char *root;
+	char *system_led;
+	int sys_choice, disk_choice;
+	int timeout_ms;
+	struct snap *snap;
+	unsigned gen;
+	bool scanning;
+	uint64_t leds_read_ns; /* when every LED was last read */
+	struct op *waiters, *waiters_tail;
+	struct rec *recs;
+	size_t nrecs, caprecs;
+	bool started, stopping;
+} L;
+
+static void op_run(struct op *op, bool fresh);
+static void op_free(struct op *op);
+
+/* --- small helpers */
+
+static int choice_parse(const char *s)
+{
+	if (!s || strcmp(s, "auto") == 0)
+		return CHOOSE_AUTO;
+	for (size_t i = 0; i < nitems(backend_names); i++)
+		if (strcmp(s, backend_names[i]) == 0)
+			return (int)i;
+	return CHOOSE_AUTO;
+}
+
+static bool file_exists(const char *path)
+{
+	return path && access(path, F_OK) == 0;
+}
+
+/* Whether a program is on the daemon's PATH, as child_spawn will look for it. */
+static bool on_path(const char *name)
+{
+	const char *path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+	for (const char *p = path;;) {
+		const char *colon = strchr(p, ':');
+		size_t n = colon ? (size_t)(colon - p) : strlen(p);
+		char full[PATH_MAX];
+		struct stat st;
+		snprintf(full, sizeof(full), "%.*s/%s", (int)n, n ? p : ".", name);
+		if (stat(full, &st) == 0 && S_ISREG(st.st_mode) && access(full, X_OK) == 0)
+			return true;
+		if (!colon)
+			return false;
+		p = colon + 1;
+	}
+}
+
+static struct rec *rec_find(const char *key)
+{
+	for (size_t i = 0; i < L.nrecs; i++)
+		if (strcmp(L.recs[i].key, key) == 0)
+			return &L.recs[i];
+	return NULL;
+}
+
+static struct rec *rec_get(const char *key)
+{
+	struct rec *r = rec_find(key);
+	if (r)
+		return r;
+	if (L.nrecs == L.caprecs) {
+		L.caprecs = L.caprecs ? 2 * L.caprecs : 32;
+		L.recs = xrealloc(L.recs, L.caprecs * sizeof(*L.recs));
+	}
+	r = &L.recs[L.nrecs++];
+	memset(r, 0, sizeof(*r));
+	snprintf(r->key, sizeof(r->key), "%s", key);
+	return r;
+}
+
+static bool readable(enum led_backend b)
+{
+	return b == LED_SES || b == LED_LEDS;
+}
+
+/* What a component's LED shows: read back where the hardware tells, else as recorded. */
+static int comp_locate(const struct comp *c)
+{
+	if (readable(c->backend))
+		return c->locate;
+	const struct rec *r = rec_find(c->key);
+	return r && r->locate ? 1 : 0;
+}
+
+static void snap_free(struct snap *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->inv.nchassis; i++) {
+		free(s->chassis[i].path);
+		free(s->chassis[i].fault_path);
+	}
+	for (size_t i = 0; i < s->inv.ndisks; i++) {
+		free(s->disks[i].path);
+		free(s->disks[i].fault_path);
+	}
+	free(s->chassis);
+	free(s->disks);
+	sysfs_inventory_free(&s->inv);
+	free(s);
+}
+
+static long chassis_index(const struct snap *s, const char *id)
+{
+	for (size_t i = 0; i < s->inv.nchassis; i++)
+		if (strcmp(s->inv.chassis[i].id, id) == 0)
+			return (long)i;
+	return -1;
+}
+
+static long disk_index(const struct snap *s, size_t chassis, const char *id)
+{
+	for (size_t i = 0; i < s->inv.ndisks; i++)
+		if (s->inv.disks[i].chassis == chassis && strcmp(s->inv.disks[i].id, id) == 0)
+			return (long)i;
+	return -1;
+}
+
+static struct comp *comp_by_key(struct snap *s, const char *key, long *idx, bool *disk)
+{
+	for (size_t i = 0; s && i < s->inv.nchassis; i++)
+		if (strcmp(s->chassis[i].key, key) == 0) {
+			*idx = (long)i;
+			*disk = false;
+			return &s->chassis[i];
+		}
+	for (size_t i = 0; s && i < s->inv.ndisks; i++)
+		if (strcmp(s->disks[i].key, key) == 0) {
+			*idx = (long)i;
+			*disk = true;
+			return &s->disks[i];
+		}
+	return NULL;
+}
+
+/* --- scanning (helper thread) */
+
+static void choose_system(struct snap *s, bool full)
+{
+	struct comp *c = &s->chassis[0];
+	char *leds = L.system_led
+	                 ? xasprintf("%s/sys/class/leds/%s/brightness", L.root, L.system_led)
+	                 : NULL;
+	bool have_leds = file_exists(leds);
+	switch (L.sys_choice) {
+	case LED_LEDS:
+		c->backend = have_leds ? LED_LEDS : LED_VIRTUAL;
+		break;
+	case LED_IPMI:
+		c->backend = LED_IPMI; /* forced: ipmitool will say itself if it cannot */
+		break;
+	case LED_VIRTUAL:
+		c->backend = LED_VIRTUAL;
+		break;
+	default:
+		if (have_leds)
+			c->backend = LED_LEDS;
+		else if (s->inv.have_ipmi && on_path("ipmitool"))
+			c->backend = LED_IPMI;
+		else
+			c->backend = LED_VIRTUAL;
+	}
+	if (c->backend == LED_LEDS) {
+		c->path = leds;
+		c->locate = full ? sysfs_read_flag(leds) : -1;
+	} else {
+		free(leds);
+	}
+}
+
+static void choose_disk(struct comp *c, const struct sysfs_disk *d, int *have_ledctl)
+{
+	char *locate = d->slot_dir ? xasprintf("%s/locate", d->slot_dir) : NULL;
+	bool ses = file_exists(locate);
+	/* ledmon drives SATA (SGPIO), SAS and NVMe (VMD, NPEM) disks; not virtio or USB. */
+	bool ledctl_able =
+	    d->device[0] && (strcmp(d->interface, "sata") == 0 ||
+	                     strcmp(d->interface, "sas") == 0 || strcmp(d->interface, "nvme") == 0);
+	switch (L.disk_choice) {
+	case LED_SES:
+		c->backend = ses ? LED_SES : LED_VIRTUAL;
+		break;
+	case LED_LEDCTL:
+		c->backend = d->device[0] ? LED_LEDCTL : LED_VIRTUAL;
+		break;
+	case LED_VIRTUAL:
+		c->backend = LED_VIRTUAL;
+		break;
+	default:
+		if (ses) {
+			c->backend = LED_SES;
+		} else if (ledctl_able) {
+			if (*have_ledctl < 0)
+				*have_ledctl = on_path("ledctl");
+			c->backend = *have_ledctl ? LED_LEDCTL : LED_VIRTUAL;
+		} else {
+			c->backend = LED_VIRTUAL;
+		}
+	}
+	if (c->backend == LED_SES) {
+		c->path = locate;
+		c->fault_path = xasprintf("%s/fault", d->slot_dir);
+		c->locate = d->locate;
+	} else {
+		free(locate);
+	}
+}
+
+static void scan_work(void *arg)
+{
+	struct scan_job *j = arg;
+	struct snap *s = xcalloc(1, sizeof(*s));
+	if (sysfs_scan(L.root, &s->inv, j->full) < 0) {
+		free(s);
+		return;
+	}
+	s->chassis = xcalloc(s->inv.nchassis, sizeof(*s->chassis));
+	s->disks = xcalloc(s->inv.ndisks ? s->inv.ndisks : 1, sizeof(*s->disks));
+	int have_ledctl = -1; /* looked up once per scan, when a disk could use it */
+	for (size_t i = 0; i < s->inv.nchassis; i++) {
+		struct comp *c = &s->chassis[i];
+		snprintf(c->key, sizeof(c->key), "chassis/%s", s->inv.chassis[i].id);
+		c->backend = LED_VIRTUAL; /* SES has no enclosure-wide locate in sysfs */
+		c->locate = -1;
+	}
+	choose_system(s, j->full);
+	for (size_t i = 0; i < s->inv.ndisks; i++) {
+		struct comp *c = &s->disks[i];
+		snprintf(c->key, sizeof(c->key), "disk/%s", s->inv.disks[i].id);
+		c->locate = -1;
+		choose_disk(c, &s->inv.disks[i], &have_ledctl);
+	}
+	s->taken_ns = util_mono_ns();
+	j->snap = s;
+}
+
+static void reapply_all(void);
+
+static void waiters_fail(const struct fault *f)
+{
+	struct op *op = L.waiters;
+	L.waiters = L.waiters_tail = NULL;
+	while (op) {
+		struct op *next = op->next;
+		if (op->cb)
+			op->cb(op->arg, NULL, f);
+		op_free(op);
+		op = next;
+	}
+}
+
+/* Serves the waiting ops from the current snapshot; fresh: it was just read whole. */
+static void waiters_run(bool fresh)
+{
+	struct op *op = L.waiters;
+	L.waiters = L.waiters_tail = NULL;
+	while (op) {
+		struct op *next = op->next;
+		op->next = NULL;
+		op_run(op, fresh);
+		op = next;
+	}
+}
+
+/* A scan without LED reads keeps what the last reads said, for the same LED file. */
+static void carry_leds(struct snap *s, struct snap *old)
+{
+	for (size_t k = 0; old && k < s->inv.nchassis + s->inv.ndisks; k++) {
+		bool disk = k >= s->inv.nchassis;
+		size_t i = disk ? k - s->inv.nchassis : k;
+		struct comp *c = disk ? &s->disks[i] : &s->chassis[i];
+		if (!c->path)
+			continue;
+		long j;
+		bool was_disk;
+		const struct comp *o = comp_by_key(old, c->key, &j, &was_disk);
+		if (!o || !o->path || strcmp(o->path, c->path) != 0)
+			continue;
+		if (c->locate < 0)
+			c->locate = o->locate;
+		if (disk && was_disk && s->inv.disks[i].faulted < 0)
+			s->inv.disks[i].faulted = old->inv.disks[j].faulted;
+	}
+}
+
+static void scan_done(void *arg)
+{
+	struct scan_job *j = arg;
+	bool first = !L.snap, full = j->full;
+	L.scanning = false;
+	if (j->snap) {
+		if (full)
+			L.leds_read_ns = j->snap->taken_ns;
+		else
+			carry_leds(j->snap, L.snap);
+		snap_free(L.snap);
+		L.snap = j->snap;
+		L.snap->gen = ++L.gen;
+	} else {
+		log_warn("leds: the hardware inventory under %s cannot be read", L.root);
+	}
+	free(j);
+	if (!L.snap) {
+		struct fault f = {.kind = ERR_INTERNAL};
+		snprintf(f.details, sizeof(f.details), "chassis: the inventory cannot be read");
+		waiters_fail(&f);
+		return;
+	}
+	if (first) {
+		log_info("leds: %zu chassis, %zu disks and slots; system locator via %s",
+		         L.snap->inv.nchassis, L.snap->inv.ndisks,
+		         backend_names[L.snap->chassis[0].backend]);
+		if (L.system_led && L.snap->chassis[0].backend != LED_LEDS)
+			log_warn("leds: no LED %s under %s/sys/class/leds", L.system_led, L.root);
+		reapply_all();
+	}
+	/* After a scan that read every LED, the waiters need no read of their own. */
+	waiters_run(full);
+}
+
+static bool snap_older(uint64_t ns)
+{
+	return !L.snap || util_mono_ns() - L.snap->taken_ns > ns;
+}
+
+/* full: read every LED as well (the first scan, and the lit count's refresh). */
+static void scan_start(bool full)
+{
+	if (L.scanning)
+		return;
+	if (L.stopping) {
+		struct fault f = {.kind = ERR_BUSY, .retry_after = 1};
+		snprintf(f.details, sizeof(f.details), "chassis: the server is shutting down");
+		if (L.snap)
+			waiters_run(false);
+		else
+			waiters_fail(&f);
+		return;
+	}
+	struct scan_job *j = xcalloc(1, sizeof(*j));
+	j->full = full || !L.snap;
+	if (workq_submit(L.wq, scan_work, scan_done, j) < 0) {
+		free(j);
+		/* A queue this full means readers are plenty: serve them what we have. */
+		if (L.snap) {
+			waiters_run(false);
+		} else {
+			struct fault f = {.kind = ERR_BUSY, .retry_after = 1};
+			snprintf(f.details, sizeof(f.details),
+			         "chassis: the inventory is being read");
+			waiters_fail(&f);
+		}
+		return;
+	}
+	L.scanning = true;
+}
+
+/* --- answering */
+
+static json_t *str_or_null(const char *s)
+{
+	return s && s[0] ? json_string(s) : json_null();
+}
+
+static json_t *tri(int v)
+{
+	return v < 0 ? json_null() : json_boolean(v);
+}
+
+static void add_led(json_t *o, const struct comp *c)
+{
+	json_object_set_new(o, "locate", tri(comp_locate(c)));
+	json_object_set_new(o, "led_backend", json_string(backend_names[c->backend]));
+	const struct rec *r = rec_find(c->key);
+	if (r && r->fault[0])
+		json_object_set_new(o, "led_fault", json_string(r->fault));
+}
+
+static json_t *chassis_json(const struct snap *s, size_t i)
+{
+	const struct sysfs_chassis *ch = &s->inv.chassis[i];
+	json_t *o = json_object();
+	json_object_set_new(o, "id", json_string(ch->id));
+	json_object_set_new(o, "name", json_string(ch->name));
+	json_object_set_new(o, "type", json_string(ch->enclosure ? "enclosure" : "system"));
+	json_object_set_new(o, "vendor", str_or_null(ch->vendor));
+	json_object_set_new(o, "model", str_or_null(ch->model));
+	json_object_set_new(o, "serial", str_or_null(ch->serial));
+	if (!ch->enclosure)
+		json_object_set_new(o, "hostname", str_or_null(ch->hostname));
+	add_led(o, &s->chassis[i]);
+	json_object_set_new(o, "disk_count", json_integer(ch->ndisks));
+	if (ch->enclosure)
+		json_object_set_new(o, "slot_count", json_integer(ch->nslots));
+	return o;
+}
+
+static json_t *disk_json(const struct snap *s, size_t i)
+{
+	const struct sysfs_disk *d = &s->inv.disks[i];
+	const struct sysfs_chassis *ch = &s->inv.chassis[d->chassis];
+	json_t *o = json_object();
+	json_object_set_new(o, "id", json_string(d->id));
+	json_object_set_new(o, "chassis", json_string(ch->id));
+	json_object_set_new(o, "device", str_or_null(d->device));
+	json_object_set_new(o, "label", str_or_null(d->label));
+	json_object_set_new(o, "vendor", str_or_null(d->vendor));
+	json_object_set_new(o, "model", str_or_null(d->model));
+	json_object_set_new(o, "serial", str_or_null(d->serial));
+	json_object_set_new(o, "wwid", str_or_null(d->wwid));
+	json_object_set_new(o, "size",
+	                    d->device[0] ? json_integer((json_int_t)d->size) : json_null());
+	json_object_set_new(o, "rotational", tri(d->rotational));
+	json_object_set_new(o, "interface", str_or_null(d->interface));
+	json_object_set_new(o, "present", json_boolean(d->present));
+	json_object_set_new(o, "faulted", tri(d->faulted));
+	json_object_set_new(o, "enclosure", ch->enclosure ? json_string(ch->id) : json_null());
+	json_object_set_new(o, "slot", str_or_null(d->slot));
+	add_led(o, &s->disks[i]);
+	return o;
+}
+
+static void op_free(struct op *op)
+{
+	free(op->rb);
+	free(op->path);
+	free(op->fault_path);
+	free(op);
+}
+
+static void op_fail(struct op *op, enum fault_kind kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void op_fail(struct op *op, enum fault_kind kind, const char *fmt, ...)
+{
+	struct fault f = {.kind = kind};
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(f.details, sizeof(f.details), fmt, ap);
+	va_end(ap);
+	if (kind == ERR_BUSY)
+		f.retry_after = 1;
+	if (op->cb)
+		op->cb(op->arg, NULL, &f);
+	op_free(op);
+}
+
+/* Answers from the current snapshot, looking the objects up again by id: the snapshot may
+ * have been replaced while the op waited. */
+static void op_answer(struct op *op)
+{
+	struct snap *s = L.snap;
+	long ci = op->kind == OP_CHASSIS_LIST ? 0 : chassis_index(s, op->chassis);
+	if (ci < 0) {
+		op_fail(op, ERR_NOT_FOUND, "chassis: no chassis '%.128s'", op->chassis);
+		return;
+	}
+	long di = -1;
+	if (op->disk[0]) {
+		di = disk_index(s, (size_t)ci, op->disk);
+		if (di < 0) {
+			op_fail(op, ERR_NOT_FOUND, "disk: no disk '%.128s' in chassis '%.128s'",
+			        op->disk, op->chassis);
+			return;
+		}
+	}
+	json_t *out = NULL;
+	switch (op->kind) {
+	case OP_CHASSIS_LIST:
+		out = json_array();
+		for (size_t i = 0; i < s->inv.nchassis; i++)
+			json_array_append_new(out, chassis_json(s, i));
+		break;
+	case OP_DISK_LIST:
+		out = json_array();
+		for (size_t i = 0; i < s->inv.ndisks; i++)
+			if (s->inv.disks[i].chassis == (size_t)ci)
+				json_array_append_new(out, disk_json(s, i));
+		break;
+	case OP_CHASSIS:
+	case OP_DISK:
+	case OP_LOCATE:
+		out = di >= 0 ? disk_json(s, (size_t)di) : chassis_json(s, (size_t)ci);
+		break;
+	case OP_REAPPLY:
+		break;
+	}
+	if (op->cb)
+		op->cb(op->arg, out, NULL);
+	else
+		json_decref(out);
+	op_free(op);
+}
+
+/* --- reading back (helper thread) */
+
+static void readback_work(void *arg)
+{
+	struct op *op = arg;
+	for (size_t i = 0; i < op->nrb; i++) {
+		struct readback *rb = &op->rb[i];
+		rb->locate = sysfs_read_flag(rb->path);
+		rb->faulted = rb->fault_path ? sysfs_read_flag(rb->fault_path) : -1;
+	}
+}
+
+static void readback_done(void *arg)
+{
+	struct op *op = arg;
+	struct snap *s = L.snap;
+	for (size_t i = 0; s && i < op->nrb; i++) {
+		struct readback *rb = &op->rb[i];
+		struct comp *c;
+		long idx = (long)rb->idx;
+		bool disk = rb->disk;
+		if (s->gen == op->gen)
+			c = disk ? &s->disks[idx] : &s->chassis[idx];
+		else
+			c = comp_by_key(s, rb->key, &idx, &disk);
+		if (!c || !c->path)
+			continue;
+		c->locate = rb->locate;
+		if (disk && rb->fault_path)
+			s->inv.disks[idx].faulted = rb->faulted;
+	}
+	for (size_t i = 0; i < op->nrb; i++) {
+		free(op->rb[i].path);
+		free(op->rb[i].fault_path);
+	}
+	op->nrb = 0;
+	op_answer(op);
+}
+
+static void readback_add(struct op *op, const struct comp *c, bool disk, size_t idx)
+{
+	if (!c->path)
+		return;
+	op->rb = xrealloc(op->rb, (op->nrb + 1) * sizeof(*op->rb));
+	struct readback *rb = &op->rb[op->nrb++];
+	memset(rb, 0, sizeof(*rb));
+	rb->disk = disk;
+	rb->idx = idx;
+	snprintf(rb->key, sizeof(rb->key), "%s", c->key);
+	rb->path = xstrdup(c->path);
+	rb->fault_path = c->fault_path ? xstrdup(c->fault_path) : NULL;
+}
+
+/* --- changing an LED */
+
+static void op_target(struct op *op)
+{
+	if (op->disk[0])
+		snprintf(op->target, sizeof(op->target), "chassis/%s/disk/%s", op->chassis,
+		         op->disk);
+	else
+		snprintf(op->target, sizeof(op->target), "chassis/%s", op->chassis);
+}
+
+static const char *onoff(int v)
+{
+	return v < 0 ? "unknown" : v ? "on" : "off";
+}
+
+/* The change took: record it, audit it, answer with the object. */
+static void locate_commit(struct op *op)
+{
+	struct rec *r = rec_get(op->key);
+	r->busy = false;
+	r->locate = op->on;
+	r->fault[0] = '\0';
+	struct db_led row = {.locate = op->on};
+	snprintf(row.component, sizeof(row.component), "%s", op->key);
+	snprintf(row.backend, sizeof(row.backend), "%s", backend_names[op->backend]);
+	if (db_led_put(L.db, &row) != 0)
+		log_warn("leds: could not record %s as %s", op->key, onoff(op->on));
+	long idx;
+	bool disk;
+	struct comp *c = comp_by_key(L.snap, op->key, &idx, &disk);
+	if (c && c->path && readable(c->backend)) {
+		c->locate = op->now;
+		if (disk && op->fault_path)
+			L.snap->inv.disks[idx].faulted = op->faulted;
+	}
+	if (op->kind == OP_REAPPLY) {
+		log_info("leds: %s re-applied: locate on (%s)", op->key,
+		         backend_names[op->backend]);
+		op_free(op);
+		return;
+	}
+	audit_log(op->user, op->peer, "hardware.locate", op->target, true, "locate %s -> %s (%s)",
+	          onoff(op->old), onoff(op->on), backend_names[op->backend]);
+	log_info("leds: %s locate %s -> %s (%s) by %s", op->target, onoff(op->old), onoff(op->on),
+	         backend_names[op->backend], op->user);
+	op_answer(op);
+}
+
+/* The change failed: the recorded state stays as it was. */
+static void locate_failed(struct op *op, enum fault_kind kind, const char *why)
+{
+	struct rec *r = rec_find(op->key);
+	if (r)
+		r->busy = false;
+	if (op->kind == OP_REAPPLY) {
+		if (r)
+			snprintf(r->fault, sizeof(r->fault), "re-applying at start failed: %s",
+			         why);
+		log_warn("leds: re-applying %s failed: %s", op->key, why);
+		op_free(op);
+		return;
+	}
+	audit_log(op->user, op->peer, "hardware.locate", op->target, false,
+	          "locate %s -> %s (%s) failed: %s", onoff(op->old), onoff(op->on),
+	          backend_names[op->backend], why);
+	op_fail(op, kind, "locate: %s", why);
+}
+
+static void write_work(void *arg)
+{
+	struct op *op = arg;
+	int was = sysfs_read_flag(op->path);
+	if (was >= 0)
+		op->old = was;
+	char value[32] = "0\n";
+	if (op->on && op->backend == LED_LEDS) {
+		/* An LED is on at any brightness; full brightness is what people look for. */
+		char *dir = xstrdup(op->path), *slash = strrchr(dir, '/');
+		if (slash)
+			*slash = '\0';
+		char *maxp = xasprintf("%s/max_brightness", dir);
+		long long max = sysfs_read_ll(maxp);
+		snprintf(value, sizeof(value), "%lld\n", max > 0 ? max : 1);
+		free(maxp);
+		free(dir);
+	} else if (op->on) {
+		snprintf(value, sizeof(value), "1\n");
+	}
+	if (sysfs_write(op->path, value) < 0) {
+		op->err = errno;
+		return;
+	}
+	op->now = sysfs_read_flag(op->path);
+	op->faulted = op->fault_path ? sysfs_read_flag(op->fault_path) : -1;
+}
+
+static void write_done(void *arg)
+{
+	struct op *op = arg;
+	char why[PATH_MAX + 64];
+	if (op->err) {
+		snprintf(why, sizeof(why), "cannot write %s: %s", op->path, strerror(op->err));
+		locate_failed(op, ERR_BACKEND, why);
+		return;
+	}
+	if (op->now != (op->on ? 1 : 0)) {
+		long idx;
+		bool disk;
+		struct comp *c = comp_by_key(L.snap, op->key, &idx, &disk);
+		if (c)
+			c->locate = op->now;
+		snprintf(why, sizeof(why), "%s reads %s after writing %s", op->path, onoff(op->now),
+		         onoff(op->on));
+		locate_failed(op, ERR_BACKEND, why);
+		return;
+	}
+	locate_commit(op);
+}
+
+/* The first line of a command's complaint, for the fault. */
+static void first_line(const char *s, char *out, size_t len)
+{
+	while (*s == ' ' || *s == '\n' || *s == '\t' || *s == '\r')
+		s++;
+	size_t n = strcspn(s, "\r\n");
+	if (n >= len)
+		n = len - 1;
+	for (size_t i = 0; i < n; i++)
+		out[i] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
+	out[n] = '\0';
+}
+
+static void command_exit(void *arg, const struct child_result *res)
+{
+	struct op *op = arg;
+	char msg[160], why[400];
+	if (L.stopping) {
+		struct rec *r = rec_find(op->key);
+		if (r)
+			r->busy = false;
+		op_fail(op, ERR_BUSY, "locate: the server is shutting down");
+		return;
+	}
+	if (res->exited && res->exit_code == 0) {
+		op->now = op->on;
+		locate_commit(op);
+		return;
+	}
+	first_line(res->err_len ? res->err : res->out ? res->out : "", msg, sizeof(msg));
+	if (res->timed_out) {
+		snprintf(why, sizeof(why), "%s gave no answer within %d s and was killed",
+		         op->command, L.timeout_ms / 1000);
+		locate_failed(op, ERR_TIMEOUT, why);
+		return;
+	}
+	if (res->exited)
+		snprintf(why, sizeof(why), "%s failed with exit status %d%s%s", op->command,
+		         res->exit_code, msg[0] ? ": " : "", msg);
+	else
+		snprintf(why, sizeof(why), "%s was killed by signal %d%s%s", op->command,
+		         res->signal, msg[0] ? ": " : "", msg);
+	locate_failed(op, ERR_BACKEND, why);
+}
+
+static void command_start(struct op *op)
+{
+	char arg[64];
+	char *argv[5] = {NULL};
+	if (op->backend == LED_LEDCTL) {
+		snprintf(arg, sizeof(arg), "%s=/dev/%s", op->on ? "locate" : "locate_off",
+		         op->device);
+		argv[0] = "ledctl";
+		argv[1] = arg;
+	} else {
+		argv[0] = "ipmitool";
+		argv[1] = "chassis";
+		argv[2] = "identify";
+		argv[3] = op->on ? "force" : "0";
+	}
+	size_t n = 0;
+	for (int i = 0; argv[i]; i++)
+		n += (size_t)snprintf(op->command + n, sizeof(op->command) - n, "%s%s",
+		                      i ? " " : "", argv[i]);
+	struct child_opts o = {
+	    .argv = argv,
+	    .timeout_ms = L.timeout_ms,
+	    .kill_grace_ms = LEDS_KILL_GRACE_MS,
+	    .max_output = 4096,
+	    .on_exit = command_exit,
+	    .arg = op,
+	};
+	char err[256];
+	if (!child_spawn(&o, err, sizeof(err))) {
+		char why[320];
+		snprintf(why, sizeof(why), "cannot run %s: %.200s", op->command, err);
+		locate_failed(op, ERR_BACKEND, why);
+	}
+}
+
+static void locate_start(struct op *op, long ci, long di)
+{
+	struct snap *s = L.snap;
+	struct comp *c = di >= 0 ? &s->disks[di] : &s->chassis[ci];
+	snprintf(op->key, sizeof(op->key), "%s", c->key);
+	op->backend = c->backend;
+	op->path = c->path ? xstrdup(c->path) : NULL;
+	op->fault_path = c->fault_path ? xstrdup(c->fault_path) : NULL;
+	if (di >= 0)
+		snprintf(op->device, sizeof(op->device), "%s", s->inv.disks[di].device);
+	op->old = comp_locate(c);
+	op->now = -1;
+	op->faulted = -1;
+	op_target(op);
+
+	struct rec *r = rec_get(op->key);
+	if (L.stopping) {
+		op_fail(op, ERR_BUSY, "locate: the server is shutting down");
+		return;
+	}
+	if (r->busy) {
+		op_fail(op, ERR_BUSY, "locate: a change of this LED is already in progress");
+		return;
+	}
+	r->busy = true;
+	switch (op->backend) {
+	case LED_VIRTUAL:
+		op->now = op->on;
+		locate_commit(op);
+		break;
+	case LED_SES:
+	case LED_LEDS:
+		if (workq_submit(L.wq, write_work, write_done, op) < 0) {
+			r->busy = false;
+			op_fail(op, ERR_BUSY, "locate: too many hardware requests at once");
+		}
+		break;
+	case LED_LEDCTL:
+	case LED_IPMI:
+		command_start(op);
+		break;
+	}
+}
+
+/* After the first scan: what was lit where the hardware cannot tell is lit again. */
+static void reapply_all(void)
+{
+	struct snap *s = L.snap;
+	for (size_t k = 0; k < s->inv.nchassis + s->inv.ndisks; k++) {
+		bool disk = k >= s->inv.nchassis;
+		size_t i = disk ? k - s->inv.nchassis : k;
+		struct comp *c = disk ? &s->disks[i] : &s->chassis[i];
+		const struct rec *r = rec_find(c->key);
+		if (!r || !r->locate || (c->backend != LED_LEDCTL && c->backend != LED_IPMI))
+			continue;
+		struct op *op = xcalloc(1, sizeof(*op));
+		op->kind = OP_REAPPLY;
+		op->on = true;
+		snprintf(op->chassis, sizeof(op->chassis), "%s",
+		         s->inv.chassis[disk ? s->inv.disks[i].chassis : i].id);
+		if (disk)
+			snprintf(op->disk, sizeof(op->disk), "%s", s->inv.disks[i].id);
+		log_info("leds: re-applying locate on for %s (%s)", c->key,
+		         backend_names[c->backend]);
+		locate_start(op, disk ? (long)s->inv.disks[i].chassis : (long)i,
+		             disk ? (long)i : -1);
+	}
+}
+
+/* --- ops */
+
+static void op_run(struct op *op, bool fresh)
+{
+	struct snap *s = L.snap;
+	long ci = -1, di = -1;
+	if (op->kind != OP_CHASSIS_LIST) {
+		ci = chassis_index(s, op->chassis);
+		if (ci < 0) {
+			op_fail(op, ERR_NOT_FOUND, "chassis: no chassis '%.128s'", op->chassis);
+			return;
+		}
+	}
+	if (op->disk[0]) {
+		di = disk_index(s, (size_t)ci, op->disk);
+		if (di < 0) {
+			op_fail(op, ERR_NOT_FOUND, "disk: no disk '%.128s' in chassis '%.128s'",
+			        op->disk, op->chassis);
+			return;
+		}
+	}
+	if (op->kind == OP_LOCATE) {
+		locate_start(op, ci, di);
+		return;
+	}
+	/* Read back just the LEDs this answer shows. */
+	if (!fresh && !L.stopping) {
+		switch (op->kind) {
+		case OP_CHASSIS_LIST:
+			for (size_t i = 0; i < s->inv.nchassis; i++)
+				readback_add(op, &s->chassis[i], false, i);
+			break;
+		case OP_CHASSIS:
+			readback_add(op, &s->chassis[ci], false, (size_t)ci);
+			break;
+		case OP_DISK_LIST:
+			for (size_t i = 0; i < s->inv.ndisks; i++)
+				if (s->inv.disks[i].chassis == (size_t)ci)
+					readback_add(op, &s->disks[i], true, i);
+			break;
+		case OP_DISK:
+			readback_add(op, &s->disks[di], true, (size_t)di);
+			break;
+		default:
+			break;
+		}
+		op->gen = s->gen;
+		if (op->nrb && workq_submit(L.wq, readback_work, readback_done, op) == 0)
+			return;
+		/* Nothing to read, or the helper is swamped: what we know is the answer. */
+		for (size_t i = 0; i < op->nrb; i++) {
+			free(op->rb[i].path);
+			free(op->rb[i].fault_path);
+		}
+		op->nrb = 0;
+	}
+	op_answer(op);
+}
+
+static void op_start(struct op *op)
+{
+	if (!L.started) {
+		op_fail(op, ERR_INTERNAL, "chassis: the hardware service is not running");
+		return;
+	}
+	if (snap_older(LEDS_TTL_NS)) {
+		if (L.waiters_tail)
+			L.waiters_tail->next = op;
+		else
+			L.waiters = op;
+		L.waiters_tail = op;
+		scan_start(false);
+		return;
+	}
+	op_run(op, false);
+}
+
+static struct op *op_new(enum op_kind kind, const char *chassis, const char *disk, leds_done cb,
+                         void *arg)
+{
+	struct op *op = xcalloc(1, sizeof(*op));
+	op->kind = kind;
+	op->cb = cb;
+	op->arg = arg;
+	snprintf(op->chassis, sizeof(op->chassis), "%s", chassis ? chassis : "");
+	snprintf(op->disk, sizeof(op->disk), "%s", disk ? disk : "");
+	return op;
+}
+
+void leds_chassis_list(leds_done cb, void *arg)
+{
+	op_start(op_new(OP_CHASSIS_LIST, NULL, NULL, cb, arg));
+}
+
+void leds_chassis_get(const char *chassis, leds_done cb, void *arg)
+{
+	op_start(op_new(OP_CHASSIS, chassis, NULL, cb, arg));
+}
+
+void leds_disk_list(const char *chassis, leds_done cb, void *arg)
+{
+	op_start(op_new(OP_DISK_LIST, chassis, NULL, cb, arg));
+}
+
+void leds_disk_get(const char *chassis, const char *disk, leds_done cb, void *arg)
+{
+	op_start(op_new(OP_DISK, chassis, disk, cb, arg));
+}
+
+void leds_locate(const char *chassis, const char *disk, bool on, const char *user, const char *peer,
+                 leds_done cb, void *arg)
+{
+	struct op *op = op_new(OP_LOCATE, chassis, disk, cb, arg);
+	op->on = on;
+	snprintf(op->user, sizeof(op->user), "%s", user ? user : "");
+	snprintf(op->peer, sizeof(op->peer), "%s", peer ? peer : "");
+	op_start(op);
+}
+
+unsigned leds_lit_count(void)
+{
+	if (!L.started || !L.snap)
+		return 0;
+	/* Changes made here count at once; others (a button, another tool) at the next read. */
+	if (!L.stopping && util_mono_ns() - L.leds_read_ns > LEDS_COUNT_TTL_NS)
+		scan_start(true);
+	unsigned n = 0;
+	for (size_t i = 0; i < L.snap->inv.nchassis; i++)
+		n += comp_locate(&L.snap->chassis[i]) == 1;
+	for (size_t i = 0; i < L.snap->inv.ndisks; i++)
+		n += comp_locate(&L.snap->disks[i]) == 1;
+	return n;
+}
+
+/* --- start and stop */
+
+static int rec_load(void *arg, const struct db_led *l)
+{
+	struct rec *r = rec_get(l->component);
+	r->locate = l->locate;
+	return 0;
+}
+
+int leds_init(struct event_base *base, struct db *db, const struct leds_config *cfg)
+{
+	memset(&L, 0, sizeof(L));
+	L.base = base;
+	L.db = db;
+	L.root = xstrdup(cfg->sys_root && *cfg->sys_root ? cfg->sys_root : "/");
+	size_t n = strlen(L.root);
+	while (n > 0 && L.root[n - 1] == '/')
+		L.root[--n] = '\0'; /* "/" becomes "", so paths read "<root>/sys/..." */
+	L.system_led = cfg->system_led && *cfg->system_led ? xstrdup(cfg->system_led) : NULL;
+	L.sys_choice = choice_parse(cfg->system_backend);
+	L.disk_choice = choice_parse(cfg->disk_backend);
+	L.timeout_ms = cfg->command_timeout_ms > 0 ? cfg->command_timeout_ms : 10000;
+	/* One thread of its own: a slow enclosure must not hold up password hashing. */
+	L.wq = workq_new(base, 1);
+	if (!L.wq)
+		return -1;
+	if (db_led_list(db, rec_load, NULL) != 0)
+		log_warn("leds: the recorded LED states cannot be read; starting with none");
+	L.started = true;
+	scan_start(true);
+	return 0;
+}
+
+void leds_shutdown(void)
+{
+	if (!L.started)
+		return;
+	L.stopping = true;
+	/* Its done callbacks answer whoever waits on a scan, a read or a write. */
+	workq_free(L.wq);
+	L.wq = NULL;
+	struct fault f = {.kind = ERR_BUSY, .retry_after = 1};
+	snprintf(f.details, sizeof(f.details), "chassis: the server is shutting down");
+	waiters_fail(&f);
+	snap_free(L.snap);
+	L.snap = NULL;
+	free(L.recs);
+	L.recs = NULL;
+	L.nrecs = L.caprecs = 0;
+	free(L.root);
+	free(L.system_led);
+	L.root = L.system_led = NULL;
+	L.started = false;
+}

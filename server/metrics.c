@@ -1,0 +1,292 @@
+/* The Prometheus exposition. Counters are the collector's raw cumulative values (as
+ * /proc has them, scaled to base units), so a scraper computes its own rates; the text
+ * for one sample is built once and reused by every scrape until the next tick. */
+#include "metrics.h"
+#include "cidr.h"
+#include "collector.h"
+#include "dashboard.h"
+#include "log.h"
+#include "status.h"
+#include "util.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* A growing text buffer; allocation failures abort (xrealloc). */
+struct tbuf {
+	char *s;
+	size_t len, cap;
+};
+
+static void tb_printf(struct tbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void tb_printf(struct tbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	for (;;) {
+		size_t room = b->cap - b->len;
+		va_start(ap, fmt);
+		int n = vsnprintf(b->s ? b->s + b->len : NULL, room, fmt, ap);
+		va_end(ap);
+		if (n < 0)
+			return;
+		if ((size_t)n < room) {
+			b->len += (size_t)n;
+			return;
+		}
+		b->cap = b->cap ? 2 * b->cap + (size_t)n : 4096 + (size_t)n;
+		b->s = xrealloc(b->s, b->cap);
+	}
+}
+
+static void tb_add(struct tbuf *b, const char *data, size_t len)
+{
+	if (b->cap - b->len < len + 1) {
+		b->cap = 2 * b->cap + len + 1;
+		b->s = xrealloc(b->s, b->cap);
+	}
+	memcpy(b->s + b->len, data, len);
+	b->len += len;
+	b->s[b->len] = '\0';
+}
+
+static struct {
+	struct cidr_list *allow;
+	struct tbuf sample; /* the text of sample seq */
+	uint64_t seq;
+	struct tbuf out;
+	int64_t started;
+	long user_hz;
+} m;
+
+static void family(struct tbuf *b, const char *name, const char *type, const char *help)
+{
+	tb_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* A label value: backslash, double quote and newline escaped, as the format wants. */
+static const char *label(const char *v, char *buf, size_t len)
+{
+	size_t o = 0;
+	for (; *v && o + 3 < len; v++) {
+		if (*v == '\\' || *v == '"') {
+			buf[o++] = '\\';
+			buf[o++] = *v;
+		} else if (*v == '\n') {
+			buf[o++] = '\\';
+			buf[o++] = 'n';
+		} else {
+			buf[o++] = *v;
+		}
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+/* Cumulative disk and NIC counters: which field, its unit's divisor. */
+struct dev_metric {
+	const char *name, *type, *help;
+	size_t off;
+	unsigned divisor; /* 1000: milliseconds -> seconds */
+};
+
+static const struct dev_metric disk_metrics[] = {
+    {"spindle_disk_reads_completed_total", "counter", "Reads completed.",
+     offsetof(struct disk_sample, reads), 1},
+    {"spindle_disk_writes_completed_total", "counter", "Writes completed.",
+     offsetof(struct disk_sample, writes), 1},
+    {"spindle_disk_read_bytes_total", "counter", "Bytes read.",
+     offsetof(struct disk_sample, read_bytes), 1},
+    {"spindle_disk_written_bytes_total", "counter", "Bytes written.",
+     offsetof(struct disk_sample, write_bytes), 1},
+    {"spindle_disk_read_time_seconds_total", "counter", "Time spent on reads, summed over them.",
+     offsetof(struct disk_sample, read_ms), 1000},
+    {"spindle_disk_write_time_seconds_total", "counter", "Time spent on writes, summed over them.",
+     offsetof(struct disk_sample, write_ms), 1000},
+    {"spindle_disk_io_time_seconds_total", "counter",
+     "Time the device had I/O in flight (busy time).", offsetof(struct disk_sample, io_ms), 1000},
+    {"spindle_disk_io_now", "gauge", "Requests in flight at the sample.",
+     offsetof(struct disk_sample, in_flight), 1},
+};
+
+static const struct dev_metric nic_metrics[] = {
+    {"spindle_network_receive_bytes_total", "counter", "Bytes received.",
+     offsetof(struct nic_sample, rx_bytes), 1},
+    {"spindle_network_transmit_bytes_total", "counter", "Bytes sent.",
+     offsetof(struct nic_sample, tx_bytes), 1},
+    {"spindle_network_receive_packets_total", "counter", "Packets received.",
+     offsetof(struct nic_sample, rx_packets), 1},
+    {"spindle_network_transmit_packets_total", "counter", "Packets sent.",
+     offsetof(struct nic_sample, tx_packets), 1},
+    {"spindle_network_receive_errs_total", "counter", "Receive errors.",
+     offsetof(struct nic_sample, rx_errors), 1},
+    {"spindle_network_transmit_errs_total", "counter", "Transmit errors.",
+     offsetof(struct nic_sample, tx_errors), 1},
+};
+
+static void dev_value(struct tbuf *b, const struct dev_metric *dm, const char *dev,
+                      const void *sample)
+{
+	char esc[80];
+	uint64_t v;
+	memcpy(&v, (const char *)sample + dm->off, sizeof(v));
+	if (dm->divisor == 1)
+		tb_printf(b, "%s{device=\"%s\"} %llu\n", dm->name, label(dev, esc, sizeof(esc)),
+		          (unsigned long long)v);
+	else
+		tb_printf(b, "%s{device=\"%s\"} %.3f\n", dm->name, label(dev, esc, sizeof(esc)),
+		          (double)v / dm->divisor);
+}
+
+static const char *const cpu_modes[CPU_MODES] = {
+    [CPU_USER] = "user",     [CPU_NICE] = "nice", [CPU_SYSTEM] = "system",
+    [CPU_IOWAIT] = "iowait", [CPU_IRQ] = "irq",   [CPU_SOFTIRQ] = "softirq",
+    [CPU_STEAL] = "steal",   [CPU_IDLE] = "idle",
+};
+
+static void gauge_u64(struct tbuf *b, const char *name, const char *help, uint64_t v)
+{
+	family(b, name, "gauge", help);
+	tb_printf(b, "%s %llu\n", name, (unsigned long long)v);
+}
+
+static void counter_u64(struct tbuf *b, const char *name, const char *help, uint64_t v)
+{
+	family(b, name, "counter", help);
+	tb_printf(b, "%s %llu\n", name, (unsigned long long)v);
+}
+
+static void build_sample(struct tbuf *b, const struct box_sample *s)
+{
+	size_t i;
+	int d;
+
+	b->len = 0;
+	family(b, "spindle_sample_timestamp_seconds", "gauge",
+	       "When the sample these values come from ended (Unix time).");
+	tb_printf(b, "spindle_sample_timestamp_seconds %lld\n", (long long)s->time);
+
+	family(b, "spindle_cpu_seconds_total", "counter",
+	       "CPU time spent in each mode, summed over all CPUs.");
+	for (i = 0; i < CPU_MODES; i++)
+		tb_printf(b, "spindle_cpu_seconds_total{mode=\"%s\"} %.2f\n", cpu_modes[i],
+		          (double)s->cpu_ticks[i] / (double)m.user_hz);
+	gauge_u64(b, "spindle_cpus", "CPUs online.", (uint64_t)(s->ncpus > 0 ? s->ncpus : 0));
+
+	gauge_u64(b, "spindle_memory_total_bytes", "Memory installed (MemTotal).", s->mem_total);
+	gauge_u64(b, "spindle_memory_used_bytes",
+	          "Memory in use: total less free, buffers and page cache.", s->mem_used);
+	gauge_u64(b, "spindle_memory_cached_bytes", "Page cache.", s->mem_cache);
+	gauge_u64(b, "spindle_memory_buffers_bytes", "Block device buffers.", s->mem_buffers);
+	gauge_u64(b, "spindle_memory_free_bytes", "Memory not used at all.", s->mem_free);
+
+	if (s->have_psi) {
+		static const char *const res[3] = {"cpu", "io", "memory"};
+		family(
+		    b, "spindle_pressure_some_percent", "gauge",
+		    "Share of the last second in which some task stalled on the resource (PSI).");
+		for (i = 0; i < 3; i++)
+			tb_printf(b, "spindle_pressure_some_percent{resource=\"%s\"} %.2f\n",
+			          res[i], s->psi_some_pct[i]);
+	}
+
+	for (i = 0; i < nitems(disk_metrics); i++) {
+		family(b, disk_metrics[i].name, disk_metrics[i].type, disk_metrics[i].help);
+		for (d = 0; d < s->ndisks; d++)
+			dev_value(b, &disk_metrics[i], s->disks[d].name, &s->disks[d]);
+	}
+	for (i = 0; i < nitems(nic_metrics); i++) {
+		family(b, nic_metrics[i].name, nic_metrics[i].type, nic_metrics[i].help);
+		for (d = 0; d < s->nnics; d++)
+			dev_value(b, &nic_metrics[i], s->nics[d].name, &s->nics[d]);
+	}
+
+	if (s->have_arc) {
+		counter_u64(b, "spindle_arc_hits_total", "ZFS ARC hits.", s->arc_hits);
+		counter_u64(b, "spindle_arc_misses_total", "ZFS ARC misses.", s->arc_misses);
+		counter_u64(b, "spindle_arc_iohits_total",
+		            "ZFS ARC hits on blocks being read in (I/O in progress).",
+		            s->arc_iohits);
+		gauge_u64(b, "spindle_arc_size_bytes", "ZFS ARC size.", s->arc_size);
+		gauge_u64(b, "spindle_arc_target_bytes", "ZFS ARC target size (c).", s->arc_target);
+		gauge_u64(b, "spindle_arc_mfu_bytes", "ZFS ARC most-frequently-used list size.",
+		          s->arc_mfu);
+		gauge_u64(b, "spindle_arc_mru_bytes", "ZFS ARC most-recently-used list size.",
+		          s->arc_mru);
+		gauge_u64(b, "spindle_arc_meta_bytes", "ZFS ARC metadata size.", s->arc_meta);
+	}
+}
+
+static void build_daemon(struct tbuf *b)
+{
+	unsigned running = 0, queued = 0;
+	char esc[64];
+
+	jobs_counts(&running, &queued);
+	family(b, "spindle_build_info", "gauge", "Always 1; the version of spindled in a label.");
+	tb_printf(b, "spindle_build_info{version=\"%s\"} 1\n",
+	          label(PACKAGE_VERSION, esc, sizeof(esc)));
+	gauge_u64(b, "spindle_start_time_seconds", "When spindled started (Unix time).",
+	          (uint64_t)m.started);
+	family(b, "spindle_jobs", "gauge", "Benchmark jobs by state.");
+	tb_printf(b, "spindle_jobs{state=\"running\"} %u\nspindle_jobs{state=\"queued\"} %u\n",
+	          running, queued);
+	gauge_u64(b, "spindle_locator_leds_lit", "Locator LEDs lit now (chassis and disks).",
+	          leds_lit_count());
+	gauge_u64(b, "spindle_problems_open", "Open problems.", 0);
+	gauge_u64(b, "spindle_sse_clients", "Server-Sent Events streams open now.",
+	          dashboard_events_clients());
+}
+
+const char *metrics_text(size_t *len)
+{
+	const struct box_sample *s = collector_latest();
+
+	if (!s)
+		m.sample.len = 0;
+	else if (s->seq != m.seq || m.sample.len == 0) {
+		build_sample(&m.sample, s);
+		m.seq = s->seq;
+	}
+	m.out.len = 0;
+	build_daemon(&m.out);
+	if (m.sample.len)
+		tb_add(&m.out, m.sample.s, m.sample.len);
+	*len = m.out.len;
+	return m.out.s;
+}
+
+bool metrics_peer_allowed(const char *peer)
+{
+	return cidr_list_match(m.allow, peer);
+}
+
+int metrics_init(const char *allow)
+{
+	char err[256];
+
+	m.allow = cidr_list_parse(allow, err, sizeof(err));
+	if (!m.allow) {
+		log_err("--metrics-allow: %s", err);
+		return -1;
+	}
+	m.started = util_now();
+	m.user_hz = sysconf(_SC_CLK_TCK);
+	if (m.user_hz <= 0)
+		m.user_hz = 100;
+	log_info("metrics: /metrics without a token from %zu address range(s)%s",
+	         cidr_list_count(m.allow), cidr_list_count(m.allow) ? "" : " (token only)");
+	return 0;
+}
+
+void metrics_shutdown(void)
+{
+	cidr_list_free(m.allow);
+	free(m.sample.s);
+	free(m.out.s);
+	memset(&m, 0, sizeof(m));
+}

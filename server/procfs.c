@@ -1,0 +1,681 @@
+/* The kernel's counters, read by hand: each file with one read() into a buffer kept
+ * between ticks, parsed in place without stdio or allocation. */
+#define _GNU_SOURCE
+#include "procfs.h"
+#include "log.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum procfs_file {
+	F_STAT,
+	F_DISKSTATS,
+	F_NETDEV,
+	F_MEMINFO,
+	F_PSI_CPU,
+	F_PSI_IO,
+	F_PSI_MEMORY,
+	F_ARCSTATS,
+	F_COUNT
+};
+
+static const char *const procfs_rel[F_COUNT] = {
+    "/proc/stat",
+    "/proc/diskstats",
+    "/proc/net/dev",
+    "/proc/meminfo",
+    "/proc/pressure/cpu",
+    "/proc/pressure/io",
+    "/proc/pressure/memory",
+    "/proc/spl/kstat/zfs/arcstats",
+};
+
+/* A device seen in the last /proc/diskstats, with the class it was given. */
+struct known_dev {
+	char name[PROCFS_NAME_MAX];
+	enum procfs_disk_class cls;
+};
+
+struct procfs {
+	char *path[F_COUNT];
+	char *sys_block; /* <sys-root>/sys/class/block */
+	bool partitions, loop_devices;
+	char *buf;
+	size_t cap;
+	struct known_dev *known, *known_next;
+	int nknown, known_cap;
+};
+
+static char *root_join(const char *root, const char *rel)
+{
+	size_t n = root ? strlen(root) : 0;
+	while (n > 0 && root[n - 1] == '/')
+		n--;
+	return xasprintf("%.*s%s", (int)n, root ? root : "", rel);
+}
+
+struct procfs *procfs_new(const struct procfs_options *o)
+{
+	struct procfs *p = xcalloc(1, sizeof(*p));
+	for (int i = 0; i < F_COUNT; i++)
+		p->path[i] = root_join(o->proc_root, procfs_rel[i]);
+	p->sys_block = root_join(o->sys_root, "/sys/class/block");
+	p->partitions = o->partitions;
+	p->loop_devices = o->loop_devices;
+	p->cap = 16384;
+	p->buf = xmalloc(p->cap);
+	return p;
+}
+
+void procfs_free(struct procfs *p)
+{
+	if (!p)
+		return;
+	for (int i = 0; i < F_COUNT; i++)
+		free(p->path[i]);
+	free(p->sys_block);
+	free(p->buf);
+	free(p->known);
+	free(p->known_next);
+	free(p);
+}
+
+void procfs_snapshot_free(struct procfs_snapshot *s)
+{
+	free(s->disks);
+	free(s->nics);
+	memset(s, 0, sizeof(*s));
+}
+
+/* The whole file in p->buf, NUL-terminated, or NULL. A read that leaves more than half the
+ * buffer unused has reached the end (seq_file fills what fits, record by record), so a
+ * file costs one read() once the buffer has grown to twice its size. */
+static const char *slurp(struct procfs *p, enum procfs_file f)
+{
+	int fd = open(p->path[f], O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return NULL;
+	size_t len = 0;
+	for (;;) {
+		if (p->cap - len < 4096 || len > p->cap / 2) {
+			p->cap *= 2;
+			p->buf = xrealloc(p->buf, p->cap);
+		}
+		size_t want = p->cap - len - 1;
+		ssize_t n = read(fd, p->buf + len, want);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			close(fd);
+			return NULL;
+		}
+		len += (size_t)n;
+		if (n == 0 || ((size_t)n < want && len <= p->cap / 2))
+			break;
+	}
+	close(fd);
+	p->buf[len] = '\0';
+	return p->buf;
+}
+
+/* --- parsing helpers: the kernel's formats are fixed, so a hand-written scan is enough */
+
+static const char *skip_blanks(const char *s)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	return s;
+}
+
+static const char *next_line(const char *s)
+{
+	const char *nl = strchr(s, '\n');
+	return nl ? nl + 1 : s + strlen(s);
+}
+
+/* A decimal number after optional blanks; NULL when there is none. */
+static const char *parse_u64(const char *s, uint64_t *out)
+{
+	s = skip_blanks(s);
+	if (*s < '0' || *s > '9')
+		return NULL;
+	uint64_t v = 0;
+	while (*s >= '0' && *s <= '9')
+		v = v * 10 + (uint64_t)(*s++ - '0');
+	*out = v;
+	return s;
+}
+
+/* n numbers in a row into out; NULL when fewer are there. */
+static const char *parse_u64s(const char *s, uint64_t *out, int n)
+{
+	for (int i = 0; i < n && s; i++)
+		s = parse_u64(s, &out[i]);
+	return s;
+}
+
+/* A word (up to blank, newline or stop) into buf; NULL when it is empty or too long. */
+static const char *parse_word(const char *s, char stop, char *buf, size_t len)
+{
+	s = skip_blanks(s);
+	size_t n = 0;
+	while (*s && *s != ' ' && *s != '\t' && *s != '\n' && *s != stop) {
+		if (n + 1 >= len)
+			return NULL;
+		buf[n++] = *s++;
+	}
+	buf[n] = '\0';
+	return n ? s : NULL;
+}
+
+static bool starts(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* --- the files */
+
+int procfs_parse_stat(const char *text, struct procfs_snapshot *s)
+{
+	/* cpu user nice system idle iowait irq softirq steal [guest guest_nice]: guest time
+	 * is already inside user and nice, so it is not added again. */
+	static const enum cpu_mode order[] = {CPU_USER,   CPU_NICE, CPU_SYSTEM,  CPU_IDLE,
+	                                      CPU_IOWAIT, CPU_IRQ,  CPU_SOFTIRQ, CPU_STEAL};
+	s->have_cpu = false;
+	s->ncpus = 0;
+	bool total = false;
+	for (const char *l = text; *l; l = next_line(l)) {
+		if (!starts(l, "cpu"))
+			continue;
+		if (l[3] == ' ') {
+			uint64_t v[8];
+			if (!parse_u64s(l + 3, v, 8))
+				return -1;
+			for (int i = 0; i < 8; i++)
+				s->cpu[order[i]] = v[i];
+			total = true;
+		} else if (l[3] >= '0' && l[3] <= '9') {
+			s->ncpus++;
+		}
+	}
+	s->have_cpu = total;
+	return total ? 0 : -1;
+}
+
+int procfs_parse_diskstats(const char *text, struct procfs_snapshot *s)
+{
+	s->ndisks = 0;
+	for (const char *l = text; *l; l = next_line(l)) {
+		uint64_t majmin[2], v[11];
+		char name[PROCFS_NAME_MAX];
+		const char *p = parse_u64s(l, majmin, 2);
+		if (p)
+			p = parse_word(p, '\0', name, sizeof(name));
+		/* reads merged sectors ms, writes merged sectors ms, in_flight io_ms weighted */
+		if (p)
+			p = parse_u64s(p, v, 11);
+		if (!p) {
+			if (*skip_blanks(l) == '\n' || !*skip_blanks(l))
+				continue;
+			return -1;
+		}
+		if (s->ndisks == s->disks_cap) {
+			s->disks_cap = s->disks_cap ? 2 * s->disks_cap : 16;
+			s->disks = xrealloc(s->disks, (size_t)s->disks_cap * sizeof(*s->disks));
+		}
+		struct procfs_disk *d = &s->disks[s->ndisks++];
+		memcpy(d->name, name, sizeof(name));
+		d->cls = PROCFS_DISK_UNKNOWN;
+		d->reads = v[0];
+		d->read_sectors = v[2];
+		d->read_ms = v[3];
+		d->writes = v[4];
+		d->write_sectors = v[6];
+		d->write_ms = v[7];
+		d->in_flight = v[8];
+		d->io_ms = v[9];
+		d->weighted_ms = v[10];
+	}
+	return 0;
+}
+
+int procfs_parse_netdev(const char *text, struct procfs_snapshot *s)
+{
+	s->nnics = 0;
+	if (!strstr(text, "Receive") || !strstr(text, "Transmit"))
+		return -1;
+	/* Two header lines, then "  eth0: rx_bytes packets errs drop fifo frame compressed
+	 * multicast tx_bytes packets errs drop fifo colls carrier compressed". */
+	const char *l = next_line(next_line(text));
+	for (; *l; l = next_line(l)) {
+		char name[PROCFS_NAME_MAX];
+		uint64_t v[16];
+		const char *p = parse_word(l, ':', name, sizeof(name));
+		if (!p || *p != ':' || !parse_u64s(p + 1, v, 16))
+			continue;
+		if (strcmp(name, "lo") == 0)
+			continue; /* the box talking to itself is not traffic */
+		if (s->nnics == s->nics_cap) {
+			s->nics_cap = s->nics_cap ? 2 * s->nics_cap : 8;
+			s->nics = xrealloc(s->nics, (size_t)s->nics_cap * sizeof(*s->nics));
+		}
+		struct procfs_nic *n = &s->nics[s->nnics++];
+		memcpy(n->name, name, sizeof(name));
+		n->rx_bytes = v[0];
+		n->rx_packets = v[1];
+		n->rx_errors = v[2];
+		n->tx_bytes = v[8];
+		n->tx_packets = v[9];
+		n->tx_errors = v[10];
+	}
+	return 0;
+}
+
+int procfs_parse_meminfo(const char *text, struct procfs_snapshot *s)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+	} keys[] = {
+	    {"MemTotal:", offsetof(struct procfs_snapshot, mem_total)},
+	    {"MemFree:", offsetof(struct procfs_snapshot, mem_free)},
+	    {"Buffers:", offsetof(struct procfs_snapshot, mem_buffers)},
+	    {"Cached:", offsetof(struct procfs_snapshot, mem_cached)},
+	    {"SReclaimable:", offsetof(struct procfs_snapshot, mem_sreclaimable)},
+	};
+	unsigned found = 0;
+	s->have_mem = false;
+	s->mem_sreclaimable = 0;
+	for (const char *l = text; *l; l = next_line(l)) {
+		for (size_t i = 0; i < nitems(keys); i++) {
+			uint64_t v;
+			if (!starts(l, keys[i].key) || !parse_u64(l + strlen(keys[i].key), &v))
+				continue;
+			*(uint64_t *)((char *)s + keys[i].off) = v * 1024; /* "kB" is KiB */
+			found |= 1u << i;
+			break;
+		}
+	}
+	/* SReclaimable is optional (old kernels); the other four are not. */
+	s->have_mem = (found & 0xf) == 0xf;
+	return s->have_mem ? 0 : -1;
+}
+
+int procfs_parse_psi(const char *text, enum procfs_psi which, struct procfs_snapshot *s)
+{
+	s->have_psi[which] = false;
+	for (const char *l = text; *l; l = next_line(l)) {
+		if (!starts(l, "some "))
+			continue;
+		const char *t = strstr(l, "total=");
+		const char *eol = next_line(l);
+		if (!t || t > eol || !parse_u64(t + 6, &s->psi_some_us[which]))
+			return -1;
+		s->have_psi[which] = true;
+		return 0;
+	}
+	return -1;
+}
+
+int procfs_parse_arcstats(const char *text, struct procfs_snapshot *s)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+		unsigned bit;
+	} keys[] = {
+	    {"hits", offsetof(struct procfs_snapshot, arc_hits), 1u << 0},
+	    {"misses", offsetof(struct procfs_snapshot, arc_misses), 1u << 1},
+	    {"size", offsetof(struct procfs_snapshot, arc_size), 1u << 2},
+	    {"c", offsetof(struct procfs_snapshot, arc_c), 1u << 3},
+	    {"iohits", offsetof(struct procfs_snapshot, arc_iohits), 1u << 4},
+	    {"mfu_size", offsetof(struct procfs_snapshot, arc_mfu), 1u << 5},
+	    {"mru_size", offsetof(struct procfs_snapshot, arc_mru), 1u << 6},
+	    {"data_size", offsetof(struct procfs_snapshot, arc_data), 1u << 7},
+	    {"metadata_size", offsetof(struct procfs_snapshot, arc_meta), 1u << 8},
+	    /* before OpenZFS 2.2 */
+	    {"arc_meta_used", offsetof(struct procfs_snapshot, arc_meta), 1u << 9},
+	};
+	unsigned found = 0;
+	s->have_arc = false;
+	s->arc_iohits = s->arc_mfu = s->arc_mru = s->arc_data = s->arc_meta = 0;
+	if (!starts(next_line(text), "name"))
+		return -1;
+	/* "name type data" rows after the kstat header and the column line */
+	for (const char *l = next_line(next_line(text)); *l; l = next_line(l)) {
+		char name[64];
+		uint64_t type, v;
+		const char *p = parse_word(l, '\0', name, sizeof(name));
+		if (!p || !(p = parse_u64(p, &type)) || !parse_u64(p, &v))
+			continue;
+		for (size_t i = 0; i < nitems(keys); i++) {
+			if (strcmp(name, keys[i].key) != 0)
+				continue;
+			/* metadata_size wins over the older arc_meta_used when both exist */
+			if (keys[i].bit == (1u << 9) && (found & (1u << 8)))
+				break;
+			*(uint64_t *)((char *)s + keys[i].off) = v;
+			found |= keys[i].bit;
+			break;
+		}
+	}
+	s->arc_have_iohits = found & (1u << 4);
+	s->have_arc = (found & 0xf) == 0xf;
+	return s->have_arc ? 0 : -1;
+}
+
+/* --- disk classes */
+
+static bool all_digits(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+static bool virtual_name(const char *name)
+{
+	return (starts(name, "loop") && all_digits(name + 4)) ||
+	       (starts(name, "ram") && all_digits(name + 3)) ||
+	       (starts(name, "zram") && all_digits(name + 4));
+}
+
+static bool device_named(const struct procfs_snapshot *s, const char *name, size_t len)
+{
+	for (int i = 0; i < s->ndisks; i++)
+		if (strncmp(s->disks[i].name, name, len) == 0 && s->disks[i].name[len] == '\0')
+			return true;
+	return false;
+}
+
+enum procfs_disk_class procfs_classify_name(const char *name, const struct procfs_snapshot *s)
+{
+	if (virtual_name(name))
+		return PROCFS_DISK_VIRTUAL;
+	size_t n = strlen(name), k = n;
+	while (k > 0 && name[k - 1] >= '0' && name[k - 1] <= '9')
+		k--;
+	if (k == n || k == 0)
+		return PROCFS_DISK_WHOLE;
+	if (device_named(s, name, k) ||
+	    (k > 1 && name[k - 1] == 'p' && device_named(s, name, k - 1)))
+		return PROCFS_DISK_PARTITION;
+	return PROCFS_DISK_WHOLE;
+}
+
+/* sysfs knows for sure: a partition has a "partition" attribute. Without the directory
+ * (a synthetic tree, a container without /sys) the name decides. */
+static enum procfs_disk_class classify(const struct procfs *p, const char *name,
+                                       const struct procfs_snapshot *s)
+{
+	struct stat st;
+	if (virtual_name(name))
+		return PROCFS_DISK_VIRTUAL;
+	if (stat(p->sys_block, &st) == 0 && S_ISDIR(st.st_mode)) {
+		char *dev = xasprintf("%s/%s", p->sys_block, name);
+		char *part = xasprintf("%s/partition", dev);
+		enum procfs_disk_class c = PROCFS_DISK_UNKNOWN;
+		if (stat(part, &st) == 0)
+			c = PROCFS_DISK_PARTITION;
+		else if (stat(dev, &st) == 0)
+			c = PROCFS_DISK_WHOLE;
+		free(dev);
+		free(part);
+		if (c != PROCFS_DISK_UNKNOWN)
+			return c;
+	}
+	return procfs_classify_name(name, s);
+}
+
+/* Gives every disk its class, the same as last time while the list is unchanged (one
+ * strcmp a device), then drops the disks the options leave out. */
+static void classify_disks(struct procfs *p, struct procfs_snapshot *s)
+{
+	bool same = s->ndisks == p->nknown;
+	for (int i = 0; same && i < s->ndisks; i++)
+		same = strcmp(s->disks[i].name, p->known[i].name) == 0;
+	if (same) {
+		for (int i = 0; i < s->ndisks; i++)
+			s->disks[i].cls = p->known[i].cls;
+	} else {
+		if (s->ndisks > p->known_cap) {
+			p->known_cap = s->ndisks;
+			p->known_next =
+			    xrealloc(p->known_next, (size_t)p->known_cap * sizeof(*p->known_next));
+			p->known = xrealloc(p->known, (size_t)p->known_cap * sizeof(*p->known));
+		}
+		for (int i = 0; i < s->ndisks; i++) {
+			struct procfs_disk *d = &s->disks[i];
+			for (int j = 0; j < p->nknown && d->cls == PROCFS_DISK_UNKNOWN; j++)
+				if (strcmp(p->known[j].name, d->name) == 0)
+					d->cls = p->known[j].cls;
+			if (d->cls == PROCFS_DISK_UNKNOWN)
+				d->cls = classify(p, d->name, s);
+			memcpy(p->known_next[i].name, d->name, sizeof(d->name));
+			p->known_next[i].cls = d->cls;
+		}
+		struct known_dev *t = p->known;
+		p->known = p->known_next;
+		p->known_next = t;
+		p->nknown = s->ndisks;
+	}
+	int n = 0;
+	for (int i = 0; i < s->ndisks; i++) {
+		enum procfs_disk_class c = s->disks[i].cls;
+		if ((c == PROCFS_DISK_PARTITION && !p->partitions) ||
+		    (c == PROCFS_DISK_VIRTUAL && !p->loop_devices))
+			continue;
+		if (n != i)
+			s->disks[n] = s->disks[i];
+		n++;
+	}
+	s->ndisks = n;
+}
+
+void procfs_read(struct procfs *p, struct procfs_snapshot *s)
+{
+	static const enum procfs_file psi_file[PROCFS_PSI_COUNT] = {F_PSI_CPU, F_PSI_IO,
+	                                                            F_PSI_MEMORY};
+	const char *t;
+
+	if (!(t = slurp(p, F_STAT)) || procfs_parse_stat(t, s) < 0)
+		s->have_cpu = false;
+	if ((t = slurp(p, F_DISKSTATS)) && procfs_parse_diskstats(t, s) == 0)
+		classify_disks(p, s);
+	else
+		s->ndisks = 0;
+	if (!(t = slurp(p, F_NETDEV)) || procfs_parse_netdev(t, s) < 0)
+		s->nnics = 0;
+	if (!(t = slurp(p, F_MEMINFO)) || procfs_parse_meminfo(t, s) < 0)
+		s->have_mem = false;
+	for (int i = 0; i < PROCFS_PSI_COUNT; i++)
+		if (!(t = slurp(p, psi_file[i])) || procfs_parse_psi(t, i, s) < 0)
+			s->have_psi[i] = false;
+	if (!(t = slurp(p, F_ARCSTATS)) || procfs_parse_arcstats(t, s) < 0)
+		s->have_arc = false;
+}
+
+/* --- per-second values */
+
+uint64_t procfs_counter_delta(uint64_t prev, uint64_t cur)
+{
+	if (cur >= prev)
+		return cur - prev;
+	/* Wrapped at 2^32: it was near the top, it is now near the bottom. */
+	if (prev <= UINT32_MAX && prev - cur > (UINT64_C(1) << 31))
+		return (UINT64_C(1) << 32) - prev + cur;
+	/* Wrapped at 2^64, likewise. */
+	if (prev > (UINT64_C(1) << 63) && cur < (UINT64_C(1) << 62))
+		return cur - prev; /* modulo 2^64 */
+	return cur;
+}
+
+/* The index of name in an array of structs that start with their name; hint first, as
+ * the kernel lists devices in a stable order. */
+static int find_named(const void *arr, size_t stride, int n, int hint, const char *name)
+{
+	const char *base = arr;
+	if (hint < n && strcmp(base + (size_t)hint * stride, name) == 0)
+		return hint;
+	for (int i = 0; i < n; i++)
+		if (strcmp(base + (size_t)i * stride, name) == 0)
+			return i;
+	return -1;
+}
+
+static double pct(double part, double whole)
+{
+	double v = whole > 0 ? 100.0 * part / whole : 0;
+	return v > 100 ? 100 : v;
+}
+
+static void rates_disks(const struct procfs_snapshot *prev, const struct procfs_snapshot *cur,
+                        double secs, struct box_sample *out)
+{
+	int n = 0;
+	for (int i = 0; i < cur->ndisks; i++) {
+		const struct procfs_disk *c = &cur->disks[i];
+		int j = find_named(prev->disks, sizeof(*prev->disks), prev->ndisks, i, c->name);
+		if (j < 0)
+			continue; /* appeared: it has a rate from the next tick on */
+		const struct procfs_disk *p = &prev->disks[j];
+		struct disk_sample *d = &out->disks[n++];
+		uint64_t reads = procfs_counter_delta(p->reads, c->reads);
+		uint64_t writes = procfs_counter_delta(p->writes, c->writes);
+		uint64_t rms = procfs_counter_delta(p->read_ms, c->read_ms);
+		uint64_t wms = procfs_counter_delta(p->write_ms, c->write_ms);
+		memcpy(d->name, c->name, sizeof(d->name));
+		d->reads_per_s = (double)reads / secs;
+		d->writes_per_s = (double)writes / secs;
+		/* sectors here are always 512 bytes, whatever the device's own size */
+		d->read_bytes_per_s =
+		    (double)procfs_counter_delta(p->read_sectors, c->read_sectors) * 512 / secs;
+		d->write_bytes_per_s =
+		    (double)procfs_counter_delta(p->write_sectors, c->write_sectors) * 512 / secs;
+		d->read_latency_ms = reads ? (double)rms / (double)reads : 0;
+		d->write_latency_ms = writes ? (double)wms / (double)writes : 0;
+		d->busy_pct = pct((double)procfs_counter_delta(p->io_ms, c->io_ms), secs * 1000);
+		d->queue =
+		    (double)procfs_counter_delta(p->weighted_ms, c->weighted_ms) / (secs * 1000);
+		d->reads = c->reads;
+		d->writes = c->writes;
+		d->read_bytes = c->read_sectors * 512;
+		d->write_bytes = c->write_sectors * 512;
+		d->read_ms = c->read_ms;
+		d->write_ms = c->write_ms;
+		d->io_ms = c->io_ms;
+		d->in_flight = c->in_flight;
+	}
+	out->ndisks = n;
+}
+
+static void rates_nics(const struct procfs_snapshot *prev, const struct procfs_snapshot *cur,
+                       double secs, struct box_sample *out)
+{
+	int n = 0;
+	for (int i = 0; i < cur->nnics; i++) {
+		const struct procfs_nic *c = &cur->nics[i];
+		int j = find_named(prev->nics, sizeof(*prev->nics), prev->nnics, i, c->name);
+		if (j < 0)
+			continue;
+		const struct procfs_nic *p = &prev->nics[j];
+		struct nic_sample *s = &out->nics[n++];
+		memcpy(s->name, c->name, sizeof(s->name));
+		s->rx_kb_per_s =
+		    (double)procfs_counter_delta(p->rx_bytes, c->rx_bytes) / 1024 / secs;
+		s->tx_kb_per_s =
+		    (double)procfs_counter_delta(p->tx_bytes, c->tx_bytes) / 1024 / secs;
+		s->rx_bytes = c->rx_bytes;
+		s->tx_bytes = c->tx_bytes;
+		s->rx_packets = c->rx_packets;
+		s->tx_packets = c->tx_packets;
+		s->rx_errors = c->rx_errors;
+		s->tx_errors = c->tx_errors;
+	}
+	out->nnics = n;
+}
+
+void procfs_rates(const struct procfs_snapshot *prev, const struct procfs_snapshot *cur,
+                  int seconds, struct box_sample *out)
+{
+	double secs = seconds > 0 ? seconds : 1;
+
+	memset(out->cpu_pct, 0, sizeof(out->cpu_pct));
+	if (prev->have_cpu && cur->have_cpu) {
+		uint64_t d[CPU_MODES], total = 0;
+		for (int m = 0; m < CPU_MODES; m++) {
+			/* iowait is known to step back on some kernels: that is no wrap */
+			d[m] = cur->cpu[m] >= prev->cpu[m] ? cur->cpu[m] - prev->cpu[m] : 0;
+			total += d[m];
+		}
+		for (int m = 0; m < CPU_MODES; m++)
+			out->cpu_pct[m] = pct((double)d[m], (double)total);
+	}
+	memcpy(out->cpu_ticks, cur->cpu, sizeof(out->cpu_ticks));
+	out->ncpus = cur->ncpus;
+
+	rates_disks(prev, cur, secs, out);
+	rates_nics(prev, cur, secs, out);
+
+	if (cur->have_mem) {
+		uint64_t cache = cur->mem_cached + cur->mem_sreclaimable;
+		uint64_t taken = cur->mem_free + cur->mem_buffers + cache;
+		out->mem_total = cur->mem_total;
+		out->mem_free = cur->mem_free;
+		out->mem_buffers = cur->mem_buffers;
+		out->mem_cache = cache;
+		out->mem_used = cur->mem_total > taken ? cur->mem_total - taken : 0;
+	} else {
+		out->mem_total = out->mem_used = out->mem_cache = out->mem_buffers = 0;
+		out->mem_free = 0;
+	}
+
+	out->have_psi = true;
+	for (int i = 0; i < PROCFS_PSI_COUNT; i++) {
+		bool have = prev->have_psi[i] && cur->have_psi[i];
+		out->have_psi = out->have_psi && have;
+		out->psi_some_pct[i] = have ? pct((double)procfs_counter_delta(prev->psi_some_us[i],
+		                                                               cur->psi_some_us[i]),
+		                                  secs * 1e6)
+		                            : 0;
+	}
+
+	out->have_arc = prev->have_arc && cur->have_arc;
+	if (out->have_arc) {
+		uint64_t hits = procfs_counter_delta(prev->arc_hits, cur->arc_hits);
+		uint64_t misses = procfs_counter_delta(prev->arc_misses, cur->arc_misses);
+		uint64_t iohits = cur->arc_have_iohits && prev->arc_have_iohits
+		                      ? procfs_counter_delta(prev->arc_iohits, cur->arc_iohits)
+		                      : 0;
+		out->arc_have_iohits = cur->arc_have_iohits;
+		out->arc_hits_per_s = (double)hits / secs;
+		out->arc_misses_per_s = (double)misses / secs;
+		out->arc_iohits_per_s = (double)iohits / secs;
+		/* arcstat: hit% = hits / (hits + iohits + misses) */
+		out->arc_hit_pct = pct((double)hits, (double)(hits + misses + iohits));
+		out->arc_hits = cur->arc_hits;
+		out->arc_misses = cur->arc_misses;
+		out->arc_iohits = cur->arc_iohits;
+		out->arc_size = cur->arc_size;
+		out->arc_target = cur->arc_c;
+		out->arc_mfu = cur->arc_mfu;
+		out->arc_mru = cur->arc_mru;
+		out->arc_meta = cur->arc_meta;
+		out->arc_data = cur->arc_data;
+	} else {
+		out->arc_have_iohits = false;
+		out->arc_hits_per_s = out->arc_misses_per_s = out->arc_iohits_per_s = 0;
+		out->arc_hit_pct = 0;
+		out->arc_hits = out->arc_misses = out->arc_iohits = 0;
+		out->arc_size = out->arc_target = out->arc_mfu = out->arc_mru = 0;
+		out->arc_meta = out->arc_data = 0;
+	}
+}

@@ -1,0 +1,105 @@
+/* Readers of the kernel's counters under --proc-root: /proc/stat, /proc/diskstats,
+ * /proc/net/dev, /proc/meminfo, /proc/pressure/{cpu,io,memory} and, with ZFS,
+ * /proc/spl/kstat/zfs/arcstats. A snapshot holds raw cumulative counters; two snapshots
+ * some seconds apart give the per-second values of a struct box_sample (collector.h).
+ * Snapshots grow their arrays as devices appear and never shrink them, so a tick
+ * allocates nothing once the box is known. */
+#ifndef SPINDLE_PROCFS_H
+#define SPINDLE_PROCFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collector.h"
+
+#define PROCFS_NAME_MAX 32
+
+enum procfs_disk_class {
+	PROCFS_DISK_UNKNOWN = 0,
+	PROCFS_DISK_WHOLE,     /* a disk of its own: sda, nvme0n1, vdb, dm-0, md0 */
+	PROCFS_DISK_PARTITION, /* sda1, nvme0n1p2 */
+	PROCFS_DISK_VIRTUAL,   /* loop, ram and zram devices */
+};
+
+struct procfs_disk {
+	char name[PROCFS_NAME_MAX];
+	enum procfs_disk_class cls;
+	uint64_t reads, read_sectors, read_ms;
+	uint64_t writes, write_sectors, write_ms;
+	uint64_t in_flight, io_ms, weighted_ms;
+};
+
+struct procfs_nic {
+	char name[PROCFS_NAME_MAX];
+	uint64_t rx_bytes, rx_packets, rx_errors;
+	uint64_t tx_bytes, tx_packets, tx_errors;
+};
+
+enum procfs_psi { PROCFS_PSI_CPU, PROCFS_PSI_IO, PROCFS_PSI_MEMORY, PROCFS_PSI_COUNT };
+
+struct procfs_snapshot {
+	bool have_cpu;
+	uint64_t cpu[CPU_MODES]; /* USER_HZ ticks over all CPUs, in enum cpu_mode order */
+	int ncpus;
+
+	int ndisks, disks_cap; /* only the disks the options keep */
+	struct procfs_disk *disks;
+	int nnics, nics_cap; /* without the loopback device */
+	struct procfs_nic *nics;
+
+	bool have_mem; /* bytes */
+	uint64_t mem_total, mem_free, mem_buffers, mem_cached, mem_sreclaimable;
+
+	bool have_psi[PROCFS_PSI_COUNT];
+	uint64_t psi_some_us[PROCFS_PSI_COUNT]; /* "some" stall time, microseconds */
+
+	bool have_arc;
+	bool arc_have_iohits; /* OpenZFS 2.2 and later */
+	uint64_t arc_hits, arc_misses, arc_iohits;
+	uint64_t arc_size, arc_c, arc_mfu, arc_mru, arc_data, arc_meta;
+};
+
+struct procfs_options {
+	const char *proc_root; /* "/" on a live box */
+	const char *sys_root;  /* tells partitions from disks; "/" on a live box */
+	bool partitions;       /* keep partitions in the per-disk series */
+	bool loop_devices;     /* keep loop, ram and zram devices */
+};
+
+struct procfs;
+
+struct procfs *procfs_new(const struct procfs_options *o);
+void procfs_free(struct procfs *p);
+/* Reads every file into s. A file that is missing or unreadable leaves its part out
+ * (have_* false, no devices); never fails. A device is classified (sysfs, else its name)
+ * when it first appears, then remembered while it stays. */
+void procfs_read(struct procfs *p, struct procfs_snapshot *s);
+void procfs_snapshot_free(struct procfs_snapshot *s);
+
+/* The parsers, on a file's text (NUL-terminated), for procfs_read and the tests. Each
+ * returns 0, or -1 when the text is not that file (then its have_* flag is false). */
+int procfs_parse_stat(const char *text, struct procfs_snapshot *s);
+/* Every block device, with cls left PROCFS_DISK_UNKNOWN. */
+int procfs_parse_diskstats(const char *text, struct procfs_snapshot *s);
+int procfs_parse_netdev(const char *text, struct procfs_snapshot *s);
+int procfs_parse_meminfo(const char *text, struct procfs_snapshot *s);
+int procfs_parse_psi(const char *text, enum procfs_psi which, struct procfs_snapshot *s);
+int procfs_parse_arcstats(const char *text, struct procfs_snapshot *s);
+
+/* Class from the name alone, given the other device names of the same snapshot: a name
+ * that is another device's name plus a number (sda1, nvme0n1p1, mmcblk0p2) is a partition. */
+enum procfs_disk_class procfs_classify_name(const char *name, const struct procfs_snapshot *s);
+
+/* How much a counter grew from prev to cur. A 32-bit counter that wrapped (the kernel
+ * prints some as unsigned int) and a 64-bit one that did are told apart by the values;
+ * any other decrease is a reset (the device came back): the new value is the growth. */
+uint64_t procfs_counter_delta(uint64_t prev, uint64_t cur);
+
+/* Per-second values of cur over prev, taken `seconds` apart (a whole number: the ticks
+ * are aligned to second boundaries). out->disks and out->nics must hold cur's device
+ * counts; a device not in both snapshots is left out. Fills everything but time and seq. */
+void procfs_rates(const struct procfs_snapshot *prev, const struct procfs_snapshot *cur,
+                  int seconds, struct box_sample *out);
+
+#endif

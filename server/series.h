@@ -1,0 +1,140 @@
+/* The series store: every value the analytics datasets collect, one series per
+ * (dataset, key), the key "" holding a dataset's total.
+ *
+ * - Memory: each series keeps its newest SERIES_RING seconds (more than an hour) in a
+ *   ring, so the dashboard and "last N seconds" never touch the disk.
+ * - Disk: every SERIES_CHUNK seconds the loop packs the seconds just completed (a few
+ *   microseconds) and hands them to a writer thread, which stores them in ONE
+ *   transaction on a connection of its own. Once an hour is complete the writer packs its
+ *   chunks into one block per series and writes the minute and hour rollups (min, max,
+ *   sum, count); it prunes what is past retention and purges deleted datasets, in steps
+ *   of a few milliseconds each, so the loop's own writes never wait long for the lock.
+ * - Values keep 3 decimals (fixed point, |v| <= SERIES_MAX_VALUE); memory, disk and the
+ *   rollups hold exactly the same numbers.
+ * Everything here runs on the loop thread unless it says otherwise. */
+#ifndef SPINDLE_SERIES_H
+#define SPINDLE_SERIES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SERIES_RING      4096 /* seconds kept in memory per series (power of two) */
+#define SERIES_CHUNK     10   /* seconds between flushes: the most a crash loses */
+#define SERIES_MAX_VALUE 1e15
+
+struct workq;
+struct series;
+
+struct series_retention {
+	int64_t second_h, minute_h, hour_h; /* hours each granularity is kept */
+};
+
+struct series_config {
+	const char *db_path; /* the database, migrated (db_open); opened again for samples */
+	struct workq *wq;    /* helper threads for queries that read the disk; NULL: inline */
+	bool unpaced;        /* tests and benchmarks: no pause between maintenance steps */
+	struct series_retention retention;
+};
+
+/* Opens the samples connection, loads the series and starts the writer thread. */
+int series_init(const struct series_config *cfg, char *err, size_t errlen);
+/* Flushes what memory holds that the disk does not, and stops the writer. */
+void series_shutdown(void);
+/* Blocks until the writer has stored everything handed to it and has no maintenance due
+ * (tests and benchmarks). */
+void series_sync(void);
+
+/* The series (dataset, key), loaded or new (its row is written with the next flush). */
+struct series *series_open(int64_t dataset, const char *key);
+/* Calls cb for every series of dataset known now (loaded from disk or opened since). */
+void series_each(int64_t dataset, void (*cb)(void *arg, struct series *s), void *arg);
+/* Series of datasets not in the list are purged (start-up: datasets deleted before). */
+void series_keep_only(const int64_t *datasets, size_t n);
+/* Forgets the dataset's series: from memory now, from disk in steps. */
+void series_drop_dataset(int64_t dataset);
+/* A reference keeps a series' memory while a query or stream uses it. */
+void series_ref(struct series *s);
+void series_unref(struct series *s);
+
+const char *series_key(const struct series *s);
+int64_t series_id(const struct series *s);
+int64_t series_incore_bytes(const struct series *s);
+/* Packed bytes stored for it (plus an estimate of the rows' overhead). */
+int64_t series_disk_bytes(const struct series *s);
+
+/* The value of second t (the second that starts at t), before series_commit(t). */
+void series_put(struct series *s, int64_t t, double v);
+/* Second t is complete: series without a value for it have a gap there. Flushes at
+ * every SERIES_CHUNK boundary, then tells the subscribers. */
+void series_commit(int64_t t);
+int64_t series_newest(void); /* the newest second committed, 0 before the first */
+/* Now, as far as retention goes: the second after the newest, or the wall clock. */
+int64_t series_now(void);
+
+typedef void (*series_commit_fn)(void *arg, int64_t t);
+void series_subscribe(series_commit_fn fn, void *arg);
+void series_unsubscribe(series_commit_fn fn, void *arg);
+
+void series_retention_set(const struct series_retention *r); /* prunes soon after */
+void series_retention_get(struct series_retention *r);
+
+/* --- queries */
+
+struct series_agg {
+	double min, max, sum;
+	int64_t count; /* seconds with a value; 0: none (then min, max, sum are 0) */
+};
+
+struct series_query {
+	struct series **series; /* referenced by the store until done */
+	size_t nseries;
+	int64_t start;   /* the first bucket; a multiple of gran */
+	int64_t gran;    /* 1, 60 or 3600: the rollups used and the retention applied */
+	int64_t width;   /* seconds per bucket, a multiple of gran */
+	size_t nbuckets; /* out holds nseries * nbuckets, series after series */
+	struct series_agg *out;
+};
+
+/* Fills q->out (zeroing it first). Parts older than memory holds are read from disk on
+ * a helper thread; done(arg, status) runs on the loop once out is complete: 0, or -1 when
+ * the disk could not be read (logged). When nothing needs the disk, done runs before
+ * series_query returns. Granules older than the retention of gran are left out. */
+void series_query(struct series_query *q, void (*done)(void *arg, int status), void *arg);
+/* Adds the seconds [from, to) that memory holds to q's buckets (streams, after a tick). */
+void series_query_memory(struct series_query *q, int64_t from, int64_t to);
+
+/* --- the packed formats (exposed for the tests and benchmarks) */
+
+struct series_buf {
+	unsigned char *p;
+	size_t len, cap;
+};
+void series_buf_free(struct series_buf *b);
+
+/* v rounded to the 3 decimals kept (NaN stays NaN). */
+double series_round(double v);
+/* Appends v[0..n) (NaN: no value), the first at the row's start: the block's unit (the
+ * greatest common divisor of its values, in thousandths), then varint tokens: a zigzag
+ * delta of the value in units, a run of repeats, or a run of gaps. */
+void series_pack(const double *v, size_t n, struct series_buf *out);
+/* Writes the values of a row starting at `start` that fall in [out_start, out_start +
+ * out_n) into out[t - out_start]; the rest of out is left alone. Returns the seconds the
+ * row covers, or -1 when it is malformed. */
+long series_unpack(const void *p, size_t len, int64_t start, double *out, int64_t out_start,
+                   size_t out_n);
+
+/* A rollup in units of 10^(k-3): min, max, sum and count of the seconds it covers. */
+struct series_rollup {
+	int64_t min, max, sum, count;
+	int k;
+};
+/* Rollups of consecutive slots (count 0: an empty slot). */
+void series_rollups_of(const double *v, size_t n, size_t per_slot, struct series_rollup *out);
+void series_pack_rollups(const struct series_rollup *r, size_t n, struct series_buf *out);
+/* Fills r[0..n) (slots not in the row get count 0); returns the slots set or -1. */
+long series_unpack_rollups(const void *p, size_t len, struct series_rollup *r, size_t n);
+/* The rollup in value units. */
+void series_rollup_agg(const struct series_rollup *r, struct series_agg *a);
+
+#endif

@@ -1,0 +1,709 @@
+/* The hardware inventory from sysfs: DMI for the system, /sys/class/enclosure for SES
+ * enclosures and their slots, /sys/block for whole disks. A disk belongs to an enclosure
+ * slot when its device has an enclosure_device:<slot> link to the slot, or the slot's
+ * device link points at the disk's device; both are compared by their real paths. */
+#define _GNU_SOURCE
+#include "sysfs.h"
+#include "log.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct scan {
+	char root[PATH_MAX]; /* without a trailing '/': "" for "/" */
+	bool leds;           /* read the slots' locate and fault files */
+	struct sysfs_inventory *inv;
+	size_t chassis_cap;
+	struct sysfs_disk *sys_disks; /* disks outside any enclosure, before merging */
+	size_t nsys, sys_cap;
+	struct slot *slots; /* every enclosure slot, in chassis order */
+	size_t nslots, slots_cap;
+};
+
+struct slot {
+	struct sysfs_disk d;
+	char *real;     /* the real path of the slot's directory */
+	char *dev_real; /* the real path its device link leads to, or NULL */
+};
+
+/* --- reading attributes */
+
+/* Formats a path; false when it does not fit. */
+static bool __attribute__((format(printf, 3, 4))) spath(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	return n >= 0 && (size_t)n < len;
+}
+
+/* Up to len - 1 bytes of a file; -1 when it cannot be read. One read: sysfs hands over a
+ * whole attribute at once. */
+static ssize_t read_raw(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -1;
+	ssize_t n;
+	do
+		n = read(fd, buf, len - 1);
+	while (n < 0 && errno == EINTR);
+	int e = errno;
+	close(fd);
+	errno = e;
+	if (n >= 0)
+		buf[n] = '\0';
+	return n;
+}
+
+/* Printable ASCII only (JSON-safe, one line), trimmed at both ends, into out. */
+static void clean_text(const char *in, size_t n, char *out, size_t outlen)
+{
+	size_t i = 0, j = 0;
+	while (i < n && (in[i] == ' ' || in[i] == '\t' || in[i] == '\n' || in[i] == '\0'))
+		i++;
+	for (; i < n && j + 1 < outlen; i++)
+		out[j++] = (in[i] >= 0x20 && in[i] < 0x7f) ? in[i] : ' ';
+	while (j > 0 && out[j - 1] == ' ')
+		j--;
+	out[j] = '\0';
+}
+
+/* A text attribute, cleaned; true when it is there and not empty. */
+static bool __attribute__((format(printf, 3, 4)))
+attr(char *out, size_t outlen, const char *fmt, ...)
+{
+	char path[PATH_MAX], buf[4096];
+	va_list ap;
+	out[0] = '\0';
+	va_start(ap, fmt);
+	int n = vsnprintf(path, sizeof(path), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return false;
+	ssize_t got = read_raw(path, buf, sizeof(buf));
+	if (got <= 0)
+		return false;
+	clean_text(buf, (size_t)got, out, outlen);
+	return out[0] != '\0';
+}
+
+int sysfs_read_flag(const char *path)
+{
+	char buf[64];
+	ssize_t n = read_raw(path, buf, sizeof(buf));
+	if (n < 0)
+		return -1;
+	long long v;
+	char *end;
+	errno = 0;
+	v = strtoll(buf, &end, 10);
+	if (end == buf || errno) {
+		errno = EINVAL;
+		return -1;
+	}
+	return v > 0 ? 1 : 0;
+}
+
+long long sysfs_read_ll(const char *path)
+{
+	char buf[64];
+	if (read_raw(path, buf, sizeof(buf)) < 0)
+		return -1;
+	char *end;
+	errno = 0;
+	long long v = strtoll(buf, &end, 10);
+	return (end == buf || errno || v < 0) ? -1 : v;
+}
+
+int sysfs_write(const char *path, const char *value)
+{
+	/* No O_CREAT: an attribute that is not there is an error, never a new file. */
+	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -1;
+	size_t len = strlen(value);
+	ssize_t n;
+	do
+		n = write(fd, value, len);
+	while (n < 0 && errno == EINTR);
+	int e = errno;
+	if (close(fd) < 0 && n >= 0) {
+		e = errno;
+		n = -1;
+	}
+	errno = e;
+	if (n >= 0 && (size_t)n != len) {
+		errno = EIO;
+		return -1;
+	}
+	return n < 0 ? -1 : 0;
+}
+
+void sysfs_sanitize_id(char *s)
+{
+	size_t j = 0;
+	bool gap = false;
+	for (size_t i = 0; s[i]; i++) {
+		char ch = s[i];
+		bool keep = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		            (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == '-';
+		if (!keep) {
+			gap = true;
+			continue;
+		}
+		if (gap && j > 0)
+			s[j++] = '-';
+		gap = false;
+		s[j++] = ch;
+	}
+	s[j] = '\0';
+	while (j > 0 && (s[j - 1] == '-' || s[j - 1] == '.'))
+		s[--j] = '\0';
+	size_t lead = 0;
+	while (s[lead] == '-' || s[lead] == '.')
+		lead++;
+	memmove(s, s + lead, j - lead + 1);
+	if (strlen(s) > SYSFS_ID_MAX)
+		s[SYSFS_ID_MAX] = '\0';
+}
+
+/* DMI fields that vendors fill with placeholders say nothing. */
+static bool placeholder(const char *s)
+{
+	static const char *const junk[] = {
+	    "To Be Filled By O.E.M.",
+	    "To be filled by O.E.M.",
+	    "Not Specified",
+	    "Not Applicable",
+	    "System Serial Number",
+	    "System Product Name",
+	    "System manufacturer",
+	    "Default string",
+	    "0123456789",
+	    "None",
+	    "N/A",
+	    "Chassis Serial Number",
+	    "Base Board Serial Number",
+	    "Not Available",
+	    "OEM",
+	    "O.E.M.",
+	};
+	if (!*s)
+		return true;
+	for (size_t i = 0; i < nitems(junk); i++)
+		if (strcasecmp(s, junk[i]) == 0)
+			return true;
+	for (const char *p = s; *p; p++)
+		if (*p != '0' && *p != ' ' && *p != 'F' && *p != 'f')
+			return false;
+	return true; /* all zeros / all FFs */
+}
+
+static void dmi(struct scan *s, const char *const *names, size_t n, char *out, size_t outlen)
+{
+	for (size_t i = 0; i < n; i++)
+		if (attr(out, outlen, "%s/sys/class/dmi/id/%s", s->root, names[i]) &&
+		    !placeholder(out))
+			return;
+	out[0] = '\0';
+}
+
+/* --- directories */
+
+static bool all_letters(const char *s)
+{
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')))
+			return false;
+	return true;
+}
+
+/* Device order as people count: sdz before sdaa, nvme2n1 before nvme10n1. */
+static int name_cmp(const void *a, const void *b)
+{
+	const char *x = *(char *const *)a, *y = *(char *const *)b;
+	size_t lx = strlen(x), ly = strlen(y);
+	if (lx != ly && all_letters(x) && all_letters(y))
+		return lx < ly ? -1 : 1;
+	return strverscmp(x, y);
+}
+
+/* The entries of a directory but . and .., in name_cmp order; NULL when it cannot be
+ * opened (or is empty), with *n 0. */
+static char **list_dir(const char *path, size_t *n)
+{
+	*n = 0;
+	DIR *d = opendir(path);
+	if (!d)
+		return NULL;
+	char **names = NULL;
+	size_t cap = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 16;
+			names = xrealloc(names, cap * sizeof(*names));
+		}
+		names[(*n)++] = xstrdup(e->d_name);
+	}
+	closedir(d);
+	if (*n)
+		qsort(names, *n, sizeof(*names), name_cmp);
+	return names;
+}
+
+static void free_list(char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+static char *real_of(const char *path)
+{
+	char buf[PATH_MAX];
+	return realpath(path, buf) ? xstrdup(buf) : NULL;
+}
+
+static bool is_dir(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* --- the system chassis */
+
+static struct sysfs_chassis *add_chassis(struct scan *s)
+{
+	struct sysfs_inventory *inv = s->inv;
+	if (inv->nchassis == s->chassis_cap) {
+		s->chassis_cap = s->chassis_cap ? 2 * s->chassis_cap : 4;
+		inv->chassis = xrealloc(inv->chassis, s->chassis_cap * sizeof(*inv->chassis));
+	}
+	struct sysfs_chassis *c = &inv->chassis[inv->nchassis++];
+	memset(c, 0, sizeof(*c));
+	return c;
+}
+
+static void scan_system(struct scan *s)
+{
+	static const char *const vendor[] = {"sys_vendor", "board_vendor", "chassis_vendor"};
+	static const char *const model[] = {"product_name", "board_name"};
+	static const char *const serial[] = {"product_serial", "chassis_serial", "board_serial"};
+	struct sysfs_chassis *c = add_chassis(s);
+	snprintf(c->id, sizeof(c->id), "system");
+	dmi(s, vendor, nitems(vendor), c->vendor, sizeof(c->vendor));
+	dmi(s, model, nitems(model), c->model, sizeof(c->model));
+	dmi(s, serial, nitems(serial), c->serial, sizeof(c->serial));
+	if (gethostname(c->hostname, sizeof(c->hostname) - 1) < 0)
+		c->hostname[0] = '\0';
+	snprintf(c->name, sizeof(c->name), "%s", c->model[0] ? c->model : "System");
+}
+
+/* --- enclosures and their slots */
+
+static void disk_init(struct sysfs_disk *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->rotational = -1;
+	d->slot_number = -1;
+	d->faulted = -1;
+	d->locate = -1;
+}
+
+static bool slot_status_present(const char *status)
+{
+	static const char *const present[] = {"OK", "critical", "non-critical", "noncritical",
+	                                      "unrecoverable"};
+	for (size_t i = 0; i < nitems(present); i++)
+		if (strcasecmp(status, present[i]) == 0)
+			return true;
+	return false;
+}
+
+static void scan_slot(struct scan *s, size_t chassis, const char *encdir, const char *name)
+{
+	char dir[PATH_MAX], path[PATH_MAX], type[64], status[64], number[32];
+	if (!spath(dir, sizeof(dir), "%s/%s", encdir, name) || !is_dir(dir))
+		return;
+	bool typed = attr(type, sizeof(type), "%s/type", dir);
+	if (typed && strcmp(type, "device") != 0 && strcmp(type, "array device") != 0)
+		return; /* the SES driver only makes device slots, but say so */
+	if (!typed && (!spath(path, sizeof(path), "%s/locate", dir) || access(path, F_OK) < 0))
+		return; /* "power", "subsystem" and other directories that are not slots */
+
+	if (s->nslots == s->slots_cap) {
+		s->slots_cap = s->slots_cap ? 2 * s->slots_cap : 16;
+		s->slots = xrealloc(s->slots, s->slots_cap * sizeof(*s->slots));
+	}
+	struct slot *sl = &s->slots[s->nslots++];
+	struct sysfs_disk *d = &sl->d;
+	disk_init(d);
+	sl->real = real_of(dir);
+	spath(path, sizeof(path), "%s/device", dir);
+	sl->dev_real = real_of(path);
+
+	d->chassis = chassis;
+	snprintf(d->slot, sizeof(d->slot), "%s", name);
+	snprintf(d->label, sizeof(d->label), "%s", name);
+	d->slot_dir = xstrdup(dir);
+	long long num = -1;
+	if (attr(number, sizeof(number), "%s/slot", dir) &&
+	    util_parse_ll(number, 0, 1 << 20, &num) == 0)
+		d->slot_number = (int)num;
+	if (s->leds) {
+		spath(path, sizeof(path), "%s/locate", dir);
+		d->locate = sysfs_read_flag(path);
+		spath(path, sizeof(path), "%s/fault", dir);
+		d->faulted = sysfs_read_flag(path);
+	}
+	if (attr(status, sizeof(status), "%s/status", dir)) {
+		d->present = slot_status_present(status);
+		if (strcasecmp(status, "critical") == 0 || strcasecmp(status, "unrecoverable") == 0)
+			d->faulted = 1;
+	}
+}
+
+static int slot_cmp(const void *a, const void *b)
+{
+	const struct sysfs_disk *x = &((const struct slot *)a)->d,
+	                        *y = &((const struct slot *)b)->d;
+	if (x->slot_number != y->slot_number)
+		return x->slot_number < y->slot_number ? -1 : 1;
+	return strverscmp(x->slot, y->slot);
+}
+
+static void scan_enclosure(struct scan *s, const char *sysname)
+{
+	char encdir[PATH_MAX], id[SYSFS_ID_MAX + 1];
+	if (!spath(encdir, sizeof(encdir), "%s/sys/class/enclosure/%s", s->root, sysname) ||
+	    !is_dir(encdir))
+		return;
+	size_t ci = s->inv->nchassis;
+	struct sysfs_chassis *c = add_chassis(s);
+	c->enclosure = true;
+	snprintf(c->sysname, sizeof(c->sysname), "%s", sysname);
+	/* The enclosure's logical id (a SAS address) survives reboots; 0 means it has none. */
+	if (!attr(id, sizeof(id), "%s/id", encdir) || strcmp(id, "0") == 0 ||
+	    strcmp(id, "0x0") == 0)
+		attr(id, sizeof(id), "%s/device/wwid", encdir);
+	sysfs_sanitize_id(id);
+	if (!id[0]) {
+		snprintf(id, sizeof(id), "enclosure-%s", sysname);
+		sysfs_sanitize_id(id);
+	}
+	snprintf(c->id, sizeof(c->id), "%s", id);
+	attr(c->vendor, sizeof(c->vendor), "%s/device/vendor", encdir);
+	attr(c->model, sizeof(c->model), "%s/device/model", encdir);
+	char vpd[256];
+	char path[PATH_MAX];
+	ssize_t n = spath(path, sizeof(path), "%s/device/vpd_pg80", encdir)
+	                ? read_raw(path, vpd, sizeof(vpd))
+	                : -1;
+	if (n > 4 && (unsigned char)vpd[1] == 0x80) {
+		size_t len = ((size_t)(unsigned char)vpd[2] << 8) | (unsigned char)vpd[3];
+		clean_text(vpd + 4, len < (size_t)n - 4 ? len : (size_t)n - 4, c->serial,
+		           sizeof(c->serial));
+	}
+	if (c->vendor[0] || c->model[0])
+		snprintf(c->name, sizeof(c->name), "%.63s%s%.127s", c->vendor,
+		         c->vendor[0] ? " " : "", c->model);
+	else
+		snprintf(c->name, sizeof(c->name), "Enclosure %s", sysname);
+
+	size_t first = s->nslots, nnames;
+	char **names = list_dir(encdir, &nnames);
+	for (size_t i = 0; i < nnames; i++)
+		scan_slot(s, ci, encdir, names[i]);
+	free_list(names, nnames);
+	/* Slots without a number count in name order. */
+	for (size_t i = first; i < s->nslots; i++)
+		if (s->slots[i].d.slot_number < 0)
+			s->slots[i].d.slot_number = (int)(i - first);
+	size_t cnt = s->nslots - first;
+	if (cnt > 1)
+		qsort(s->slots + first, cnt, sizeof(*s->slots), slot_cmp);
+	c->nslots = (int)cnt;
+}
+
+/* --- disks */
+
+/* Virtual block devices that are no disks, and optical drives. */
+static bool not_a_disk(const char *name)
+{
+	static const char *const prefixes[] = {"loop", "ram", "zram", "dm-",  "md",  "nbd",
+	                                       "sr",   "fd",  "zd",   "drbd", "rbd", "bcache"};
+	for (size_t i = 0; i < nitems(prefixes); i++)
+		if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+			return true;
+	return false;
+}
+
+static void disk_interface(const char *name, const char *rel, const char *vendor, char *out,
+                           size_t len)
+{
+	const char *t = "";
+	if (strncmp(name, "nvme", 4) == 0 || strstr(rel, "/nvme/"))
+		t = "nvme";
+	else if (strncmp(name, "vd", 2) == 0)
+		t = "virtio";
+	else if (strncmp(name, "xvd", 3) == 0)
+		t = "xen";
+	else if (strncmp(name, "mmcblk", 6) == 0)
+		t = "mmc";
+	else if (strstr(rel, "/usb"))
+		t = "usb";
+	else if (strstr(rel, "/ata") || strcmp(vendor, "ATA") == 0)
+		t = "sata";
+	else if (strstr(rel, "/end_device-") || strstr(rel, "/sas_") || strstr(rel, "/port-"))
+		t = "sas";
+	else if (strstr(rel, "/virtio"))
+		t = "virtio";
+	else if (strncmp(name, "sd", 2) == 0)
+		t = "scsi";
+	snprintf(out, len, "%s", t);
+}
+
+/* The serial from SCSI VPD page 0x80: a 4-byte header, then the serial in ASCII. */
+static void vpd_serial(const char *path, char *out, size_t outlen)
+{
+	char buf[256];
+	ssize_t n = read_raw(path, buf, sizeof(buf));
+	out[0] = '\0';
+	if (n <= 4 || (unsigned char)buf[1] != 0x80)
+		return;
+	size_t len = ((size_t)(unsigned char)buf[2] << 8) | (unsigned char)buf[3];
+	clean_text(buf + 4, len < (size_t)n - 4 ? len : (size_t)n - 4, out, outlen);
+}
+
+/* Which slot the disk sits in: -1 when none. */
+static long find_slot(struct scan *s, const char *blk, const char *dev_real)
+{
+	char devdir[PATH_MAX], path[PATH_MAX];
+	if (spath(devdir, sizeof(devdir), "%s/device", blk)) {
+		size_t n;
+		char **names = list_dir(devdir, &n);
+		long found = -1;
+		for (size_t i = 0; i < n && found < 0; i++) {
+			if (strncmp(names[i], "enclosure_device:", 17) != 0 ||
+			    !spath(path, sizeof(path), "%s/%s", devdir, names[i]))
+				continue;
+			char *r = real_of(path);
+			for (size_t k = 0; r && k < s->nslots && found < 0; k++)
+				if (s->slots[k].real && strcmp(s->slots[k].real, r) == 0)
+					found = (long)k;
+			free(r);
+		}
+		free_list(names, n);
+		if (found >= 0)
+			return found;
+	}
+	for (size_t k = 0; dev_real && k < s->nslots; k++)
+		if (s->slots[k].dev_real && strcmp(s->slots[k].dev_real, dev_real) == 0)
+			return (long)k;
+	return -1;
+}
+
+static void scan_disk(struct scan *s, const char *name)
+{
+	char blk[PATH_MAX], path[PATH_MAX], buf[64];
+	if (not_a_disk(name) || !spath(blk, sizeof(blk), "%s/sys/block/%s", s->root, name))
+		return;
+	/* Partitions have no place here; hidden ones are NVMe multipath legs. */
+	if (spath(path, sizeof(path), "%s/partition", blk) && access(path, F_OK) == 0)
+		return;
+	if (attr(buf, sizeof(buf), "%s/hidden", blk) && strcmp(buf, "1") == 0)
+		return;
+	spath(path, sizeof(path), "%s/device", blk);
+	char *dev_real = real_of(path);
+	if (!dev_real)
+		return; /* no device behind it: a virtual block device */
+
+	struct sysfs_disk d;
+	disk_init(&d);
+	d.present = true;
+	snprintf(d.device, sizeof(d.device), "%s", name);
+	snprintf(d.label, sizeof(d.label), "%s", name);
+	bool scsi = strncmp(name, "sd", 2) == 0;
+	char vendor[64] = "";
+	if (scsi)
+		attr(vendor, sizeof(vendor), "%s/device/vendor", blk);
+	attr(d.model, sizeof(d.model), "%s/device/model", blk);
+	if (!attr(d.wwid, sizeof(d.wwid), "%s/wwid", blk))
+		attr(d.wwid, sizeof(d.wwid), "%s/device/wwid", blk);
+	if (!attr(d.serial, sizeof(d.serial), "%s/device/serial", blk) &&
+	    !attr(d.serial, sizeof(d.serial), "%s/serial", blk) &&
+	    spath(path, sizeof(path), "%s/device/vpd_pg80", blk))
+		vpd_serial(path, d.serial, sizeof(d.serial));
+	long long v;
+	if (attr(buf, sizeof(buf), "%s/size", blk) &&
+	    util_parse_ll(buf, 0, INT64_MAX / 512, &v) == 0)
+		d.size = (uint64_t)v * 512;
+	if (attr(buf, sizeof(buf), "%s/queue/rotational", blk))
+		d.rotational = strcmp(buf, "1") == 0;
+	size_t rl = strlen(s->root);
+	const char *rel = strncmp(dev_real, s->root, rl) == 0 ? dev_real + rl : dev_real;
+	disk_interface(name, rel, vendor, d.interface, sizeof(d.interface));
+	if (strcmp(vendor, "ATA") != 0)
+		snprintf(d.vendor, sizeof(d.vendor), "%s", vendor);
+
+	/* One disk reached by two paths (multipath) is listed once, by its first name. */
+	if (d.wwid[0]) {
+		for (size_t i = 0; i < s->nsys; i++)
+			if (strcmp(s->sys_disks[i].wwid, d.wwid) == 0)
+				goto out;
+		for (size_t i = 0; i < s->nslots; i++)
+			if (s->slots[i].d.device[0] && strcmp(s->slots[i].d.wwid, d.wwid) == 0)
+				goto out;
+	}
+	long k = find_slot(s, blk, dev_real);
+	if (k >= 0 && !s->slots[k].d.device[0]) {
+		struct sysfs_disk *slot = &s->slots[k].d;
+		d.chassis = slot->chassis;
+		memcpy(d.slot, slot->slot, sizeof(d.slot));
+		memcpy(d.label, slot->label, sizeof(d.label));
+		d.slot_number = slot->slot_number;
+		d.slot_dir = slot->slot_dir;
+		d.faulted = slot->faulted;
+		d.locate = slot->locate;
+		*slot = d;
+	} else {
+		if (s->nsys == s->sys_cap) {
+			s->sys_cap = s->sys_cap ? 2 * s->sys_cap : 16;
+			s->sys_disks = xrealloc(s->sys_disks, s->sys_cap * sizeof(*s->sys_disks));
+		}
+		s->sys_disks[s->nsys++] = d;
+	}
+out:
+	free(dev_real);
+}
+
+/* --- ids */
+
+static void disk_id(const struct sysfs_inventory *inv, struct sysfs_disk *d)
+{
+	/* Sanitised before it is cut: a t10 wwid is mostly padding. */
+	char id[512] = "";
+	if (d->wwid[0])
+		snprintf(id, sizeof(id), "%s", d->wwid);
+	sysfs_sanitize_id(id);
+	if (!id[0] && d->serial[0]) {
+		snprintf(id, sizeof(id), "%s", d->serial);
+		sysfs_sanitize_id(id);
+	}
+	if (!id[0] && d->slot[0]) {
+		snprintf(id, sizeof(id), "%s-%s", inv->chassis[d->chassis].id, d->slot);
+		sysfs_sanitize_id(id);
+	}
+	if (!id[0]) {
+		/* Nothing stable to go by: the kernel's name, the best there is. */
+		snprintf(id, sizeof(id), "%s", d->device);
+		sysfs_sanitize_id(id);
+	}
+	snprintf(d->id, sizeof(d->id), "%.*s", SYSFS_ID_MAX, id);
+}
+
+static bool id_taken(const char *ids, size_t stride, size_t n, const char *id)
+{
+	for (size_t j = 0; j < n; j++)
+		if (strcmp(ids + j * stride, id) == 0)
+			return true;
+	return false;
+}
+
+/* Ids repeat only where the hardware repeats itself (a dual-ported enclosure seen twice);
+ * the later ones get -2, -3, ... ids is the id field of the first of n structs. */
+static void unique_ids(char *ids, size_t stride, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		char *id = ids + i * stride, base[SYSFS_ID_MAX + 1];
+		snprintf(base, sizeof(base), "%s", id);
+		for (int suffix = 2; id_taken(ids, stride, i, id); suffix++)
+			snprintf(id, SYSFS_ID_MAX + 1, "%.*s-%d", SYSFS_ID_MAX - 12, base, suffix);
+	}
+}
+
+int sysfs_scan(const char *root, struct sysfs_inventory *inv, bool leds)
+{
+	struct scan s;
+	memset(&s, 0, sizeof(s));
+	memset(inv, 0, sizeof(*inv));
+	s.inv = inv;
+	s.leds = leds;
+	size_t rl = strlen(root);
+	while (rl > 0 && root[rl - 1] == '/')
+		rl--;
+	if (rl >= sizeof(s.root) - 64)
+		return -1;
+	memcpy(s.root, root, rl);
+	s.root[rl] = '\0';
+
+	scan_system(&s);
+
+	char path[PATH_MAX];
+	size_t n;
+	spath(path, sizeof(path), "%s/sys/class/enclosure", s.root);
+	char **names = list_dir(path, &n);
+	for (size_t i = 0; i < n; i++)
+		scan_enclosure(&s, names[i]);
+	free_list(names, n);
+
+	spath(path, sizeof(path), "%s/sys/block", s.root);
+	names = list_dir(path, &n);
+	for (size_t i = 0; i < n; i++)
+		scan_disk(&s, names[i]);
+	free_list(names, n);
+
+	spath(path, sizeof(path), "%s/sys/class/ipmi", s.root);
+	names = list_dir(path, &n);
+	inv->have_ipmi = n > 0;
+	free_list(names, n);
+
+	/* The system's disks first, then each enclosure's slots. */
+	inv->ndisks = s.nsys + s.nslots;
+	inv->disks = xcalloc(inv->ndisks ? inv->ndisks : 1, sizeof(*inv->disks));
+	if (s.nsys)
+		memcpy(inv->disks, s.sys_disks, s.nsys * sizeof(*inv->disks));
+	for (size_t i = 0; i < s.nslots; i++) {
+		inv->disks[s.nsys + i] = s.slots[i].d;
+		free(s.slots[i].real);
+		free(s.slots[i].dev_real);
+	}
+	free(s.sys_disks);
+	free(s.slots);
+
+	unique_ids(inv->chassis[0].id, sizeof(inv->chassis[0]), inv->nchassis);
+	for (size_t i = 0; i < inv->ndisks; i++) {
+		struct sysfs_disk *d = &inv->disks[i];
+		disk_id(inv, d);
+		if (d->present)
+			inv->chassis[d->chassis].ndisks++;
+	}
+	unique_ids(inv->disks[0].id, sizeof(inv->disks[0]), inv->ndisks);
+	return 0;
+}
+
+void sysfs_inventory_free(struct sysfs_inventory *inv)
+{
+	if (!inv)
+		return;
+	for (size_t i = 0; i < inv->ndisks; i++)
+		free(inv->disks[i].slot_dir);
+	free(inv->disks);
+	free(inv->chassis);
+	memset(inv, 0, sizeof(*inv));
+}

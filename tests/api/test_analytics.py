@@ -1,0 +1,497 @@
+"""Analytics: the collector on a synthetic /proc (exact values for every dataset, counter
+wraps, a disk appearing, the ZFS ARC coming and going), the datasets API, every parameter
+form of .../data, streaming past now, retention settings, and what survives a SIGTERM and
+a SIGKILL. One spindled with --proc-root serves the module; real 1 s ticks drive it."""
+import json
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import (SLOW, EventStream, FakeProc, Server, expect, expect_fault, iso,
+                      parse_time)
+
+AN = "/api/analytics/v1"
+DEFAULTS = ["cpu.utilization[mode]", "io.ops[op]", "io.ops[disk]", "io.bytes[op]",
+            "io.bytes[disk]", "io.latency[op]", "io.disks[utilization]", "io.queue[disk]",
+            "nic.kilobytes[direction]", "nic.kilobytes[device]", "mem.bytes[component]",
+            "psi.some[resource]"]
+ARC = ["arc.accesses[hit/miss]", "arc.size[component]"]
+
+
+def enc(name):
+    """A dataset's path segment, as its href has it ('/' written '|')."""
+    out = ""
+    for c in name.replace("/", "|"):
+        out += c if c.isalnum() or c in "-._~" else f"%{ord(c):02X}"
+    return out
+
+
+def data_path(name, **params):
+    query = "&".join(f"{k}={v}" for k, v in params.items())
+    return f"{AN}/datasets/{enc(name)}/data" + (f"?{query}" if query else "")
+
+
+# ---- a /proc the test writes, snapshot by snapshot --------------------------------------
+
+class Proc:
+    """Writes whole snapshots of the files the collector reads, each file atomically."""
+
+    def __init__(self, root):
+        self.root = Path(root)
+
+    def _write(self, rel, text):
+        path = self.root / "proc" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(text)
+        tmp.replace(path)
+
+    def write(self, s):
+        cpu = " ".join(str(x) for x in s["cpu"])
+        self._write("stat", f"cpu  {cpu} 0 0\ncpu0 {cpu} 0 0\nbtime 1700000000\n")
+        self._write("diskstats", "".join(
+            f"   8 {i} {name} {d[0]} 0 {d[1]} {d[2]} {d[3]} 0 {d[4]} {d[5]} {d[6]} {d[7]} "
+            f"{d[8]} 0 0 0 0\n" for i, (name, d) in enumerate(s["disks"].items())))
+        self._write("net/dev", "Inter-|   Receive |  Transmit\n face |bytes packets\n"
+                    "    lo: 9 9 0 0 0 0 0 0 9 9 0 0 0 0 0 0\n" + "".join(
+                        f"  {n}: {rx} 1 0 0 0 0 0 0 {tx} 1 0 0 0 0 0 0\n"
+                        for n, (rx, tx) in s["nics"].items()))
+        total, free, buffers, cached, srecl = s["mem"]
+        self._write("meminfo", f"MemTotal: {total} kB\nMemFree: {free} kB\n"
+                    f"Buffers: {buffers} kB\nCached: {cached} kB\nSReclaimable: {srecl} kB\n")
+        for res, us in zip(("cpu", "io", "memory"), s["psi"]):
+            self._write(f"pressure/{res}", f"some avg10=0 avg60=0 avg300=0 total={us}\n"
+                        "full avg10=0 avg60=0 avg300=0 total=0\n")
+        arc = self.root / "proc/spl/kstat/zfs/arcstats"
+        if s.get("arc"):
+            self._write("spl/kstat/zfs/arcstats", "13 1 0x01 1 2 3 4\nname type data\n"
+                        + "".join(f"{k} 4 {v}\n" for k, v in s["arc"].items()))
+        elif arc.exists():
+            arc.unlink()
+
+
+def snapshot(k):
+    """The k-th snapshot. Per second: cpu user +30 system +10 idle +50 iowait +10 (of 100);
+    sda 100 reads of 2048 sectors in 50 ms, 50 writes of 1024 sectors in 100 ms, busy
+    250 ms, weighted 1500 ms; sdb 20 reads (sectors wrapping 2^64) and busy ms wrapping
+    2^32; sdc from k=2 on; eth0 +100 KiB in, +50 KiB out; memory fixed; cpu pressure
+    +250 ms; ARC in k=3 and 4 only (+900 hits, +50 misses, +50 iohits)."""
+    disks = {
+        "sda": [1000 + 100 * k, 20000 + 2048 * k, 500 + 50 * k, 500 + 50 * k,
+                10000 + 1024 * k, 1000 + 100 * k, 1, 7000 + 250 * k, 9000 + 1500 * k],
+        "sda1": [1, 1, 1, 1, 1, 1, 0, 1, 1],
+        "sdb": [10 + 20 * k, (2 ** 64 - 512 + 1024 * k) % 2 ** 64, 100 + 40 * k, 0, 0, 0, 0,
+                (2 ** 32 - 296 + 496 * k) % 2 ** 32, 0],
+        "loop0": [k, k, k, k, k, k, 0, k, k],
+    }
+    if k >= 2:
+        disks["sdc"] = [10 * k, 80 * k, 5 * k, 0, 0, 0, 0, 100 * k, 100 * k]
+    s = {"cpu": [1000 + 30 * k, 0, 500 + 10 * k, 8000 + 50 * k, 200 + 10 * k, 0, 0, 0],
+         "disks": disks, "nics": {"eth0": (102400 * k, 51200 * k)},
+         "mem": (16000000, 4000000, 1000000, 5000000, 1000000),
+         "psi": (250000 * k, 0, 0)}
+    if k in (3, 4):
+        s["arc"] = {"hits": 900 * k, "iohits": 50 * k, "misses": 50 * k, "c": 2 ** 31,
+                    "size": 2 ** 30, "data_size": 800000000, "metadata_size": 200000000}
+    return s
+
+
+# What every dataset must say for the second starting at m + k (snapshot k minus k - 1).
+def expected(k):
+    ops = {"sda": 150, "sdb": 20}
+    if k >= 3:
+        ops["sdc"] = 10
+    want = {
+        "cpu.utilization[mode]": {None: 50, "user": 30, "nice": 0, "system": 10, "iowait": 10,
+                                  "irq": 0, "softirq": 0, "steal": 0, "idle": 50},
+        "io.ops[op]": {None: sum(ops.values()), "read": 120 + (10 if k >= 3 else 0),
+                       "write": 50},
+        "io.ops[disk]": {None: sum(ops.values()), **ops},
+        "io.bytes[op]": {None: 1048576 + 524288 + 524288 + (40960 if k >= 3 else 0),
+                         "read": 1048576 + 524288 + (40960 if k >= 3 else 0),
+                         "write": 524288},
+        "io.disks[utilization]": {None: 49.6, "sda": 25, "sdb": 49.6,
+                                  **({"sdc": 10} if k >= 3 else {})},
+        "io.queue[disk]": {None: 1.5 + (0.1 if k >= 3 else 0), "sda": 1.5, "sdb": 0,
+                           **({"sdc": 0.1} if k >= 3 else {})},
+        "nic.kilobytes[direction]": {None: 150, "in": 100, "out": 50},
+        "nic.kilobytes[device]": {None: 150, "eth0": 150},
+        "mem.bytes[component]": {None: 16000000 * 1024, "used": 5000000 * 1024,
+                                 "cache": 6000000 * 1024, "buffers": 1000000 * 1024,
+                                 "free": 4000000 * 1024},
+        "psi.some[resource]": {None: 25, "cpu": 25, "io": 0, "memory": 0},
+    }
+    reads, rms = 120 + (10 if k >= 3 else 0), 50 + 40 + (5 if k >= 3 else 0)
+    want["io.latency[op]"] = {None: round((rms + 100) / (reads + 50), 3),
+                              "read": round(rms / reads, 3), "write": 2}
+    want["io.bytes[disk]"] = {None: want["io.bytes[op]"][None], "sda": 1572864, "sdb": 524288,
+                              **({"sdc": 40960} if k >= 3 else {})}
+    if k == 4:
+        want["arc.accesses[hit/miss]"] = {None: 1000, "hit": 900, "miss": 50, "iohit": 50}
+        want["arc.size[component]"] = {None: 2 ** 30, "data": 800000000,
+                                       "metadata": 200000000, "other": 2 ** 30 - 10 ** 9}
+    return want
+
+
+def sample_values(sample):
+    out = {None: sample["data"]["value"]}
+    out.update({kv["key"]: kv["value"] for kv in sample["data"]["data"]})
+    return out
+
+
+def close(a, b):
+    return abs(a - b) <= 1e-9 * max(1, abs(b))
+
+
+# ---- the module's server --------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def box(tmp_path_factory):
+    """A spindled on a synthetic /proc, and the snapshots it was shown: snapshot k was the
+    one the collector read at the tick ending second m + k, so the sample starting at
+    m + k holds snapshot k - snapshot k-1, for k = 1..5."""
+    base = tmp_path_factory.mktemp("analytics")
+    proc, sys_root = base / "root", base / "sys"
+    sys_root.mkdir()
+    pr = Proc(proc)
+    pr.write(snapshot(0))
+    srv = Server(base / "state", "--proc-root", proc, "--sys-root", sys_root,
+                 "--system-led-backend", "virtual", "--disk-led-backend", "virtual").start()
+    admin = srv.admin()
+    # Each snapshot is written in the middle of a second, so the tick at the next
+    # boundary reads it and the one before did not; a late write starts over.
+    for attempt in range(3):
+        m = int(time.time()) + 1
+        for k in range(6):
+            target = m + k + 0.4
+            time.sleep(max(0, target - time.time()))
+            if time.time() > m + k + 0.75:
+                break
+            pr.write(snapshot(k))
+        else:
+            break
+    else:
+        pytest.fail("could not write the snapshots in step with the seconds")
+    time.sleep(max(0, m + 6.3 - time.time()))
+    # From now on the box is alive: counters grow every 0.2 s (conftest's FakeProc).
+    live = FakeProc(proc, disks=2, nics=1, cpus=2, arc=False).start()
+    yield {"srv": srv, "admin": admin, "m": m, "proc": proc, "sys": sys_root, "live": live}
+    live.stop()
+    if srv.running:
+        assert srv.stop()[0] == 0
+
+
+# ---- exact values --------------------------------------------------------------------
+
+def test_exact_values_of_every_dataset(box):
+    """Two readings one second apart give exactly the expected value of every dataset,
+    key by key: counter wraps, a disk appearing (sdc), partitions and loop devices left
+    out, the ARC present (and its datasets created) and absent."""
+    admin, m = box["admin"], box["m"]
+    names = [d["name"] for d in expect(admin.get(AN + "/datasets"), 200)["datasets"]]
+    assert set(DEFAULTS + ARC) <= set(names), names
+    for k in range(1, 6):
+        for name, want in expected(k).items():
+            doc = expect(admin.get(data_path(name, start=m + k, seconds=1)), 200)
+            assert doc["granularity"] == "second" and doc["sample_seconds"] == 1, doc
+            assert len(doc["data"]) == 1, f"{name} at m+{k}: {doc}"
+            s = doc["data"][0]
+            assert s["sample"] == m + k and parse_time(s["startTime"]).timestamp() == m + k
+            assert s["samples"] == 1
+            got = sample_values(s)
+            assert set(got) == set(want), f"{name} at m+{k}: keys {sorted(map(str, got))}"
+            for key, value in want.items():
+                assert close(got[key], value), f"{name}[{key}] at m+{k}: {got[key]} != {value}"
+            assert s["data"]["min"] == s["data"]["max"] == s["data"]["value"]
+            values = [kv["value"] for kv in s["data"]["data"]]
+            assert values == sorted(values, reverse=True), "buckets largest first"
+    # ARC: no values before it was read twice, none after it went away
+    for k in (3, 5):
+        doc = expect(admin.get(data_path(ARC[0], start=m + k, seconds=1)), 200)
+        assert doc["data"] == [], f"ARC values at m+{k}: {doc}"
+    # No partition, loop device or loopback NIC anywhere
+    keys = set()
+    for k in range(1, 6):
+        doc = expect(admin.get(data_path("io.ops[disk]", start=m + k, seconds=1)), 200)
+        keys |= {kv["key"] for kv in doc["data"][0]["data"]["data"]}
+    assert keys == {"sda", "sdb", "sdc"}
+
+
+def test_dataset_catalog(box):
+    admin = box["admin"]
+    datasets = expect(admin.get(AN + "/datasets"), 200)["datasets"]
+    for d in datasets:
+        assert d["explanation"] and d["unit"] and d["grouping"], d
+        assert d["incore_bytes"] > 0 and d["ondisk_bytes"] >= 0 and d["suspended"] is False
+        assert d["href"] == AN + "/datasets/" + enc(d["name"])
+        one = expect(admin.get(d["href"]), 200)["dataset"]
+        assert one["name"] == d["name"] and one["unit"] == d["unit"]
+        parse_time(d["ctime"])
+    by_name = {d["name"]: d for d in datasets}
+    assert by_name["io.ops[disk]"]["drilldowns"] == ["disk"]
+    assert by_name["io.ops[disk]"]["available_drilldowns"] == ["op", "disk"]
+    assert by_name["io.ops[disk]"]["statistic"] == "io.ops"
+    assert by_name["arc.accesses[hit/miss]"]["href"].endswith("arc.accesses%5Bhit%7Cmiss%5D")
+    assert by_name["io.ops[disk]"]["keys"] >= 3
+    fault = expect_fault(admin.get(AN + "/datasets/no.such%5Bthing%5D"), 404)
+    assert fault["details"].startswith("name")
+
+
+def test_create_suspend_resume_delete(box):
+    admin, srv = box["admin"], box["srv"]
+    resp = admin.post(AN + "/datasets", json={"statistic": "io.latency", "drilldown": "disk"})
+    d = expect(resp, 201)["dataset"]
+    assert d["name"] == "io.latency[disk]" and resp.headers["Location"] == d["href"]
+    expect_fault(admin.post(AN + "/datasets", json={"statistic": "io.latency",
+                                                     "drilldown": "disk"}), 409)
+    for body, field in [({"statistic": "io.nothing"}, "statistic"),
+                        ({"statistic": "io.ops", "drilldown": "mode"}, "drilldown"),
+                        ({}, "statistic"), ({"statistic": 3}, "statistic"),
+                        ({"statistic": "io.ops", "extra": 1}, "extra")]:
+        fault = expect_fault(admin.post(AN + "/datasets", json=body), 400)
+        assert fault["details"].startswith(field), (body, fault)
+    plain = expect(admin.post(AN + "/datasets", json={"statistic": "nic.kilobytes"}), 201)
+    assert plain["dataset"]["name"] == "nic.kilobytes" and plain["dataset"]["drilldown"] is None
+
+    # it collects from the next second on
+    time.sleep(2.2)
+    doc = expect(admin.get(data_path("io.latency[disk]", start=-2)), 200)
+    assert doc["data"] and {kv["key"] for kv in doc["data"][-1]["data"]["data"]} >= {"nvme0n1"}
+
+    # suspended: no values; resumed: values again
+    href = d["href"]
+    assert expect(admin.put(href, json={"suspended": True}), 200)["dataset"]["suspended"]
+    t0 = int(time.time())
+    time.sleep(2.5)
+    assert expect(admin.get(href), 200)["dataset"]["suspended"] is True
+    doc = expect(admin.get(data_path("io.latency[disk]", start=t0 + 1, seconds=1)), 200)
+    assert doc["data"] == [], "a suspended dataset got a value"
+    expect(admin.put(href, json={"suspended": False}), 200)
+    t1 = int(time.time())
+    time.sleep(2.5)
+    doc = expect(admin.get(data_path("io.latency[disk]", start=t1 + 1, seconds=1)), 200)
+    assert len(doc["data"]) == 1, "no value after resuming"
+    for body in ({}, {"suspended": "yes"}, {"suspended": True, "name": "x"}):
+        expect_fault(admin.put(href, json=body), 400)
+
+    # deleted: gone, with its data
+    expect(admin.delete(href), 204)
+    expect_fault(admin.get(href), 404)
+    expect_fault(admin.get(data_path("io.latency[disk]")), 404)
+    expect_fault(admin.delete(href), 404)
+    names = [x["name"] for x in expect(admin.get(AN + "/datasets"), 200)["datasets"]]
+    assert "io.latency[disk]" not in names
+    # its rows leave the database in the background
+    db = srv.state_dir / "spindle.db"
+    deadline = time.monotonic() + 15 * SLOW
+    while True:
+        with sqlite3.connect(db) as c:
+            left = c.execute("SELECT count(*) FROM analytics_series s WHERE NOT EXISTS "
+                             "(SELECT 1 FROM analytics_datasets d WHERE d.id = s.dataset)"
+                             ).fetchone()[0]
+        if left == 0:
+            break
+        assert time.monotonic() < deadline, f"{left} series of deleted datasets remain"
+        time.sleep(0.5)
+
+
+def test_every_form_of_start_seconds_granularity_points(box):
+    admin, m = box["admin"], box["m"]
+    name = "io.ops[op]"
+    by_epoch = expect(admin.get(data_path(name, start=m + 1, seconds=5)), 200)
+    assert [s["sample"] for s in by_epoch["data"]] == list(range(m + 1, m + 6))
+    by_iso = expect(admin.get(data_path(name, start=iso(m + 1), seconds=5)), 200)
+    assert by_iso["data"] == by_epoch["data"]
+    assert parse_time(by_iso["start"]).timestamp() == m + 1
+
+    # -N: the last N seconds, each with a value (the box is alive)
+    doc = expect(admin.get(data_path(name, start=-5)), 200)
+    now = time.time()
+    assert 4 <= len(doc["data"]) <= 5, doc
+    assert all(now - 7 <= s["sample"] < now for s in doc["data"])
+    # seconds alone: the last so many
+    doc = expect(admin.get(data_path(name, seconds=3)), 200)
+    assert 2 <= len(doc["data"]) <= 3
+
+    # granularity chosen from the window
+    assert expect(admin.get(data_path(name, start=-60)), 200)["granularity"] == "second"
+    doc = expect(admin.get(data_path(name, start=-7200)), 200)
+    assert doc["granularity"] == "minute" and doc["sample_seconds"] == 60
+    doc = expect(admin.get(data_path(name, start=-86400 * 30)), 200)
+    assert doc["granularity"] == "hour" and doc["sample_seconds"] == 3600
+
+    # min, max, mean and counts against the seconds: on a suspended dataset nothing moves
+    # while the two answers are read
+    href = AN + "/datasets/" + enc(name)
+    expect(admin.put(href, json={"suspended": True}), 200)
+    try:
+        hour = m - m % 3600
+        secs = expect(admin.get(data_path(name, start=hour, seconds=int(time.time()) - hour,
+                                          granularity="second")), 200)
+        values = {s["sample"]: s["data"]["value"] for s in secs["data"]}
+        assert len(values) >= 8
+
+        def agg(lo, hi):
+            v = [x for t, x in values.items() if lo <= t < hi]
+            return len(v), min(v), max(v), sum(v) / len(v)
+
+        for gran, width in (("minute", 60), ("hour", 3600)):
+            # a window that ends by now: its one bucket, as far as it goes
+            doc = expect(admin.get(data_path(name, start=m, seconds=1, granularity=gran)), 200)
+            assert len(doc["data"]) == 1
+            assert doc["sample_seconds"] == width
+            for s in doc["data"]:
+                n, lo, hi, mean = agg(s["sample"], s["sample"] + width)
+                assert s["sample"] % width == 0
+                assert (s["samples"], s["data"]["min"], s["data"]["max"]) == (n, lo, hi), s
+                assert close(s["data"]["value"], round(mean, 3)) or \
+                    abs(s["data"]["value"] - mean) < 0.001
+        # points: buckets of whole seconds, each the mean of its seconds
+        doc = expect(admin.get(data_path(name, start=m + 1, seconds=8, points=4)), 200)
+        assert doc["sample_seconds"] == 2 and len(doc["data"]) == 4
+        for s in doc["data"]:
+            n, lo, hi, mean = agg(s["sample"], s["sample"] + 2)
+            assert (s["samples"], s["data"]["min"], s["data"]["max"]) == (n, lo, hi)
+            assert abs(s["data"]["value"] - mean) < 0.001
+    finally:
+        expect(admin.put(href, json={"suspended": False}), 200)
+
+    # before anything was collected: a valid, empty answer
+    doc = expect(admin.get(data_path(name, start=iso(m - 86400), seconds=60)), 200)
+    assert doc["data"] == []
+
+
+BAD = [({"start": "yesterday"}, "start"), ({"start": "-x"}, "start"),
+       ({"start": "2026-13-45T00:00:00Z"}, "start"), ({"start": "99999999999"}, "start"),
+       ({"start": str(2 ** 31)}, "start"),
+       ({"seconds": "0"}, "seconds"), ({"seconds": "ten"}, "seconds"),
+       ({"seconds": "-5"}, "seconds"), ({"granularity": "day"}, "granularity"),
+       ({"points": "0"}, "points"), ({"points": "1.5"}, "points"),
+       ({"start": "-86400", "granularity": "second", "seconds": "864000"}, "seconds"),
+       ({"limit": "5"}, "limit")]
+
+
+@pytest.mark.parametrize("params,field", BAD, ids=[f for _, f in BAD])
+def test_bad_parameters_name_the_parameter(box, params, field):
+    fault = expect_fault(box["admin"].get(data_path("io.ops[op]", **params)), 400)
+    assert fault["details"].startswith(field), fault
+
+
+class DataStream(EventStream):
+    """A data answer read as it comes: the lines of the document with their arrival."""
+
+    def lines(self, timeout=10 * SLOW):
+        deadline = time.monotonic() + timeout
+        while True:
+            while b"\n" not in self.buf:
+                left = deadline - time.monotonic()
+                assert left > 0, f"no line in {timeout}s; buffered {self.buf[:200]!r}"
+                data = self._read(left)
+                if not data:
+                    return
+                self.buf += data
+            line, self.buf = self.buf.split(b"\n", 1)
+            yield time.monotonic(), line.decode()
+
+
+def test_a_window_past_now_streams_each_sample_as_taken(box):
+    srv, admin = box["srv"], box["admin"]
+    with DataStream(srv, admin.token, data_path("cpu.utilization[mode]", start=-2,
+                                                seconds=5)) as st:
+        assert st.status == 200
+        assert st.headers.get("Transfer-Encoding") == "chunked"
+        assert st.headers.get("X-Spindle-Analytics-Api")
+        got = [(t, line) for t, line in st.lines() if line.strip()]
+    text = "\n".join(line for _, line in got)
+    doc = json.loads(text)  # the pieces make one document
+    samples = [s["sample"] for s in doc["data"]]
+    assert len(samples) == 5 and samples == list(range(samples[0], samples[0] + 5)), samples
+    times = [t for t, line in got if line.lstrip(",").startswith("{\"sample\"")]
+    # two came at once, the other three one per second
+    assert times[1] - times[0] < 0.5 and times[-1] - times[1] > 1.5, times
+
+
+def test_streaming_at_minute_granularity_sends_heartbeats_and_ends(box):
+    """A minute bucket takes up to a minute: the stream stays up with blank lines (a
+    third of the connection timeout, 60 s here, would be 20 s), so only the start is
+    checked here; the client going away mid-stream must not hurt the server."""
+    srv, admin = box["srv"], box["admin"]
+    st = DataStream(srv, admin.token, data_path("io.ops[op]", start="now", seconds=120,
+                                                granularity="minute"))
+    first = next(iter(st.lines()))[1]
+    assert first.startswith("{\"dataset\":\"io.ops[op]\"") and "\"granularity\":\"minute\"" in first
+    st.close(abort=True)
+    # the server goes on answering, streams included
+    with DataStream(srv, admin.token, data_path("io.ops[op]", start=-1, seconds=2)) as st2:
+        doc = json.loads("\n".join(line for _, line in st2.lines()))
+    assert len(doc["data"]) == 2
+
+
+def test_settings(box):
+    admin = box["admin"]
+    assert expect(admin.get(AN + "/settings"), 200) == {"settings": {
+        "retain_second_data": 24, "retain_minute_data": 336, "retain_hour_data": 8760}}
+    doc = expect(admin.put(AN + "/settings", json={"retain_minute_data": 48}), 200)
+    assert doc["settings"]["retain_minute_data"] == 48
+    assert doc["settings"]["retain_second_data"] == 24
+    for body, field in [({"retain_second_data": 0}, "retain_second_data"),
+                        ({"retain_hour_data": 87601}, "retain_hour_data"),
+                        ({"retain_minute_data": "48"}, "retain_minute_data"),
+                        ({"retain_minute_data": 4.5}, "retain_minute_data"),
+                        ({"keep": 1}, "keep")]:
+        fault = expect_fault(admin.put(AN + "/settings", json=body), 400)
+        assert fault["details"].startswith(field), fault
+    expect_fault(admin.get(AN + "/settings?x=1"), 400)
+    # minute data kept 48 h now: a window starting 3 days back gets hours
+    doc = expect(admin.get(data_path("io.ops[op]", start=-3 * 86400, seconds=3600)), 200)
+    assert doc["granularity"] == "hour"
+
+
+def test_sigterm_keeps_every_second_and_ends_streams(box):
+    """SIGTERM ends open streams with a whole document, flushes what memory holds and
+    exits at once; restarted, the history and the settings are there, to the last
+    second."""
+    srv, admin, m = box["srv"], box["admin"], box["m"]
+    before = expect(admin.get(data_path("io.ops[op]", start=m + 1, seconds=5)), 200)
+    st = DataStream(srv, admin.token, data_path("io.ops[op]", start=-1, seconds=3600))
+    lines = st.lines(timeout=15 * SLOW)
+    next(lines)
+    last = expect(admin.get(data_path("io.ops[op]", start=-3)), 200)["data"][-1]["sample"]
+    rc, took = srv.stop()
+    rest = [line for _, line in lines]
+    assert rc == 0 and took < 5 * SLOW, (rc, took)
+    assert rest and rest[-1] == "]}", rest[-3:]
+
+    srv.start()
+    admin = box["admin"] = srv.admin()
+    after = expect(admin.get(data_path("io.ops[op]", start=m + 1, seconds=5)), 200)
+    assert after["data"] == before["data"], "history changed over a restart"
+    doc = expect(admin.get(data_path("io.ops[op]", start=last, seconds=1)), 200)
+    assert len(doc["data"]) == 1, f"the last second before SIGTERM ({last}) was lost"
+    assert expect(admin.get(AN + "/settings"), 200)["settings"]["retain_minute_data"] == 48
+    names = [d["name"] for d in expect(admin.get(AN + "/datasets"), 200)["datasets"]]
+    assert "nic.kilobytes" in names and "io.latency[disk]" not in names
+
+
+def test_sigkill_loses_at_most_the_unflushed_seconds(box):
+    srv = box["srv"]
+    admin = box["admin"]
+    time.sleep(12)  # more than a flush interval since the restart
+    held = expect(admin.get(data_path("io.ops[op]", start=-30)), 200)["data"]
+    killed_at = time.time()
+    srv.kill()
+    with sqlite3.connect(srv.state_dir / "spindle.db") as c:
+        assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    srv.start()
+    admin = box["admin"] = srv.admin()
+    doc = expect(admin.get(data_path("io.ops[op]", start=int(killed_at) - 40, seconds=40,
+                                     granularity="second")), 200)
+    kept = {s["sample"]: s for s in doc["data"]}
+    # flushed every 10 s: what the server held that was older than 11 s at the kill is on
+    # disk, value for value
+    due = [s for s in held if s["sample"] < killed_at - 11]
+    assert due, "no second old enough to check"
+    for s in due:
+        assert kept.get(s["sample"]) == s, f"second {s['sample']} lost or changed"

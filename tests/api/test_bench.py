@@ -1,0 +1,484 @@
+"""Benchmark jobs through the API: a real spindled running real spindle-worker children on
+small files in a scratch dir on the local disk, with a synthetic /proc and /sys so the
+device-level figures are known. Covers the run to done with the collector's figures,
+progress streams, listing, cancel, a worker killed by SIGKILL and SIGSEGV, the run limit,
+the daemon killed mid-job and restarted, path escapes, spec errors, the fio shape and the
+compare endpoint. Runtimes are a second or two; nothing here asserts a speed."""
+import json
+import os
+import shutil
+import signal
+import stat
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import (REPO, REQUEST_TIMEOUT, SLOW, EventStream, FakeProc, Server,
+                      assert_stopped_cleanly, expect, expect_fault, make_user)
+
+WORKER = os.environ.get("SPINDLE_WORKER", str(REPO / "server" / "worker" / "spindle-worker"))
+BENCH = "/api/bench/v1"
+JOBS = BENCH + "/jobs"
+STATES = {"queued", "running", "done", "failed", "cancelled", "interrupted"}
+
+
+def scratch():
+    """A directory on the local disk (O_DIRECT works there; /tmp may be a tmpfs)."""
+    return Path(tempfile.mkdtemp(prefix="spindle-bench-test-",
+                                 dir=os.environ.get("SPINDLE_TEST_TMP", "/var/tmp")))
+
+
+def fake_sys_for(root, directory, disk="nvme0n1"):
+    """<root>/sys/dev/block/<the device of directory> -> a partition of `disk`, as on a
+    real box: the supervisor resolves it to the whole disk the collector reports."""
+    dev = os.stat(directory).st_dev
+    part = root / "sys" / "devices" / "pci0000:00" / "nvme" / disk / f"{disk}p1"
+    part.mkdir(parents=True, exist_ok=True)
+    (part / "partition").write_text("1\n")
+    link = root / "sys" / "dev" / "block" / f"{os.major(dev)}:{os.minor(dev)}"
+    link.parent.mkdir(parents=True, exist_ok=True)
+    if not link.is_symlink():
+        link.symlink_to(os.path.relpath(part, link.parent))
+
+
+def bench_server(base, *extra, state=None):
+    return Server(state or base / "state", "--bench-dirs", base / "bench", "--bench-worker",
+                  WORKER, "--proc-root", base / "root", "--sys-root", base / "root",
+                  *extra).start()
+
+
+@pytest.fixture(scope="module")
+def env():
+    """One server for the module: bench dir, a synthetic /proc of one disk, its /sys."""
+    base = scratch()
+    (base / "bench").mkdir()
+    (base / "outside").mkdir()
+    proc = FakeProc(base / "root", disks=1, nics=1, cpus=2).start()
+    fake_sys_for(base / "root", base / "bench")
+    srv = bench_server(base, "--bench-concurrency", "1", "--bench-max-runtime", "60",
+                       "--bench-limit-slack", "30")
+    admin = srv.admin()
+    make_user(admin, roles=["operator"], name="benchop", password="Bench-op-pw-1")
+    op = srv.login_client("benchop", "Bench-op-pw-1")
+    yield {"base": base, "srv": srv, "admin": admin, "op": op}
+    assert_stopped_cleanly(srv)
+    proc.stop()
+    if not os.environ.get("SPINDLE_KEEP"):
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def submit(client, spec, status=201):
+    resp = client.post(JOBS, json=spec)
+    body = expect(resp, status)
+    if status == 201:
+        job = body["job"]
+        assert resp.headers["Location"] == job["href"] == f"{JOBS}/{job['id']}"
+        assert job["state"] in ("queued", "running")
+        return job
+    return body
+
+
+def wait_state(client, job_id, states, timeout=20):
+    deadline = time.monotonic() + timeout * SLOW
+    while True:
+        job = expect(client.get(f"{JOBS}/{job_id}"), 200)["job"]
+        assert job["state"] in STATES
+        if job["state"] in states:
+            return job
+        assert time.monotonic() < deadline, f"job {job_id} still {job['state']}"
+        time.sleep(0.1)
+
+
+def wait_running(client, job_id):
+    """Running, with a worker that has started its I/O (its first interval came in)."""
+    deadline = time.monotonic() + 15 * SLOW
+    while True:
+        job = wait_state(client, job_id, {"running"})
+        if job.get("worker_pid") and job["progress_pct"] > 0:
+            return job
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+
+
+def quick(name, **kw):
+    spec = {"name": name, "pattern": "randread", "size": "1M", "block_size": "4k",
+            "io_size": "64k"}
+    spec.update(kw)
+    return {k: v for k, v in spec.items() if v is not None}
+
+
+def test_job_runs_to_done_with_the_disks_figures(env):
+    admin = env["admin"]
+    spec = {"name": "done-1", "label": "zfs recordsize=8k", "pattern": "randread",
+            "size": "2M", "block_size": "4k", "readers": 2, "runtime_s": 2.5, "direct": True}
+    job = submit(admin, spec)
+    assert job["owner"] == "admin" and job["label"] == "zfs recordsize=8k"
+    assert job["target"] == str((env["base"] / "bench" / "done-1").resolve())
+    assert job["spec"]["runtime_s"] == 2.5 and job["spec"]["target"] == job["target"]
+    job = wait_state(admin, job["id"], {"done", "failed"})
+    assert job["state"] == "done", job.get("reason")
+    for t in ("created", "started", "ended"):
+        assert job[t].endswith("Z")
+    assert job["progress_pct"] == 100
+    res = job["result"]
+    assert res["read"]["ops"] > 0 and res["write"]["ops"] == 0
+    assert res["read"]["bytes"] == res["read"]["ops"] * 4096
+    assert res["read"]["hist"]["count"] == res["read"]["ops"]
+    assert res["cpu"]["user_s"] >= 0 and res["cpu"]["system_s"] > 0
+    # the collector's figures for the disk under the target (the synthetic /proc's rates)
+    dev = res["device"]
+    assert dev["disk"] == "nvme0n1" and dev["seconds"] >= 1
+    # (the synthetic counters move every 0.2 s: a one-second rate is within 20 %)
+    assert dev["reads_per_s"] == pytest.approx(FakeProc.RATES["reads"], rel=0.25)
+    assert dev["writes_per_s"] == pytest.approx(FakeProc.RATES["writes"], rel=0.25)
+    assert dev["busy_pct"] >= 0 and dev["read_bytes_per_s"] > 0
+    assert res["box_cpu"]["user_pct"] == pytest.approx(30, abs=3)
+    assert res["box_cpu"]["system_pct"] == pytest.approx(20, abs=3)
+    summary = res["summary"]
+    assert summary["disk"] == "nvme0n1"
+    assert summary["iops"] == pytest.approx(res["read"]["iops"], abs=0.2)
+    assert summary["disk_iops"] == pytest.approx(dev["ops_per_s"])
+    assert summary["cpu_user_pct"] == res["box_cpu"]["user_pct"]
+    # the result alone, and in fio's shape
+    assert expect(admin.get(f"{JOBS}/{job['id']}/result"), 200)["result"] == res
+    fio = expect(admin.get(f"{JOBS}/{job['id']}/result?format=fio"), 200)
+    fj = fio["jobs"][0]
+    assert fj["jobname"] == "done-1" and fj["job options"]["rw"] == "randread"
+    assert fj["read"]["total_ios"] == res["read"]["ops"]
+    assert fj["read"]["io_bytes"] == res["read"]["bytes"]
+    assert fj["read"]["iops"] == res["read"]["iops"]
+    assert fj["read"]["clat_ns"]["percentile"]["99.000000"] == res["read"]["latency_ns"]["p99"]
+    assert fj["read"]["lat_ns"]["percentile"]["99.990000"] == res["read"]["latency_ns"]["p99.99"]
+    assert fio["disk_util"][0]["name"] == "nvme0n1"
+    expect_fault(admin.get(f"{JOBS}/{job['id']}/result?format=xml"), 400, details="format")
+    # the run is in the audit log
+    logs = expect(admin.get("/api/log/v1/logs/audit?limit=1000"), 200)["logs"]
+    assert any(l["action"] == "bench.submit" and l["target"] == job["target"] for l in logs)
+
+
+def test_progress_streams_then_replays(env):
+    admin, srv = env["admin"], env["srv"]
+    job = submit(admin, {"name": "prog", "pattern": "randrw", "size": "1M",
+                         "block_size": "4k", "threads": 2, "runtime_s": 2.2})
+    # NDJSON while it runs: the lines as they come, then the end
+    resp = admin.get(f"{JOBS}/{job['id']}/progress", stream=True)
+    assert resp.status_code == 200
+    assert resp.headers["Content-Type"].startswith("application/x-ndjson")
+    lines = [json.loads(l) for l in resp.iter_lines() if l.strip()]
+    assert lines[-1] == {"type": "end", "id": job["id"], "state": "done"}
+    ivs = lines[:-1]
+    assert [l["seq"] for l in ivs] == list(range(1, len(ivs) + 1)) and len(ivs) >= 2
+    for l in ivs:
+        assert l["type"] == "interval" and l["phase"] == "measure"
+        assert l["read"]["ops"] > 0 and l["write"]["ops"] > 0
+    res = wait_state(admin, job["id"], {"done"})["result"]
+    assert sum(l["read"]["ops"] for l in ivs) == res["read"]["ops"]
+    # afterwards: the recorded lines replayed, the same
+    again = admin.get(f"{JOBS}/{job['id']}/progress")
+    replay = [json.loads(l) for l in again.text.splitlines() if l.strip()]
+    assert replay == lines
+    # as Server-Sent Events
+    with EventStream(srv, admin.token, f"{JOBS}/{job['id']}/progress") as ev:
+        assert ev.status == 200 and ev.headers["Content-Type"].startswith("text/event-stream")
+        first = ev.next_event()
+        assert first["event"] == "interval" and json.loads(first["data"]) == ivs[0]
+        end = ev.next_event(lambda e: e.get("event") == "end")
+        assert json.loads(end["data"])["state"] == "done"
+
+
+def test_sse_stream_of_a_running_job(env):
+    admin, srv = env["admin"], env["srv"]
+    job = submit(admin, quick("sse-live", runtime_s=1.5, io_size=None))
+    with EventStream(srv, admin.token, f"{JOBS}/{job['id']}/progress") as ev:
+        iv = ev.next_event(lambda e: e.get("event") == "interval")
+        assert json.loads(iv["data"])["seq"] == 1
+        end = ev.next_event(lambda e: e.get("event") == "end")
+        assert json.loads(end["data"])["state"] == "done"
+
+
+def test_list_and_filters(env):
+    admin = env["admin"]
+    a = submit(admin, quick("list-a", label="lbl-one"))
+    b = submit(admin, quick("list-b", label="lbl-two"))
+    wait_state(admin, b["id"], {"done"})
+    jobs = expect(admin.get(JOBS + "?label=lbl-one"), 200)["jobs"]
+    assert [j["id"] for j in jobs] == [a["id"]]
+    assert jobs[0]["href"] == a["href"] and "result" not in jobs[0]
+    assert jobs[0]["summary"]["iops"] > 0
+    done = expect(admin.get(JOBS + "?state=done&limit=1000"), 200)["jobs"]
+    assert {a["id"], b["id"]} <= {j["id"] for j in done}
+    assert all(j["state"] == "done" for j in done)
+    assert len(expect(admin.get(JOBS + "?limit=1"), 200)["jobs"]) == 1
+    assert expect(admin.get(JOBS + "?start=2100-01-01T00:00:00Z"), 200)["jobs"] == []
+    expect_fault(admin.get(JOBS + "?state=sleeping"), 400, details="state")
+    expect_fault(admin.get(JOBS + "?limit=0"), 400, details="limit")
+    expect_fault(admin.get(JOBS + "?start=yesterday"), 400, details="start")
+    expect_fault(admin.get(JOBS + "?colour=red"), 400, "ERR_UNKNOWN_ARG")
+    expect_fault(admin.get(JOBS + "/999999"), 404)
+    expect_fault(admin.get(JOBS + "/abc"), 404)
+
+
+def test_cancel_running_and_queued(env):
+    admin, op = env["admin"], env["op"]
+    running = submit(op, quick("cancel-run", runtime_s=30, io_size=None))
+    queued = submit(op, quick("cancel-queued"))
+    wait_running(op, running["id"])
+    # concurrency 1: the second waits
+    assert expect(op.get(f"{JOBS}/{queued['id']}"), 200)["job"]["state"] == "queued"
+    dash = expect(admin.get("/api/status/v1/dashboard"), 200)
+    assert dash["dashboard"]["jobs"] == {"running": 1, "queued": 1}
+    resp = op.delete(f"{JOBS}/{queued['id']}")
+    assert expect(resp, 202)["job"]["state"] == "cancelled"
+    t0 = time.monotonic()
+    assert expect(op.delete(f"{JOBS}/{running['id']}"), 202)["job"]["state"] == "running"
+    job = wait_state(op, running["id"], {"cancelled", "failed", "done"})
+    assert job["state"] == "cancelled" and job["reason"] == "cancelled by benchop"
+    assert time.monotonic() - t0 < 10
+    # what it did before it stopped is kept, marked partial
+    assert job["result"]["partial"] is True and job["result"]["read"]["ops"] > 0
+    q = expect(op.get(f"{JOBS}/{queued['id']}"), 200)["job"]
+    assert q["state"] == "cancelled" and q["started"] is None
+    # the monitor role reads but may not cancel
+    monitor = env["srv"].login_client(*make_monitor(env))
+    expect_fault(monitor.delete(f"{JOBS}/{running['id']}"), 403)
+
+
+def make_monitor(env):
+    name = "benchmon"
+    if not getattr(make_monitor, "made", False):
+        make_user(env["admin"], roles=["monitor"], name=name, password="Bench-mon-pw-1")
+        make_monitor.made = True
+    return name, "Bench-mon-pw-1"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGSEGV], ids=["SIGKILL", "SIGSEGV"])
+def test_worker_killed_is_failed_with_the_signal(env, sig):
+    admin = env["admin"]
+    job = submit(admin, quick(f"kill-{sig.name}", runtime_s=30, io_size=None))
+    pid = wait_running(admin, job["id"])["worker_pid"]
+    os.kill(pid, sig)
+    job = wait_state(admin, job["id"], {"failed", "done", "cancelled"})
+    assert job["state"] == "failed"
+    assert sig.name in job["reason"], job["reason"]
+
+
+def test_delete_a_finished_run_is_for_admins(env):
+    admin, op = env["admin"], env["op"]
+    job = submit(op, quick("del"))
+    wait_state(op, job["id"], {"done"})
+    expect_fault(op.delete(f"{JOBS}/{job['id']}"), 403, details="settings:modify")
+    assert expect(admin.delete(f"{JOBS}/{job['id']}"), 204) is None
+    expect_fault(admin.get(f"{JOBS}/{job['id']}"), 404)
+    expect_fault(admin.get(f"{JOBS}/{job['id']}/progress"), 404)
+    expect_fault(admin.delete(f"{JOBS}/{job['id']}"), 404)
+
+
+def test_compare(env):
+    admin = env["admin"]
+    a = submit(admin, quick("cmp-a", io_size="256k"))
+    b = submit(admin, quick("cmp-b", io_size="256k", block_size="8k"))
+    ra = wait_state(admin, a["id"], {"done"})["result"]
+    rb = wait_state(admin, b["id"], {"done"})["result"]
+    cmp = expect(admin.get(f"{BENCH}/compare?jobs={a['id']},{b['id']}&baseline={b['id']}"),
+                 200)["comparison"]
+    assert cmp["baseline"] == b["id"]
+    assert [j["id"] for j in cmp["jobs"]] == [a["id"], b["id"]]
+    figs = {f["name"]: f for f in cmp["figures"]}
+    iops = figs["read.iops"]
+    assert iops["values"] == [ra["read"]["iops"], rb["read"]["iops"]]
+    assert iops["diff_pct"][1] == 0
+    want = round((ra["read"]["iops"] - rb["read"]["iops"]) / rb["read"]["iops"] * 100, 1)
+    assert iops["diff_pct"][0] == pytest.approx(want, abs=0.11)
+    assert figs["read.latency_ns.p99"]["values"] == [ra["read"]["latency_ns"]["p99"],
+                                                    rb["read"]["latency_ns"]["p99"]]
+    assert figs["cpu.system_s"]["unit"] == "seconds"
+    assert "write.iops" in figs and "iozone.read" not in figs
+    # the first is the baseline by default
+    cmp = expect(admin.get(f"{BENCH}/compare?jobs={a['id']},{b['id']}"), 200)["comparison"]
+    assert cmp["baseline"] == a["id"]
+    expect_fault(admin.get(f"{BENCH}/compare?jobs={a['id']},999999"), 404)
+    expect_fault(admin.get(f"{BENCH}/compare?jobs={a['id']},x"), 400, details="jobs")
+    expect_fault(admin.get(f"{BENCH}/compare?jobs={a['id']}&baseline={b['id']}"), 400,
+                 details="baseline")
+    expect_fault(admin.get(f"{BENCH}/compare"), 400, details="jobs")
+
+
+def test_iozone_and_slob_presets(env):
+    admin = env["admin"]
+    presets = expect(admin.get(f"{BENCH}/presets"), 200)["presets"]
+    assert [p["name"] for p in presets] == ["slob", "iozone"]
+    job = submit(admin, {"name": "ioz", "pattern": "iozone", "file_size": "1M",
+                         "record_size": "64k"})
+    res = wait_state(admin, job["id"], {"done", "failed"})["result"]
+    assert set(res["iozone"]) >= {"write", "rewrite", "read", "reread", "random_read",
+                                  "random_write", "unit"}
+    assert [p["pass"] for p in res["passes"]][0] == "write"
+    job = submit(admin, {"name": "slob", "pattern": "slob", "sessions": 2, "update_pct": 50,
+                         "size": "1M", "run_time": 1})
+    res = wait_state(admin, job["id"], {"done", "failed"})["result"]
+    assert res["read"]["ops"] > 0 and res["write"]["ops"] > 0
+
+
+@pytest.mark.parametrize("spec,status,message,field", [
+    ({}, 400, "ERR_MISSING_ARG", "pattern"),
+    ({"pattern": "randread", "frobnicate": 1}, 400, "ERR_UNKNOWN_ARG", "frobnicate"),
+    ({"pattern": "randread", "block_size": 1000}, 400, "ERR_INVALID_ARG", "block_size"),
+    ({"pattern": "randread", "iodepth": 8}, 400, "ERR_INVALID_ARG", "iodepth"),
+    ({"pattern": "randread", "runtime_s": "soon"}, 400, "ERR_INVALID_ARG", "runtime_s"),
+    ({"pattern": "randread", "runtime_s": 3600}, 400, "ERR_INVALID_ARG", "runtime_s"),
+    ({"pattern": "randread", "writers": 2}, 400, "ERR_INVALID_ARG", "writers"),
+    ({"pattern": "iozone"}, 400, "ERR_MISSING_ARG", "size"),
+    ({"pattern": "randread", "target": "relative/x"}, 400, "ERR_INVALID_ARG", "target"),
+])
+def test_spec_errors_name_the_field(env, spec, status, message, field):
+    fault = expect_fault(env["admin"].post(JOBS, json=spec), status, message)
+    assert fault["details"].startswith(field + ":"), fault["details"]
+
+
+def test_body_refusals(env):
+    admin = env["admin"]
+    expect_fault(admin.post(JOBS, data="pattern=randread",
+                            headers={"Content-Type": "application/x-www-form-urlencoded"}),
+                 415)
+    expect_fault(admin.post(JOBS, data="{", headers={"Content-Type": "application/json"}),
+                 400)
+    expect_fault(admin.post(JOBS, json={"pattern": "randread", "label": "x" * 70000}), 413)
+
+
+def test_path_escapes_are_refused(env):
+    admin, base = env["admin"], env["base"]
+    bench, outside = base / "bench", base / "outside"
+    secret = outside / "secret"
+    secret.write_bytes(b"s" * 65536)
+    (bench / "link").symlink_to(secret)
+    (bench / "dirlink").symlink_to(outside)
+    (bench / "subdir").mkdir()
+    cases = [
+        (str(bench / ".." / "outside" / "secret"), 403, "outside the bench dirs"),
+        (str(secret), 403, "outside the bench dirs"),
+        ("/etc/passwd", 403, "outside the bench dirs"),
+        (str(bench / "link"), 403, "symbolic link"),
+        (str(bench / "dirlink" / "secret"), 403, "outside the bench dirs"),
+        (str(bench / "dirlink" / "new"), 403, "outside the bench dirs"),
+        (str(bench / "subdir"), 400, "neither a regular file"),
+        (str(bench / "nodir" / "x"), 400, "target"),
+        (str(bench) + "/..", 400, "names no file"),
+    ]
+    for target, status, why in cases:
+        spec = quick("escape", target=target, pattern="write", io_size=None)
+        fault = expect_fault(admin.post(JOBS, json=spec), status)
+        assert fault["details"].startswith("target:") and why in fault["details"], fault
+    assert secret.read_bytes() == b"s" * 65536
+    assert sorted(p.name for p in outside.iterdir()) == ["secret"]
+    # refused submissions are audited
+    logs = expect(admin.get("/api/log/v1/logs/audit?limit=1000"), 200)["logs"]
+    assert any(l["action"] == "bench.submit" and l["result"] == "failure"
+               and "outside the bench dirs" in l["details"] for l in logs)
+    # inside, a file of its own works (no target: named after the job)
+    job = submit(admin, quick("own-file"))
+    assert job["target"] == str((bench / "own-file").resolve())
+    assert wait_state(admin, job["id"], {"done", "failed"})["state"] == "done"
+
+
+def block_device():
+    for name in sorted(os.listdir("/dev")):
+        path = os.path.join("/dev", name)
+        try:
+            if stat.S_ISBLK(os.stat(path).st_mode):
+                return path
+        except OSError:
+            continue
+    return None
+
+
+def test_raw_devices_need_settings_and_confirm(env, tmp_path):
+    dev = block_device()
+    if not dev:
+        pytest.skip("no block device in /dev")
+    spec = {"pattern": "randread", "target": dev, "size": "1M", "io_size": "8k"}
+    # not allowed by the settings: 403, confirm or not
+    fault = expect_fault(env["admin"].post(JOBS, json=dict(spec, confirm=True)), 403)
+    assert "bench_allow_devices" in fault["details"]
+    # allowed: still 409 without confirm (no job is queued, nothing touches the device)
+    base = env["base"]
+    srv = bench_server(base, "--bench-allow-devices", state=tmp_path / "state")
+    try:
+        admin = srv.admin()
+        fault = expect_fault(admin.post(JOBS, json=spec), 409, "ERR_CONFIRM_REQUIRED")
+        assert fault["details"].startswith("confirm:")
+        assert expect(admin.get(JOBS), 200)["jobs"] == []
+    finally:
+        assert_stopped_cleanly(srv)
+
+
+def test_run_limit_stops_a_worker(tmp_path):
+    base = scratch()
+    try:
+        (base / "bench").mkdir()
+        (base / "root").mkdir()
+        srv = bench_server(base, "--bench-max-runtime", "2", "--bench-limit-slack", "1",
+                           state=tmp_path / "state")
+        admin = srv.admin()
+        # longer than the limit allows: refused up front
+        expect_fault(admin.post(JOBS, json=quick("long", runtime_s=5, io_size=None)), 400,
+                     details="runtime_s")
+        # an amount that takes longer than the limit: stopped at 2 + 1 s
+        t0 = time.monotonic()
+        job = submit(admin, quick("amount", io_size="1T"))
+        job = wait_state(admin, job["id"], {"failed", "done"}, timeout=30)
+        assert job["state"] == "failed" and "limit of 3 s" in job["reason"], job["reason"]
+        assert 2.5 < time.monotonic() - t0 < 15
+        assert_stopped_cleanly(srv)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie is gone for our purposes
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_daemon_killed_mid_job_then_restarted(tmp_path):
+    base = scratch()
+    try:
+        (base / "bench").mkdir()
+        (base / "root").mkdir()
+        state = tmp_path / "state"
+        srv = bench_server(base, state=state)
+        admin = srv.admin()
+        first = submit(admin, quick("mid", runtime_s=30, io_size=None))
+        second = submit(admin, quick("after"))
+        pid = wait_running(admin, first["id"])["worker_pid"]
+        srv.kill()  # SIGKILL: no chance to tidy up
+        # the orphaned worker notices its reader is gone and stops by itself
+        deadline = time.monotonic() + 10 * SLOW
+        while pid_alive(pid):
+            assert time.monotonic() < deadline, "the worker outlived its daemon"
+            time.sleep(0.1)
+        srv = bench_server(base, state=state)
+        admin = srv.admin()
+        job = expect(admin.get(f"{JOBS}/{first['id']}"), 200)["job"]
+        assert job["state"] == "interrupted" and "daemon stopped" in job["reason"]
+        assert job["ended"] is not None
+        # the queued one runs now
+        assert wait_state(admin, second["id"], {"done", "failed"})["state"] == "done"
+        # and a SIGTERM'd daemon records its running job as interrupted too
+        third = submit(admin, quick("term", runtime_s=30, io_size=None))
+        wait_running(admin, third["id"])
+        assert_stopped_cleanly(srv)
+        srv = bench_server(base, state=state)
+        job = expect(srv.admin().get(f"{JOBS}/{third['id']}"), 200)["job"]
+        assert job["state"] == "interrupted"
+        assert_stopped_cleanly(srv)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

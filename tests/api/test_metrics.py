@@ -1,0 +1,161 @@
+"""GET /metrics: the Prometheus text exposition, and who may scrape it (the --metrics-allow
+address list, or a token with stat:read)."""
+import re
+import time
+
+import pytest
+
+from conftest import (PASSWORD, SLOW, FakeProc, expect_fault, make_role, make_user,
+                      run_daemon)
+
+METRICS = "/metrics"
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+LABEL = r'[a-z_]+="(?:[^"\\]|\\.)*"'
+SAMPLE_RE = re.compile(rf"^(spindle_[a-z_]+)(\{{{LABEL}(?:,{LABEL})*\}})?"
+                       r" (-?[0-9.]+(?:e[+-]?[0-9]+)?)$")
+
+
+def parse(text):
+    """{name: {labels-text: value}}, checking the exposition format line by line: every
+    sample after its family's # HELP and # TYPE, families not interleaved."""
+    families, types, current = {}, {}, None
+    for line in text.splitlines():
+        if line.startswith("# HELP "):
+            current = line.split()[2]
+            assert current not in families, f"{current} twice"
+            families[current] = {}
+        elif line.startswith("# TYPE "):
+            _, _, name, kind = line.split()
+            assert name == current and kind in ("counter", "gauge"), line
+            types[name] = kind
+        else:
+            m = SAMPLE_RE.match(line)
+            assert m, f"not a sample line: {line!r}"
+            name, labels, value = m.groups()
+            assert name == current, f"{name} outside its family ({current})"
+            families[name][labels or ""] = float(value)
+    for name, kind in types.items():
+        assert (kind == "counter") == name.endswith("_total"), name
+    assert set(types) == set(families)
+    return families
+
+
+def test_exposition(server, clients):
+    anon = clients["anon"]          # loopback is in the default allow-list
+    resp = anon.get(METRICS)
+    assert resp.status_code == 200, resp.text
+    assert resp.headers["Content-Type"] == CONTENT_TYPE
+    assert resp.headers["X-Spindle-Version"]
+    m = parse(resp.text)
+    for name in ("spindle_build_info", "spindle_start_time_seconds", "spindle_jobs",
+                 "spindle_locator_leds_lit", "spindle_problems_open", "spindle_sse_clients"):
+        assert name in m, name
+    assert m["spindle_build_info"] == {f'{{version="{resp.headers["X-Spindle-Version"]}"}}': 1}
+    assert set(m["spindle_jobs"]) == {'{state="running"}', '{state="queued"}'}
+
+
+def test_sample_counters(server, clients):
+    deadline = time.monotonic() + 5 * SLOW     # the first sample: the collector's 2nd tick
+    m = parse(clients["anon"].get(METRICS).text)
+    while "spindle_sample_timestamp_seconds" not in m:
+        assert time.monotonic() < deadline, "no sample in /metrics"
+        time.sleep(0.1)
+        m = parse(clients["anon"].get(METRICS).text)
+    modes = {"user", "nice", "system", "iowait", "irq", "softirq", "steal", "idle"}
+    assert set(m["spindle_cpu_seconds_total"]) == {f'{{mode="{x}"}}' for x in modes}
+    assert m["spindle_cpu_seconds_total"]['{mode="idle"}'] > 0
+    for name in ("spindle_memory_total_bytes", "spindle_memory_used_bytes",
+                 "spindle_memory_free_bytes", "spindle_cpus", "spindle_sample_timestamp_seconds",
+                 "spindle_disk_reads_completed_total", "spindle_disk_read_bytes_total",
+                 "spindle_disk_io_time_seconds_total", "spindle_network_receive_bytes_total",
+                 "spindle_network_transmit_bytes_total"):
+        assert name in m, name
+    assert m["spindle_memory_total_bytes"][""] > m["spindle_memory_used_bytes"][""] > 0
+    dash = clients["monitor"].get("/api/status/v1/dashboard").json()["dashboard"]
+    assert m["spindle_cpus"][""] == dash["ncpus"]
+    disks = {d["n"] for d in dash["disks"]}
+    assert {re.search(r'device="(.*)"', k).group(1)
+            for k in m["spindle_disk_reads_completed_total"]} == disks
+
+
+def test_counters_are_the_raw_values(spawn, tmp_path):
+    """A still synthetic /proc: every counter in /metrics is the file's, in base units."""
+    fake = FakeProc(tmp_path / "root", disks=3, nics=2, cpus=4, live=False).start()
+    srv = spawn("--proc-root", tmp_path / "root")
+    deadline = time.monotonic() + 5 * SLOW
+    m = parse(srv.client().get(METRICS).text)
+    while "spindle_sample_timestamp_seconds" not in m:
+        assert time.monotonic() < deadline, "no sample in /metrics"
+        time.sleep(0.1)
+        m = parse(srv.client().get(METRICS).text)
+    v = fake.value
+    for disk in fake.disks:
+        dev = f'{{device="{disk}"}}'
+        assert m["spindle_disk_reads_completed_total"][dev] == v("reads")
+        assert m["spindle_disk_writes_completed_total"][dev] == v("writes")
+        assert m["spindle_disk_read_bytes_total"][dev] == v("read_sectors") * 512
+        assert m["spindle_disk_written_bytes_total"][dev] == v("write_sectors") * 512
+        assert m["spindle_disk_read_time_seconds_total"][dev] == v("read_ms") / 1000
+        assert m["spindle_disk_write_time_seconds_total"][dev] == v("write_ms") / 1000
+        assert m["spindle_disk_io_time_seconds_total"][dev] == v("io_ms") / 1000
+        assert m["spindle_disk_io_now"][dev] == 7
+    assert len(m["spindle_disk_reads_completed_total"]) == 3
+    assert set(m["spindle_network_receive_bytes_total"]) == {'{device="eth0"}',
+                                                              '{device="eth1"}'}   # no lo
+    assert m["spindle_network_receive_bytes_total"]['{device="eth1"}'] == v("rx_bytes")
+    assert m["spindle_network_transmit_bytes_total"]['{device="eth1"}'] == v("tx_bytes")
+    assert m["spindle_network_receive_packets_total"]['{device="eth0"}'] == v("packets")
+    assert m["spindle_network_receive_errs_total"]['{device="eth0"}'] == 3
+    assert m["spindle_network_transmit_errs_total"]['{device="eth0"}'] == 4
+    # USER_HZ is 100: user time is 30 ticks per tick-count per CPU.
+    assert m["spindle_cpu_seconds_total"]['{mode="user"}'] == 30 * v("tick") * 4 / 100
+    assert m["spindle_cpu_seconds_total"]['{mode="idle"}'] == 40 * v("tick") * 4 / 100
+    assert m["spindle_cpus"][""] == 4
+    assert m["spindle_memory_total_bytes"][""] == 512 << 30
+    assert m["spindle_memory_free_bytes"][""] == 64 << 30
+    assert m["spindle_memory_buffers_bytes"][""] == 1 << 30
+    assert m["spindle_arc_hits_total"][""] == v("hits")
+    assert m["spindle_arc_misses_total"][""] == v("misses")
+    assert m["spindle_arc_size_bytes"][""] == 256 << 30
+    assert m["spindle_arc_target_bytes"][""] == 300 << 30
+    assert set(m["spindle_pressure_some_percent"]) == {
+        f'{{resource="{r}"}}' for r in ("cpu", "io", "memory")}
+
+
+def test_token_needed_outside_the_allow_list(spawn, tmp_path):
+    srv = spawn("--metrics-allow", "10.0.0.0/8,fd00::/8")
+    admin = srv.admin()
+    expect_fault(srv.client().get(METRICS), 401, "ERR_UNAUTHORIZED", "credentials")
+    # A token with stat:read works, as X-Auth-Session or as a bearer token.
+    mon = srv.login_client(make_user(admin, ["monitor"]), PASSWORD)
+    assert mon.get(METRICS).status_code == 200
+    resp = srv.client().get(METRICS, headers={"Authorization": f"Bearer {mon.token}"})
+    assert resp.status_code == 200 and "spindle_build_info" in resp.text
+    # A token without it, or a dead one, does not.
+    role = make_role(admin, authorizations=["worksheet:read"])
+    other = srv.login_client(make_user(admin, [role]), PASSWORD)
+    expect_fault(other.get(METRICS), 403, "ERR_DENIED", "stat:read")
+    expect_fault(srv.client("not-a-token").get(METRICS), 401, "ERR_UNAUTHORIZED")
+
+
+def test_allow_list_none_and_single_address(spawn):
+    srv = spawn("--metrics-allow", "none")
+    expect_fault(srv.client().get(METRICS), 401, "ERR_UNAUTHORIZED")
+    srv = spawn("--metrics-allow", "192.0.2.1, 127.0.0.1")
+    assert srv.client().get(METRICS).status_code == 200
+    srv = spawn("--metrics-allow", "::1")       # the tests connect over IPv4
+    expect_fault(srv.client().get(METRICS), 401, "ERR_UNAUTHORIZED")
+
+
+@pytest.mark.parametrize("value", ["10.0.0.0/33", "10.1.2.3/8", "localhost", "10.0.0.0/x",
+                                   "::1/129", "1.2.3.4,,bogus"])
+def test_bad_allow_list_exits_2(tmp_path, value):
+    code, _, err = run_daemon("--state-dir", tmp_path / "s", "--metrics-allow", value)
+    assert code == 2, err
+    assert len(err) == 1 and "metrics-allow" in err[0], err
+
+
+def test_metrics_is_read_only(clients):
+    resp = clients["admin"].post(METRICS, json={})
+    expect_fault(resp, 405, "ERR_METHOD")
+    assert resp.headers["Allow"] == "GET"

@@ -1,0 +1,254 @@
+"""Worksheets: saved sets of dataset views. Life cycle, the rules (dataset names from the
+catalog, names unique per owner, who may change what), bad input as a table, persistence."""
+import re
+import time
+
+import pytest
+
+from conftest import (AUDIT, PASSWORD, expect, expect_fault, iso, make_role, make_user,
+                      parse_time, unique)
+
+WS = "/api/analytics/v1/worksheets"
+# Two names from the dataset catalog (GET /api/analytics/v1/datasets).
+DISK_OPS = "io.ops[disk]"
+CPU_MODE = "cpu.utilization[mode]"
+UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
+NO_SUCH = "00000000-0000-4000-8000-000000000000"
+
+
+def create(client, name=None, datasets=None, status=201):
+    body = {"name": name or unique("ws")}
+    if datasets is not None:
+        body["datasets"] = datasets
+    return expect(client.post(WS, json=body), status)["worksheet"]
+
+
+def ws_url(ws):
+    return f"{WS}/{ws['uuid']}"
+
+
+def test_create_get_list(clients):
+    op, mon = clients["operator"], clients["monitor"]
+    name = unique("disks")
+    resp = op.post(WS, json={"name": name, "datasets": [
+        {"name": DISK_OPS, "drilldowns": ["sda", "sdb"], "seconds": 300},
+        {"name": CPU_MODE}]})
+    ws = expect(resp, 201)["worksheet"]
+    assert set(ws) == {"uuid", "name", "owner", "ctime", "mtime", "datasets", "href"}
+    assert UUID_RE.match(ws["uuid"]), ws["uuid"]
+    assert ws["name"] == name and ws["owner"] == "op"
+    assert parse_time(ws["ctime"]) == parse_time(ws["mtime"])
+    # Defaults filled in: no drilldowns, a minute.
+    assert ws["datasets"] == [
+        {"name": DISK_OPS, "drilldowns": ["sda", "sdb"], "seconds": 300},
+        {"name": CPU_MODE, "drilldowns": [], "seconds": 60}]
+    assert ws["href"] == ws_url(ws)
+    assert resp.headers["Location"] == ws["href"]
+
+    # Anyone with worksheet:read reads every worksheet, the owner's or not.
+    assert expect(mon.get(ws_url(ws)), 200)["worksheet"] == ws
+    listing = expect(mon.get(WS), 200)["worksheets"]
+    assert [w for w in listing if w["uuid"] == ws["uuid"]] == [ws]
+    assert all(w["href"] == ws_url(w) for w in listing)
+
+
+def test_list_by_owner(clients):
+    op, admin = clients["operator"], clients["admin"]
+    mine = create(op)
+    theirs = create(admin)
+    by_op = expect(admin.get(WS, params={"owner": "op"}), 200)["worksheets"]
+    assert mine["uuid"] in {w["uuid"] for w in by_op}
+    assert all(w["owner"] == "op" for w in by_op)
+    assert theirs["uuid"] not in {w["uuid"] for w in by_op}
+    # Ordered by owner, then name.
+    listing = expect(admin.get(WS), 200)["worksheets"]
+    keys = [(w["owner"], w["name"]) for w in listing]
+    assert keys == sorted(keys)
+    assert expect(admin.get(WS, params={"owner": unique("nobody")}), 200)["worksheets"] == []
+    expect_fault(admin.get(WS, params={"sort": "name"}), 400, "ERR_UNKNOWN_ARG", "sort")
+
+
+def test_update(clients):
+    op = clients["operator"]
+    ws = create(op, datasets=[{"name": CPU_MODE}])
+    time.sleep(1.1)     # so mtime can move
+    new_name = unique("renamed")
+    upd = expect(op.put(ws_url(ws), json={"name": new_name}), 200)["worksheet"]
+    assert upd["name"] == new_name and upd["datasets"] == ws["datasets"]   # partial: kept
+    assert upd["uuid"] == ws["uuid"] and upd["owner"] == "op" and upd["ctime"] == ws["ctime"]
+    assert parse_time(upd["mtime"]) > parse_time(ws["mtime"])
+
+    views = [{"name": DISK_OPS, "drilldowns": ["nvme0n1"], "seconds": 3600}]
+    upd = expect(op.put(ws_url(ws), json={"datasets": views}), 200)["worksheet"]
+    assert upd["datasets"] == views and upd["name"] == new_name
+    upd = expect(op.put(ws_url(ws), json={"datasets": []}), 200)["worksheet"]
+    assert upd["datasets"] == []
+    assert expect(op.get(ws_url(ws)), 200)["worksheet"] == upd
+
+
+def test_uuid_case_insensitive(clients):
+    op = clients["operator"]
+    ws = create(op)
+    assert expect(op.get(f"{WS}/{ws['uuid'].upper()}"), 200)["worksheet"] == ws
+
+
+def test_delete(clients):
+    op = clients["operator"]
+    ws = create(op)
+    resp = op.delete(ws_url(ws))
+    assert resp.status_code == 204 and not resp.content
+    expect_fault(op.get(ws_url(ws)), 404, "ERR_NOT_FOUND", "uuid")
+    expect_fault(op.delete(ws_url(ws)), 404, "ERR_NOT_FOUND", "uuid")
+    assert ws["uuid"] not in {w["uuid"] for w in expect(op.get(WS), 200)["worksheets"]}
+
+
+def test_names_unique_per_owner(clients):
+    op, admin = clients["operator"], clients["admin"]
+    name = unique("same")
+    first = create(op, name)
+    expect_fault(op.post(WS, json={"name": name}), 409, "ERR_OBJECT_EXISTS", "name")
+    # Another owner may use the name.
+    other = create(admin, name)
+    assert other["owner"] == "admin" and other["uuid"] != first["uuid"]
+    # Renaming onto a name the owner uses is refused too, and changes nothing.
+    second = create(op)
+    expect_fault(op.put(ws_url(second), json={"name": name}), 409, "ERR_OBJECT_EXISTS", "name")
+    assert expect(op.get(ws_url(second)), 200)["worksheet"] == second
+    # Keeping one's own name is no conflict.
+    expect(op.put(ws_url(first), json={"name": name}), 200)
+
+
+def test_owner_or_admin_changes(server, clients):
+    op, admin, mon = clients["operator"], clients["admin"], clients["monitor"]
+    ws = create(admin)
+    # Another user with worksheet:modify may read it, not change or delete it.
+    expect_fault(op.put(ws_url(ws), json={"name": unique("x")}), 403, "ERR_DENIED", "owner")
+    expect_fault(op.delete(ws_url(ws)), 403, "ERR_DENIED", "owner")
+    assert expect(op.get(ws_url(ws)), 200)["worksheet"] == ws
+    # user:modify (admin) manages anyone's; the owner stays who it was.
+    theirs = create(op)
+    upd = expect(admin.put(ws_url(theirs), json={"name": unique("fixed")}), 200)["worksheet"]
+    assert upd["owner"] == "op"
+    expect(admin.delete(ws_url(theirs)), 204)
+    # A monitor reads but never writes (worksheet:modify).
+    expect_fault(mon.post(WS, json={"name": unique("m")}), 403, "ERR_DENIED")
+    expect_fault(mon.put(ws_url(ws), json={"name": "m"}), 403, "ERR_DENIED")
+    expect_fault(mon.delete(ws_url(ws)), 403, "ERR_DENIED")
+    # Without worksheet:read, not even reading.
+    stat_only = make_user(admin, [make_role(admin, authorizations=["stat:read"])])
+    c = server.login_client(stat_only, PASSWORD)
+    expect_fault(c.get(WS), 403, "ERR_DENIED", "worksheet:read")
+    expect_fault(c.get(ws_url(ws)), 403, "ERR_DENIED", "worksheet:read")
+
+
+def test_changes_are_audited(clients):
+    op, admin = clients["operator"], clients["admin"]
+    start = iso(time.time() - 1)
+    ws = create(op)
+    expect(op.put(ws_url(ws), json={"name": unique("a")}), 200)
+    expect_fault(clients["operator"].delete(ws_url(create(admin))), 403, "ERR_DENIED")
+    expect(op.delete(ws_url(ws)), 204)
+    logs = expect(admin.get(AUDIT, params={"start": start, "limit": 1000}), 200)["logs"]
+    mine = [(e["action"], e["user"]) for e in logs if e["target"] == ws["uuid"]]
+    assert mine == [("worksheet.create", "op"), ("worksheet.update", "op"),
+                    ("worksheet.delete", "op")]
+    assert any(e["action"] == "worksheet.delete" and e["user"] == "op"
+               and e["target"] != ws["uuid"] for e in logs)
+
+
+@pytest.mark.parametrize("path", [NO_SUCH, "not-a-uuid", NO_SUCH + "0", "%ff%fe"])
+def test_unknown_uuid(clients, path):
+    op = clients["operator"]
+    expect_fault(op.get(f"{WS}/{path}"), 404, "ERR_NOT_FOUND", "uuid")
+    expect_fault(op.put(f"{WS}/{path}", json={"name": "x"}), 404, "ERR_NOT_FOUND", "uuid")
+    expect_fault(op.delete(f"{WS}/{path}"), 404, "ERR_NOT_FOUND", "uuid")
+
+
+# (body, status, message, details prefix): every field's rules, each refusal naming its field.
+BAD = [
+    ({}, 400, "ERR_MISSING_ARG", "name"),
+    ({"name": ""}, 400, "ERR_INVALID_ARG", "name"),
+    ({"name": "   "}, 400, "ERR_INVALID_ARG", "name"),
+    ({"name": "x" * 129}, 400, "ERR_INVALID_ARG", "name"),
+    ({"name": "tab\there"}, 400, "ERR_INVALID_ARG", "name"),
+    ({"name": 7}, 400, "ERR_INVALID_ARG", "name"),
+    ({"name": "n", "owner": "admin"}, 400, "ERR_UNKNOWN_ARG", "owner"),
+    ({"name": "n", "datasets": {}}, 400, "ERR_INVALID_ARG", "datasets"),
+    ({"name": "n", "datasets": [{"name": CPU_MODE}] * 65}, 400, "ERR_INVALID_ARG", "datasets"),
+    ({"name": "n", "datasets": ["io.ops[disk]"]}, 400, "ERR_INVALID_ARG", "datasets[0]"),
+    ({"name": "n", "datasets": [{}]}, 400, "ERR_MISSING_ARG", "datasets[0].name"),
+    ({"name": "n", "datasets": [{"name": CPU_MODE}, {"name": "no.such[thing]"}]}, 400,
+     "ERR_INVALID_ARG", "datasets[1].name"),
+    ({"name": "n", "datasets": [{"name": 5}]}, 400, "ERR_INVALID_ARG", "datasets[0].name"),
+    ({"name": "n", "datasets": [{"name": CPU_MODE, "color": "red"}]}, 400, "ERR_UNKNOWN_ARG",
+     "datasets[0].color"),
+    # A long key quoted in the fault is cut on a character, never inside one.
+    ({"name": "n", "datasets": [{"name": CPU_MODE, "é" * 80: 1}]}, 400, "ERR_UNKNOWN_ARG",
+     "datasets[0]." + "é" * 50),
+    ({"name": "n", "datasets": [{"name": CPU_MODE, "seconds": 0}]}, 400, "ERR_INVALID_ARG",
+     "datasets[0].seconds"),
+    ({"name": "n", "datasets": [{"name": CPU_MODE, "seconds": 31536001}]}, 400,
+     "ERR_INVALID_ARG", "datasets[0].seconds"),
+    ({"name": "n", "datasets": [{"name": CPU_MODE, "seconds": "60"}]}, 400, "ERR_INVALID_ARG",
+     "datasets[0].seconds"),
+    ({"name": "n", "datasets": [{"name": CPU_MODE, "seconds": 1.5}]}, 400, "ERR_INVALID_ARG",
+     "datasets[0].seconds"),
+    ({"name": "n", "datasets": [{"name": DISK_OPS, "drilldowns": "sda"}]}, 400,
+     "ERR_INVALID_ARG", "datasets[0].drilldowns"),
+    ({"name": "n", "datasets": [{"name": DISK_OPS, "drilldowns": ["sda", "sda"]}]}, 400,
+     "ERR_INVALID_ARG", "datasets[0].drilldowns[1]"),
+    ({"name": "n", "datasets": [{"name": DISK_OPS, "drilldowns": [""]}]}, 400,
+     "ERR_INVALID_ARG", "datasets[0].drilldowns[0]"),
+    ({"name": "n", "datasets": [{"name": DISK_OPS, "drilldowns": [3]}]}, 400,
+     "ERR_INVALID_ARG", "datasets[0].drilldowns[0]"),
+    ({"name": "n", "datasets": [{"name": DISK_OPS, "drilldowns": ["d"] * 65}]}, 400,
+     "ERR_INVALID_ARG", "datasets[0].drilldowns"),
+]
+
+
+@pytest.mark.parametrize("body,status,message,field", BAD,
+                         ids=[f"{i}-{b[3]}" for i, b in enumerate(BAD)])
+def test_bad_input(clients, body, status, message, field):
+    op = clients["operator"]
+    fault = expect_fault(op.post(WS, json=body), status, message)
+    assert fault["details"].startswith(field + ":"), fault["details"]
+    if body.get("name") != "n":
+        return
+    # The same rules hold on update, and a refused update changes nothing.
+    ws = create(op)
+    update = {k: v for k, v in body.items() if k != "name"}
+    fault = expect_fault(op.put(ws_url(ws), json=update), status, message)
+    assert fault["details"].startswith(field + ":"), fault["details"]
+    assert expect(op.get(ws_url(ws)), 200)["worksheet"] == ws
+
+
+def test_dataset_names_follow_the_catalog(spawn):
+    """A dataset is usable once it is collected (POST .../datasets), not before; a
+    worksheet keeps the catalog's spelling."""
+    srv = spawn()
+    admin = srv.admin()
+    views = [{"name": "io.latency[disk]"}]
+    fault = expect_fault(admin.post(WS, json={"name": "lat", "datasets": views}), 400,
+                         "ERR_INVALID_ARG")
+    assert fault["details"].startswith("datasets[0].name:"), fault
+    expect(admin.post("/api/analytics/v1/datasets",
+                      json={"statistic": "io.latency", "drilldown": "disk"}), 201)
+    ws = create(admin, "lat", views)
+    assert ws["datasets"] == [{"name": "io.latency[disk]", "drilldowns": [], "seconds": 60}]
+
+
+def test_not_json(clients):
+    op = clients["operator"]
+    expect_fault(op.post(WS, data=b"name=x", headers={"Content-Type": "text/plain"}), 415,
+                 "ERR_UNSUPPORTED_MEDIA")
+    expect_fault(op.post(WS, data=b'{"name": "a", "name": "b"}',
+                         headers={"Content-Type": "application/json"}), 400, "ERR_INVALID_ARG")
+
+
+def test_survive_restart(spawn):
+    srv = spawn()
+    admin = srv.admin()
+    ws = create(admin, datasets=[{"name": DISK_OPS, "drilldowns": ["sda"], "seconds": 600}])
+    srv.stop()
+    srv.start()
+    assert expect(srv.admin().get(ws_url(ws)), 200)["worksheet"] == ws

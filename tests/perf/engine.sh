@@ -1,0 +1,222 @@
+#!/bin/bash
+# Benchmark, not a test: the same jobs through spindle-worker and through fio, alternating,
+# ROUNDS rounds, on one file on the local disk:
+#   8 KiB randread O_DIRECT psync with 1 and with 32 readers, io_uring at iodepth 32,
+#   1 MiB sequential read and write (O_DIRECT, psync).
+# Prints each run's IOPS, the ratio worker/fio and CPU seconds (user + system of the whole
+# process tree, from getrusage) per 100k I/Os; then the medians against the aims: IOPS at
+# least 0.95 x fio's, and no more CPU per I/O than fio.
+# Then, when spindled is built: GET /api/status/v1/dashboard with wrk --latency while a
+# 32-reader job runs (through the bench API when spindled has it, else the worker alone);
+# the aim is p99 < 5 ms.
+# Usage, from the repo root after a build:  bash tests/perf/engine.sh
+# Environment: WORKER (./server/worker/spindle-worker), SPINDLED (./server/spindled),
+#   FIO (fio), DURATION (seconds per run, 5), ROUNDS (3), FILE_SIZE (1G),
+#   BENCH_DIR (parent of the scratch dir, /var/tmp), ENGINE and DASHBOARD (1: run the
+#   first, the second part).
+set -euo pipefail
+
+WORKER=${WORKER:-./server/worker/spindle-worker}
+SPINDLED=${SPINDLED:-./server/spindled}
+FIO=${FIO:-fio}
+DURATION=${DURATION:-5}
+ROUNDS=${ROUNDS:-3}
+FILE_SIZE=${FILE_SIZE:-1G}
+BENCH_DIR=${BENCH_DIR:-/var/tmp}
+DASHBOARD=${DASHBOARD:-1}
+PYTHON=/usr/bin/python3
+
+die() {
+	echo "engine.sh: $*" >&2
+	exit 1
+}
+
+command -v "$FIO" >/dev/null || die "fio not found (apt-get install fio)"
+[ -x "$WORKER" ] || die "no spindle-worker at $WORKER: build first, or set WORKER"
+[ -x "$PYTHON" ] || die "no $PYTHON"
+
+TMP=$(mktemp -d "$BENCH_DIR/spindle-perf-engine.XXXXXX")
+spindled_pid=
+job_pid=
+stop() { # pid: TERM, up to 5 s of grace, then KILL
+	local pid=$1 i
+	[ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 0
+	kill "$pid" 2>/dev/null || true
+	for i in $(seq 50); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+}
+cleanup() {
+	stop "$job_pid"
+	stop "$spindled_pid"
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+FILE="$TMP/bench.dat"
+echo "laying out $FILE_SIZE at $FILE (incompressible data, once for both tools)"
+echo "{\"pattern\":\"randread\",\"target\":\"$FILE\",\"size\":\"$FILE_SIZE\",\"io_size\":\"8k\"}" |
+	timeout 600 "$WORKER" --spec - >/dev/null || die "the worker could not lay out $FILE"
+
+# --- part 1: spindle-worker against fio ------------------------------------------------------
+[ "${ENGINE:-1}" = 1 ] && WORKER=$WORKER FIO=$FIO FILE=$FILE DURATION=$DURATION ROUNDS=$ROUNDS FILE_SIZE=$FILE_SIZE \
+	timeout $((ROUNDS * 10 * (DURATION + 30) + 60)) "$PYTHON" - <<'PY'
+import json, os, resource, statistics, subprocess, sys
+
+W, FIO, FILE = os.environ["WORKER"], os.environ["FIO"], os.environ["FILE"]
+DUR, ROUNDS, SIZE = int(os.environ["DURATION"]), int(os.environ["ROUNDS"]), os.environ["FILE_SIZE"]
+
+# name, worker spec, fio options: the same job twice
+CASES = [
+    ("8k randread psync, 1 reader",
+     {"pattern": "randread", "block_size": "8k", "readers": 1},
+     ["--rw=randread", "--bs=8k", "--ioengine=psync", "--numjobs=1"]),
+    ("8k randread psync, 32 readers",
+     {"pattern": "randread", "block_size": "8k", "readers": 32},
+     ["--rw=randread", "--bs=8k", "--ioengine=psync", "--numjobs=32"]),
+    ("8k randread io_uring, iodepth 32",
+     {"pattern": "randread", "block_size": "8k", "readers": 1, "engine": "io_uring",
+      "iodepth": 32},
+     ["--rw=randread", "--bs=8k", "--ioengine=io_uring", "--iodepth=32", "--numjobs=1"]),
+    ("1M sequential read psync",
+     {"pattern": "read", "block_size": "1M", "readers": 1},
+     ["--rw=read", "--bs=1m", "--ioengine=psync", "--numjobs=1"]),
+    ("1M sequential write psync",
+     {"pattern": "write", "block_size": "1M", "writers": 1},
+     ["--rw=write", "--bs=1m", "--ioengine=psync", "--numjobs=1"]),
+]
+
+def cpu_children():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+def run_worker(spec):
+    spec = dict(spec, target=FILE, size=SIZE, direct=True, runtime_s=DUR)
+    c0 = cpu_children()
+    p = subprocess.run([W, "--spec", "-"], input=json.dumps(spec), capture_output=True,
+                       text=True, timeout=DUR + 120)
+    cpu = cpu_children() - c0
+    if p.returncode != 0:
+        sys.exit("worker failed: " + p.stdout[-500:] + p.stderr[-500:])
+    res = [json.loads(l) for l in p.stdout.splitlines()][-1]
+    ios = res["read"]["ops"] + res["write"]["ops"]
+    return ios / res["elapsed_s"], cpu, ios
+
+def run_fio(opts):
+    cmd = [FIO, "--name=perf", "--filename=" + FILE, "--size=" + SIZE, "--direct=1",
+           "--thread", "--group_reporting", "--time_based", "--runtime=%d" % DUR,
+           "--norandommap", "--randrepeat=0", "--invalidate=1", "--output-format=json"] + opts
+    c0 = cpu_children()
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=DUR + 120)
+    cpu = cpu_children() - c0
+    if p.returncode != 0:
+        sys.exit("fio failed: " + p.stderr[-500:])
+    j = json.loads(p.stdout[p.stdout.index("{"):])["jobs"][0]
+    ios = j["read"]["total_ios"] + j["write"]["total_ios"]
+    iops = j["read"]["iops"] + j["write"]["iops"]
+    return iops, cpu, ios
+
+print(f"\nspindle-worker vs fio ({subprocess.run([FIO, '--version'], capture_output=True, text=True).stdout.strip()}), "
+      f"{DUR} s runs, {ROUNDS} alternating rounds, O_DIRECT, file {SIZE}")
+print("CPU: user + system seconds of the process and its threads per 100k I/Os\n")
+summary = []
+for name, spec, opts in CASES:
+    print(name)
+    print(f"{'round':<7}{'worker IOPS':>13}{'fio IOPS':>13}{'ratio':>8}{'worker CPU':>12}{'fio CPU':>10}")
+    w_iops, f_iops, w_cpu, f_cpu = [], [], [], []
+    for r in range(ROUNDS):
+        order = ["w", "f"] if r % 2 == 0 else ["f", "w"]
+        got = {}
+        for who in order:
+            got[who] = run_worker(spec) if who == "w" else run_fio(opts)
+        (wi, wc, wn), (fi, fc, fn) = got["w"], got["f"]
+        w_iops.append(wi); f_iops.append(fi)
+        w_cpu.append(wc / wn * 1e5); f_cpu.append(fc / fn * 1e5)
+        print(f"{r + 1:<7}{wi:>13.0f}{fi:>13.0f}{wi / fi:>8.2f}{w_cpu[-1]:>12.2f}{f_cpu[-1]:>10.2f}")
+    wm, fm = statistics.median(w_iops), statistics.median(f_iops)
+    wcm, fcm = statistics.median(w_cpu), statistics.median(f_cpu)
+    print(f"{'median':<7}{wm:>13.0f}{fm:>13.0f}{wm / fm:>8.2f}{wcm:>12.2f}{fcm:>10.2f}\n")
+    summary.append((name, wm / fm, wcm, fcm))
+
+print("summary (medians)                    IOPS ratio  CPU/100k worker  fio   verdict")
+for name, ratio, wc, fc in summary:
+    verdict = []
+    verdict.append("IOPS ok" if ratio >= 0.95 else "IOPS BELOW 0.95")
+    verdict.append("CPU ok" if wc <= fc * 1.0 else "CPU ABOVE fio")
+    print(f"  {name:<35}{ratio:>6.2f}{wc:>14.2f}{fc:>8.2f}   {', '.join(verdict)}")
+PY
+
+[ "$DASHBOARD" = 1 ] || exit 0
+
+# --- part 2: the dashboard's latency while a 32-reader job runs ------------------------------
+if [ ! -x "$SPINDLED" ] || ! command -v wrk >/dev/null || ! command -v curl >/dev/null; then
+	echo
+	echo "dashboard latency: skipped (needs $SPINDLED, wrk and curl)"
+	exit 0
+fi
+free_port() {
+	local p i
+	for i in $(seq 100); do
+		p=$((20000 + RANDOM % 40000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			printf -v "$1" '%s' "$p"
+			return 0
+		fi
+	done
+	die "no free port"
+}
+https_port='' http_port=''
+free_port https_port
+free_port http_port
+mkdir -p "$TMP/state/bench"
+"$SPINDLED" --foreground --state-dir "$TMP/state" --listen "127.0.0.1:$https_port" \
+	--http-listen "127.0.0.1:$http_port" --kdf-iterations 1000 --log-level warn \
+	--bench-worker "$(readlink -f "$WORKER")" \
+	>"$TMP/spindled.log" 2>&1 &
+spindled_pid=$!
+base="http://127.0.0.1:$http_port"
+for i in $(seq 100); do
+	kill -0 "$spindled_pid" 2>/dev/null || die "spindled exited at start"
+	curl -fsS -o /dev/null --max-time 2 "$base/api/system/v1/health" 2>/dev/null && break
+	[ "$i" -eq 100 ] && die "spindled did not answer within 10 s"
+	sleep 0.1
+done
+pw=$(cat "$TMP/state/initial-admin-password")
+token=$(curl -ksS --max-time 10 -D - -o /dev/null -X POST -H "X-Auth-User: admin" \
+	-H "X-Auth-Key: $pw" "https://127.0.0.1:$https_port/api/access/v1" |
+	awk 'tolower($1) == "x-auth-session:" { print $2 }' | tr -d '\r')
+[ -n "$token" ] || die "login gave no token"
+
+run_s=$((DURATION * 2 + 10))
+job_file="$TMP/state/bench/dash.dat"
+ln "$FILE" "$job_file" 2>/dev/null || cp "$FILE" "$job_file"
+spec="{\"name\":\"dash\",\"pattern\":\"randread\",\"target\":\"$job_file\",\"size\":\"$FILE_SIZE\",\"block_size\":\"8k\",\"readers\":32,\"direct\":true,\"runtime_s\":$run_s}"
+how="the bench API"
+code=$(curl -sS -o "$TMP/job.json" -w '%{http_code}' --max-time 10 -X POST \
+	-H "X-Auth-Session: $token" -H 'Content-Type: application/json' --data "$spec" \
+	"$base/api/bench/v1/jobs" || true)
+if [ "$code" != 201 ]; then
+	how="spindle-worker beside spindled (the bench API answered $code)"
+	echo "$spec" | "$WORKER" --spec - >/dev/null &
+	job_pid=$!
+fi
+sleep 2
+echo
+echo "GET /api/status/v1/dashboard, wrk -t1 -c4 -d${DURATION}s --latency, while a 32-reader"
+echo "8k randread O_DIRECT job runs ($how)"
+wrk -t1 -c4 -d"${DURATION}s" --latency -H "X-Auth-Session: $token" \
+	"$base/api/status/v1/dashboard" >"$TMP/wrk.txt" 2>&1 || { cat "$TMP/wrk.txt"; die "wrk failed"; }
+sed -n '/Latency Distribution/,/requests in/p' "$TMP/wrk.txt"
+grep -E 'Requests/sec|Non-2xx' "$TMP/wrk.txt" || true
+p99=$(awk '$1 == "99%" { print $2 }' "$TMP/wrk.txt")
+ms=$(echo "$p99" | awk '/us$/ { sub("us", ""); print $1 / 1000; next } /ms$/ { sub("ms", ""); print $1; next } /s$/ { sub("s", ""); print $1 * 1000 }')
+verdict=$(awk -v m="$ms" 'BEGIN { print (m < 5) ? "meets" : "MISSES" }')
+echo "dashboard p99 $p99 during the job: $verdict the aim of < 5 ms"
+if [ "$how" = "the bench API" ]; then
+	id=$("$PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1]))["job"]["id"])' "$TMP/job.json")
+	curl -sS -o /dev/null --max-time 10 -X DELETE -H "X-Auth-Session: $token" "$base/api/bench/v1/jobs/$id" || true
+fi

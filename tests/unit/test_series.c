@@ -1,0 +1,415 @@
+/* The series store: the packed formats, rollups against the raw seconds, queries across
+ * memory and disk, pruning to retention (what is past it and nothing else), a restart
+ * keeping history, what is on disk between flushes, and purging a deleted dataset. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tap.h"
+#include "db/db.h"
+#include "series.h"
+#include "util.h"
+
+static bool near(double got, double want)
+{
+	return fabs(got - want) <= 1e-6 * (fabs(want) > 1 ? fabs(want) : 1);
+}
+
+/* --- formats */
+
+/* The unit a packed row starts with (a varint). */
+static long long unit_of_row(const struct series_buf *b)
+{
+	unsigned long long v = 0;
+	for (size_t i = 0, shift = 0; i < b->len && shift < 64; i++, shift += 7) {
+		v |= (unsigned long long)(b->p[i] & 0x7f) << shift;
+		if (!(b->p[i] & 0x80))
+			break;
+	}
+	return (long long)v;
+}
+
+static void roundtrip(const char *what, const double *v, size_t n)
+{
+	struct series_buf b = {0};
+	double *out = xcalloc(n + 2, sizeof(*out));
+	series_pack(v, n, &b);
+	for (size_t i = 0; i < n + 2; i++)
+		out[i] = -12345;
+	long covered = series_unpack(b.p, b.len, 1000, out + 1, 1000, n);
+	bool same = true;
+	for (size_t i = 0; i < n; i++) {
+		double want = series_round(v[i]);
+		if (isnan(want))
+			same = same && out[i + 1] == -12345; /* gaps leave out alone */
+		else
+			same = same && out[i + 1] == want;
+	}
+	ok(same && out[0] == -12345 && out[n + 1] == -12345 && covered <= (long)n,
+	   "%s: %zu values in %zu bytes come back", what, n, b.len);
+	series_buf_free(&b);
+	free(out);
+}
+
+static void test_formats(void)
+{
+	const double ints[] = {0, 1, 2, 3, 3, 3, 3, NAN, NAN, 5, 1000000, -7, 123456789012};
+	const double decs[] = {0.001, 12.345, -7.5, 37.5, 37.5, 0, 99.999, 1e-4};
+	const double big[] = {SERIES_MAX_VALUE, -SERIES_MAX_VALUE, 4.5e12, 1.5e15};
+	roundtrip("integers, repeats and gaps", ints, nitems(ints));
+	roundtrip("decimals (3 kept)", decs, nitems(decs));
+	roundtrip("large values", big, nitems(big));
+	ok(series_round(1.23456) == 1.235, "values keep 3 decimals");
+	ok(series_round(2e15) == SERIES_MAX_VALUE, "and stay within SERIES_MAX_VALUE");
+
+	struct series_buf b = {0};
+	series_pack(ints, nitems(ints), &b);
+	is_int(unit_of_row(&b), 1000, "whole numbers pack as counts");
+	const double halves[] = {37.5, 12.5, 0.5};
+	b.len = 0;
+	series_pack(halves, 3, &b);
+	is_int(unit_of_row(&b), 500, "halves pack in units of 0.5");
+	double sectors[64];
+	for (int i = 0; i < 64; i++)
+		sectors[i] = 512.0 * (100000 + (i * 7919) % 1000);
+	roundtrip("byte rates", sectors, 64);
+	b.len = 0;
+	series_pack(sectors, 64, &b);
+	is_int(unit_of_row(&b), 512000, "byte rates pack in sectors");
+	ok(b.len <= 4 + 64 * 2, "64 of them in %zu bytes", b.len);
+	double flat[3600];
+	for (int i = 0; i < 3600; i++)
+		flat[i] = 42;
+	b.len = 0;
+	series_pack(flat, 3600, &b);
+	ok(b.len <= 6, "an hour of one value packs into %zu bytes", b.len);
+	for (int i = 0; i < 3600; i++)
+		flat[i] = NAN;
+	b.len = 0;
+	series_pack(flat, 3600, &b);
+	ok(b.len <= 4, "an hour without values packs into %zu bytes", b.len);
+
+	double out[8];
+	const unsigned char truncated[] = {1, 0x80};
+	const unsigned char unit0[] = {0, 0};
+	const unsigned char repeat_first[] = {1, 1};
+	ok(series_unpack(truncated, sizeof(truncated), 0, out, 0, 8) < 0, "a truncated varint");
+	ok(series_unpack(unit0, sizeof(unit0), 0, out, 0, 8) < 0, "a unit of zero");
+	ok(series_unpack(repeat_first, sizeof(repeat_first), 0, out, 0, 8) < 0,
+	   "a repeat before any value");
+
+	/* rollups */
+	double v[180];
+	for (int i = 0; i < 180; i++)
+		v[i] = i < 60 ? i * 0.5 : i < 120 ? NAN : 1000 + (i % 7);
+	struct series_rollup r[3], back[3];
+	series_rollups_of(v, 180, 60, r);
+	struct series_agg a;
+	series_rollup_agg(&r[0], &a);
+	ok(a.count == 60 && a.min == 0 && a.max == 29.5 && near(a.sum, 885), "minute 0: %g..%g %g",
+	   a.min, a.max, a.sum);
+	is_int(r[1].count, 0, "minute 1 has no values");
+	series_rollup_agg(&r[2], &a);
+	double sum = 0;
+	for (int i = 120; i < 180; i++)
+		sum += v[i];
+	ok(a.count == 60 && a.min == 1000 && a.max == 1006 && near(a.sum, sum), "minute 2");
+	b.len = 0;
+	series_pack_rollups(r, 3, &b);
+	is_int(series_unpack_rollups(b.p, b.len, back, 3), 2, "two rollups stored");
+	bool same = true;
+	for (int i = 0; i < 3; i++)
+		same = same && r[i].count == back[i].count &&
+		       (!r[i].count || (r[i].min == back[i].min && r[i].max == back[i].max &&
+		                        r[i].sum == back[i].sum && r[i].k == back[i].k));
+	ok(same, "rollups come back exactly");
+	ok(series_unpack_rollups(b.p, b.len - 1, back, 3) < 0, "a cut rollup row is refused");
+	series_buf_free(&b);
+}
+
+/* --- the store */
+
+static char dir[256], dbpath[300];
+static const int64_t T0 = 1800000000 - 1800000000 % 86400; /* a day boundary */
+#define RUN (3 * 3600 + 100)
+
+/* what the test stores: the total has every second; "k" misses some */
+static double value_total(int64_t t)
+{
+	return (double)((t * 7919) % 1000) / 8; /* eighths: three decimals hold them */
+}
+
+static bool k_has(int64_t t)
+{
+	return !(t >= T0 + 100 && t < T0 + 130) && !(t >= T0 + 600 && t < T0 + 660);
+}
+
+static double value_k(int64_t t)
+{
+	return (double)(t % 13) * 1000;
+}
+
+static int64_t stored_end = T0; /* the seconds [T0, stored_end) were stored */
+
+static struct series_agg expect(int64_t a, int64_t b, bool total)
+{
+	struct series_agg e = {0};
+	for (int64_t t = a; t < b && t < stored_end; t++) {
+		if (t < T0 || (!total && !k_has(t)))
+			continue;
+		double v = total ? value_total(t) : value_k(t);
+		if (!e.count || v < e.min)
+			e.min = v;
+		if (!e.count || v > e.max)
+			e.max = v;
+		e.sum += v;
+		e.count++;
+	}
+	return e;
+}
+
+static bool agg_is(const struct series_agg *got, const struct series_agg *want)
+{
+	if (got->count != want->count)
+		return false;
+	return !got->count ||
+	       (got->min == want->min && got->max == want->max && near(got->sum, want->sum));
+}
+
+static int done_status;
+static void query_done(void *arg, int status)
+{
+	done_status = status;
+}
+
+/* Buckets [start, start + n * width) at gran, for the series given, checked against the
+ * stored values: returns the buckets that differ, -1 if the query failed. */
+static int check_query(struct series *tot, struct series *k, int64_t start, int64_t gran,
+                       int64_t width, size_t n, int64_t visible_from)
+{
+	struct series *ser[2] = {tot, k};
+	struct series_query q = {ser, 2, start, gran, width, n, xcalloc(2 * n, sizeof(*q.out))};
+	done_status = -2;
+	series_query(&q, query_done, NULL);
+	if (done_status != 0) {
+		free(q.out);
+		return -1;
+	}
+	int bad = 0;
+	for (size_t i = 0; i < n; i++) {
+		int64_t a = start + (int64_t)i * width;
+		int64_t from = a > visible_from ? a : visible_from;
+		for (int s = 0; s < 2; s++) {
+			struct series_agg want = expect(from, a + width, s == 0);
+			if (!agg_is(&q.out[(size_t)s * n + i], &want)) {
+				if (bad < 3)
+					diag("bucket %lld (%s): got %lld values %g..%g sum %g, "
+					     "want %lld "
+					     "%g..%g sum %g",
+					     (long long)(a - T0), s ? "k" : "total",
+					     (long long)q.out[(size_t)s * n + i].count,
+					     q.out[(size_t)s * n + i].min,
+					     q.out[(size_t)s * n + i].max,
+					     q.out[(size_t)s * n + i].sum, (long long)want.count,
+					     want.min, want.max, want.sum);
+				bad++;
+			}
+		}
+	}
+	free(q.out);
+	return bad;
+}
+
+struct rows {
+	int n, spans;
+	int64_t first, last;
+};
+
+static int count_row(void *arg, int64_t start, int span, const void *data, size_t len)
+{
+	struct rows *r = arg;
+	if (!r->n)
+		r->first = start;
+	r->last = start;
+	r->n++;
+	r->spans += span;
+	return 0;
+}
+
+static int count_flush(void *arg, int64_t id, int64_t start, int span, const void *data, size_t len)
+{
+	return count_row(arg, start, span, data, len);
+}
+
+/* The flush rows (not packed into hours yet) with start in [from, to). */
+static struct rows flushes_of(int64_t from, int64_t to)
+{
+	char err[256];
+	struct rows r = {0};
+	struct db_samples *ds = db_samples_open(dbpath, true, err, sizeof(err));
+	if (ds) {
+		db_samples_recent_range(ds, from, to, count_flush, &r);
+		db_samples_close(ds);
+	}
+	return r;
+}
+
+static struct rows rows_of(enum db_samples_level level, int64_t series, int64_t from, int64_t to)
+{
+	char err[256];
+	struct rows r = {0};
+	struct db_samples *ds = db_samples_open(dbpath, true, err, sizeof(err));
+	if (ds) {
+		db_samples_range(ds, level, series, from, to, count_row, &r);
+		db_samples_close(ds);
+	}
+	return r;
+}
+
+static void count_series(void *arg, struct series *s)
+{
+	(*(int *)arg)++;
+}
+
+static int start_store(struct series_retention ret)
+{
+	char err[256];
+	struct series_config c = {.db_path = dbpath, .unpaced = true, .retention = ret};
+	int rc = series_init(&c, err, sizeof(err));
+	if (rc < 0)
+		diag("%s", err);
+	series_retention_set(&ret);
+	return rc;
+}
+
+static void run_until(struct series *tot, struct series *k, int64_t from, int64_t to)
+{
+	for (int64_t t = from; t < to; t++) {
+		series_put(tot, t, value_total(t));
+		if (k_has(t))
+			series_put(k, t, value_k(t));
+		series_commit(t);
+		if (t + 1 > stored_end)
+			stored_end = t + 1;
+	}
+}
+
+static void test_store(void)
+{
+	struct series_retention keep = {24, 336, 8760};
+	char err[256];
+	struct db *db = db_open(dbpath, err, sizeof(err));
+	if (!ok(db != NULL, "database"))
+		return;
+	ok(start_store(keep) == 0, "store started");
+	struct series *tot = series_open(1, ""), *k = series_open(1, "k");
+	int64_t id_tot = series_id(tot), id_k = series_id(k);
+
+	/* Three hours and 100 s, then 5 s more that no flush has taken yet. */
+	run_until(tot, k, T0, T0 + RUN);
+	series_sync();
+	struct rows r = rows_of(DB_SAMPLES_SECONDS, id_tot, T0, T0 + RUN + 10);
+	ok(r.n == 3 && r.first == T0 && r.last == T0 + 2 * 3600,
+	   "each complete hour is packed into one row per series");
+	struct rows fl = flushes_of(0, INT64_MAX);
+	ok(fl.n == 10 && fl.spans == 100 && fl.first == T0 + 3 * 3600,
+	   "the rest stays in one flush row per 10 s, for all series: %d rows", fl.n);
+	struct rows m = rows_of(DB_SAMPLES_MINUTES, id_k, T0, T0 + RUN);
+	ok(m.n == 3, "a minute rollup row per complete hour");
+	struct rows h = rows_of(DB_SAMPLES_HOURS, id_k, T0, T0 + RUN);
+	ok(h.n == 1 && h.first == T0, "the hour rollups of the day in one row");
+	ok(series_disk_bytes(tot) > 0 && series_incore_bytes(tot) > SERIES_RING * 8,
+	   "bytes on disk (%lld) and in memory (%lld)", (long long)series_disk_bytes(tot),
+	   (long long)series_incore_bytes(tot));
+
+	/* Rollups against the raw seconds; memory against disk; across the split. */
+	is_int(check_query(tot, k, T0, 60, 60, 180, 0), 0,
+	       "minute rollups of the packed hours agree with the seconds");
+	is_int(check_query(tot, k, T0, 3600, 3600, 4, 0), 0,
+	       "hour rollups agree with the seconds (the last hour from memory)");
+	is_int(check_query(tot, k, T0, 1, 1, RUN, 0), 0, "every second, from disk and memory");
+	is_int(check_query(tot, k, T0, 60, 60, RUN / 60 + 1, 0), 0,
+	       "minutes across where memory starts: none counted twice");
+	is_int(check_query(tot, k, T0 + 30, 1, 7, 500, 0), 0,
+	       "buckets of 7 seconds from an unaligned start");
+	is_int(check_query(tot, k, T0, 60, 600, 19, 0), 0, "points: 10 minutes a bucket");
+
+	/* What the disk holds while memory goes on: everything up to the last flush. */
+	run_until(tot, k, T0 + RUN, T0 + RUN + 5);
+	series_sync();
+	fl = flushes_of(T0 + RUN, T0 + RUN + 10);
+	is_int(fl.n, 0, "seconds after the last 10 s boundary are in memory only");
+	fl = flushes_of(T0 + RUN - 10, T0 + RUN);
+	ok(fl.n == 1 && fl.spans == 10, "the 10 s before it are on disk");
+
+	/* Restart: the rest is flushed, and history comes back. */
+	series_shutdown();
+	ok(start_store(keep) == 0, "store started again");
+	tot = series_open(1, "");
+	k = series_open(1, "k");
+	is_int(series_id(tot), id_tot, "the series keeps its id");
+	fl = flushes_of(T0 + RUN, T0 + RUN + 10);
+	ok(fl.n == 1 && fl.spans == 5, "stopping flushed the last 5 seconds");
+	is_int(check_query(tot, k, T0, 60, 60, 180, 0), 0, "minutes after a restart");
+	is_int(check_query(tot, k, T0, 1, 1, RUN, 0), 0, "seconds after a restart (all disk)");
+
+	/* Retention: seconds 1 h, minutes 2 h, hours 3 h, with now at T0 + RUN + 5. */
+	struct series_retention short_ret = {1, 2, 3};
+	series_retention_set(&short_ret);
+	run_until(tot, k, T0 + RUN + 5, T0 + RUN + 10); /* a flush: the writer's clock moves */
+	series_sync();
+	int64_t now = T0 + RUN + 10;
+	r = rows_of(DB_SAMPLES_SECONDS, id_tot, 0, now);
+	ok(r.n == 1 && r.first == T0 + 2 * 3600,
+	   "seconds: hours wholly past 1 h are gone (first %lld)", (long long)(r.first - T0));
+	m = rows_of(DB_SAMPLES_MINUTES, id_tot, 0, now);
+	ok(m.n == 2 && m.first == T0 + 3600, "minutes: the hour wholly past 2 h is gone");
+	h = rows_of(DB_SAMPLES_HOURS, id_tot, 0, now);
+	ok(h.n == 1, "hours: the day row stays (only partly past 3 h)");
+	is_int(check_query(tot, k, T0, 1, 1, RUN, now - 3600), 0,
+	       "second queries show exactly the last hour");
+	is_int(check_query(tot, k, T0, 60, 60, RUN / 60 + 1, now - 7200 + 60 - (now - 7200) % 60),
+	       0, "minute queries exactly the last 2 hours' whole minutes");
+	is_int(check_query(tot, k, T0, 3600, 3600, 4, T0 + 3600), 0,
+	       "hour queries the hours within 3 hours");
+
+	/* The clock steps back a minute: no harm, and it goes on. */
+	run_until(tot, k, now - 60, now - 50);
+	ok(series_newest() == now - 51, "after a step back the store goes on");
+
+	/* Deleting the dataset purges its rows. */
+	series_drop_dataset(1);
+	series_sync();
+	r = rows_of(DB_SAMPLES_SECONDS, id_tot, 0, INT64_MAX);
+	struct rows rk = rows_of(DB_SAMPLES_SECONDS, id_k, 0, INT64_MAX);
+	m = rows_of(DB_SAMPLES_MINUTES, id_k, 0, INT64_MAX);
+	ok(r.n == 0 && rk.n == 0 && m.n == 0, "a deleted dataset's packed samples are purged");
+
+	series_shutdown();
+	ok(start_store(keep) == 0, "store started a third time");
+	int left = 0;
+	series_each(1, count_series, &left);
+	is_int(left, 0, "purged series are not loaded again");
+	series_shutdown();
+	db_close(db);
+}
+
+int main(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/spindle-test-series.XXXXXX");
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	snprintf(dbpath, sizeof(dbpath), "%s/spindle.db", dir);
+	test_formats();
+	test_store();
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		diag("could not remove %s", dir);
+	return done_testing();
+}
