@@ -12,13 +12,13 @@ struct event_base;
 struct child;
 
 struct child_result {
-	bool exited;        /* exited normally: exit_code is valid */
+	bool exited; /* exited normally: exit_code is valid */
 	int exit_code;
-	int signal;         /* killed by this signal, else 0 */
-	bool timed_out;     /* we killed it at timeout_ms */
-	const char *out;    /* captured stdout (when on_line is NULL), NUL-terminated */
+	int signal;      /* killed by this signal, else 0 */
+	bool timed_out;  /* we killed it at timeout_ms */
+	const char *out; /* captured stdout (when on_line is NULL), NUL-terminated */
 	size_t out_len;
-	const char *err;    /* captured stderr, NUL-terminated, capped at max_output */
+	const char *err; /* captured stderr, NUL-terminated, capped at max_output */
 	size_t err_len;
 };
 
@@ -27,9 +27,9 @@ struct child_opts {
 	char *const *envp;      /* NULL: inherit */
 	const char *stdin_data; /* written to stdin, then closed; NULL: /dev/null */
 	size_t stdin_len;
-	int timeout_ms;         /* 0: none. At the timeout SIGTERM, SIGKILL kill_grace_ms later */
-	int kill_grace_ms;      /* 0: 2000 */
-	size_t max_output;      /* cap on each captured stream; 0: 64 KiB; excess is dropped */
+	int timeout_ms;    /* 0: none. At the timeout SIGTERM, SIGKILL kill_grace_ms later */
+	int kill_grace_ms; /* 0: 2000 */
+	size_t max_output; /* cap on each captured stream; 0: 64 KiB; excess is dropped */
 	/* stdout line by line as it arrives (without the newline); NULL: capture it whole */
 	void (*on_line)(void *arg, const char *line, size_t len);
 	void (*on_exit)(void *arg, const struct child_result *res);

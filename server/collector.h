@@ -39,8 +39,8 @@ struct nic_sample {
 };
 
 struct box_sample {
-	int64_t time;  /* the second this sample ends at (epoch seconds) */
-	uint64_t seq;  /* increments every tick: an ETag changes with it */
+	int64_t time; /* the second this sample ends at (epoch seconds) */
+	uint64_t seq; /* increments every tick: an ETag changes with it */
 	double cpu_pct[CPU_MODES];
 	uint64_t cpu_ticks[CPU_MODES]; /* raw cumulative USER_HZ ticks over all CPUs */
 	int ncpus;
@@ -52,8 +52,8 @@ struct box_sample {
 	bool have_psi;
 	double psi_some_pct[3]; /* cpu, io, memory: share of the last second some task stalled */
 	bool have_arc;
-	double arc_hit_pct;     /* hits / (hits + misses) over the interval, as arcstat */
-	uint64_t arc_hits, arc_misses, arc_iohits; /* raw cumulative */
+	double arc_hit_pct; /* hits / (hits + misses) over the interval, as arcstat */
+	uint64_t arc_hits, arc_misses, arc_iohits;                 /* raw cumulative */
 	uint64_t arc_size, arc_target, arc_mfu, arc_mru, arc_meta; /* bytes */
 
 	/* Added with the collector: what the analytics datasets need besides the above. */

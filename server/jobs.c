@@ -71,6 +71,7 @@ struct job {
 	char error_msg[400];
 	int64_t seq; /* last interval's */
 	double progress_pct, eta_s;
+	double live_iops[2], live_lat_ns[2]; /* its newest interval */
 	bool measuring;
 	int64_t measure_ms; /* wall clock when the measured phase began */
 	/* interval lines not yet in the store, and how many are */
@@ -105,6 +106,23 @@ void jobs_counts(unsigned *running, unsigned *queued)
 {
 	*running = jobs.running;
 	*queued = jobs.queued;
+}
+
+bool jobs_live(double ops_per_s[2], double latency_us[2])
+{
+	double weighted[2] = {0, 0};
+	ops_per_s[0] = ops_per_s[1] = latency_us[0] = latency_us[1] = 0;
+	for (const struct job *j = jobs.live; j; j = j->next) {
+		if (!j->child || !j->seq)
+			continue;
+		for (int d = 0; d < 2; d++) {
+			ops_per_s[d] += j->live_iops[d];
+			weighted[d] += j->live_iops[d] * j->live_lat_ns[d] / 1000;
+		}
+	}
+	for (int d = 0; d < 2; d++)
+		latency_us[d] = ops_per_s[d] > 0 ? weighted[d] / ops_per_s[d] : 0;
+	return jobs.running > 0;
 }
 
 static json_t *iso_or_null(int64_t t)
@@ -638,6 +656,12 @@ static int proto_interval(struct job *j, const json_t *o, char *err, size_t len)
 		return -1;
 	j->seq++;
 	j->progress_pct = json_number_value(json_object_get(o, "progress_pct"));
+	static const char *const dirs[2] = {"read", "write"};
+	for (int d = 0; d < 2; d++) {
+		const json_t *x = json_object_get(o, dirs[d]);
+		j->live_iops[d] = json_number_value(json_object_get(x, "iops"));
+		j->live_lat_ns[d] = json_number_value(json_object_get(x, "lat_mean_ns"));
+	}
 	j->eta_s = json_is_null(eta) ? -1 : json_number_value(eta);
 	/* the last ramp interval ends where the measured phase begins */
 	if (!j->measuring &&
@@ -895,7 +919,7 @@ static void job_start(struct job *j)
 	/* the worker's threads may keep every CPU busy: niced, they leave the loop (and so
 	 * the dashboard) its share; the I/O they do is the same */
 	argv[n++] = "--nice";
-	argv[n++] = "19";
+	argv[n++] = "10";
 	if (!j->device) {
 		argv[n++] = "--confine";
 		argv[n++] = j->confine;

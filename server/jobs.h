@@ -57,6 +57,11 @@ int jobs_delete(const char *id, const struct identity *who, const char *peer, bo
 int jobs_result(const char *id, bool fio, json_t **out, struct fault *f);
 /* ids: "a,b,c"; baseline: one of them (NULL: the first). */
 int jobs_compare(const char *ids, const char *baseline, json_t **out, struct fault *f);
+/* The running jobs' newest second, for the live datasets bench.ops[direction] and
+ * bench.latency[direction]: operations per second summed over the jobs, and their mean
+ * latency in microseconds weighted by operations, [0] read, [1] write. false when no job
+ * runs (the datasets have no value then). */
+bool jobs_live(double ops_per_s[2], double latency_us[2]);
 /* Answers r with the job's interval lines, those recorded first, then as they come until
  * the job ends: NDJSON, or Server-Sent Events when sse. */
 int jobs_progress(struct request *r, const char *id, bool sse, struct fault *f);

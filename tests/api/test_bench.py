@@ -482,3 +482,52 @@ def test_daemon_killed_mid_job_then_restarted(tmp_path):
         assert_stopped_cleanly(srv)
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+FAKE_WORKER = """#!/usr/bin/python3
+# A worker that breaks the protocol in the way its job's name says, then hangs.
+import json, sys, time
+spec = json.load(sys.stdin)
+start = {"type": "start", "version": 1, "spec": spec, "target": {"size": 1}, "threads": {}}
+iv = {"type": "interval", "seq": 1, "t_s": 1, "elapsed_s": 1, "phase": "measure",
+      "progress_pct": 10, "eta_s": None,
+      "read": {"ops": 1, "bytes": 1, "iops": 1, "bytes_per_s": 1, "lat_mean_ns": 1,
+               "lat_max_ns": 1, "lat_p99_ns": 1}}
+iv["write"] = iv["read"]
+lines = {
+    "garbage": [start, "hello"],
+    "early": [iv],
+    "seq": [start, dict(iv, seq=2)],
+    "unknown": [start, {"type": "bogus"}],
+    "extra": [start, dict(iv, colour="red")],
+}[spec["name"]]
+for line in lines:
+    print(line if isinstance(line, str) else json.dumps(line), flush=True)
+time.sleep(30)
+"""
+
+
+@pytest.mark.parametrize("name,why", [
+    ("garbage", "not a JSON object"),
+    ("early", "before the start line"),
+    ("seq", "seq must be 1"),
+    ("unknown", "unknown line type"),
+    ("extra", "unexpected members"),
+])
+def test_a_worker_breaking_the_protocol_is_stopped(tmp_path, name, why):
+    fake = tmp_path / "fake-worker"
+    fake.write_text(FAKE_WORKER)
+    fake.chmod(0o755)
+    (tmp_path / "bench").mkdir()
+    srv = Server(tmp_path / "state", "--bench-dirs", tmp_path / "bench", "--bench-worker",
+                 fake).start()
+    try:
+        admin = srv.admin()
+        job = submit(admin, quick(name))
+        t0 = time.monotonic()
+        job = wait_state(admin, job["id"], {"failed", "done"}, timeout=15)
+        assert job["state"] == "failed"
+        assert job["reason"].startswith("worker: protocol violation") and why in job["reason"]
+        assert time.monotonic() - t0 < 10  # stopped at once, not after its 30 s
+    finally:
+        assert_stopped_cleanly(srv)
