@@ -7,12 +7,14 @@
 #include "datasets.h"
 #include "series.h"
 #include "util.h"
+#include "workq.h"
 
 #define A "/api/analytics/v1"
 /* The largest answer: samples per request, and samples times keys. */
-#define DATA_MAX_SAMPLES 86400
-#define DATA_MAX_CELLS   2000000
-#define DATA_MAX_AHEAD_S 86400 /* how far ahead of now a window may start */
+#define DATA_MAX_SAMPLES  86400
+#define DATA_MAX_CELLS    2000000
+#define DATA_MAX_AHEAD_S  86400 /* how far ahead of now a window may start */
+#define DATA_INLINE_CELLS 4000  /* numbers written on the loop; more go to a helper thread */
 
 /* --- datasets */
 
@@ -222,7 +224,6 @@ struct data_req {
 	int64_t wend;    /* start + seconds: once now passes it, the last bucket goes as is */
 	size_t next;     /* the first bucket not sent yet */
 	size_t total;    /* buckets in the window */
-	bool streaming;  /* headers sent, the body goes out sample by sample */
 	bool pending;    /* a query in flight */
 	bool subscribed; /* to the series store's commits */
 	bool first;      /* no sample written yet */
@@ -251,18 +252,45 @@ static int dump_cb(const char *buffer, size_t size, void *data)
 	return 0;
 }
 
-/* Whole numbers print as such; the rest with the 3 decimals kept. */
-static json_t *num(double v)
+/* A value as JSON, with the 3 decimals kept and no trailing zeros: printed from its
+ * fixed-point form, which is both exact and fast. */
+static char *put_num(char *o, double v)
 {
-	v = series_round(v);
-	if (v > -9e15 && v < 9e15 && v == (double)(int64_t)v)
-		return json_integer((json_int_t)v);
-	return json_real(v);
+	if (v > SERIES_MAX_VALUE)
+		v = SERIES_MAX_VALUE;
+	if (v < -SERIES_MAX_VALUE)
+		v = -SERIES_MAX_VALUE;
+	double m = v * 1000;
+	int64_t f = (int64_t)(m >= 0 ? m + 0.5 : m - 0.5);
+	char digits[24];
+	int n = 0;
+	if (f < 0) {
+		*o++ = '-';
+		f = -f;
+	}
+	int64_t whole = f / 1000, frac = f % 1000;
+	do {
+		digits[n++] = (char)('0' + whole % 10);
+		whole /= 10;
+	} while (whole);
+	while (n)
+		*o++ = digits[--n];
+	if (frac) {
+		*o++ = '.';
+		*o++ = (char)('0' + frac / 100);
+		if (frac % 100) {
+			*o++ = (char)('0' + frac / 10 % 10);
+			if (frac % 10)
+				*o++ = (char)('0' + frac % 10);
+		}
+	}
+	return o;
 }
 
 struct keyval {
-	const char *key;
+	size_t series;
 	double value;
+	const char *key;
 };
 
 static int by_value_desc(const void *a, const void *b)
@@ -284,46 +312,77 @@ static void release_series(struct series_query *q)
 	q->nseries = 0;
 }
 
-/* Appends the samples of q's buckets [0, q->nbuckets), numbered from first. */
-static void write_samples(struct data_req *dr, const struct series_query *q)
+/* Appends the samples of q's buckets to out, each on a line of its own, a comma starting
+ * all lines but the first sample's (*first). Touches nothing but its arguments: a helper thread
+ * may run it for a large answer (the series' keys are immutable and referenced). */
+static void write_samples(struct evbuf *out, bool *first, const struct series_query *q)
 {
 	struct keyval *kv = xcalloc(q->nseries, sizeof(*kv));
+	char **prefix = xcalloc(q->nseries, sizeof(*prefix));
+	size_t longest = 0;
+	for (size_t i = 1; i < q->nseries; i++) {
+		/* {"key":"<key, escaped>","value": once per key, not per sample */
+		json_t *k = json_string(series_key(q->series[i]));
+		char *esc = k ? json_dumps(k, JSON_ENCODE_ANY) : NULL;
+		prefix[i] = xasprintf("{\"key\":%s,\"value\":", esc ? esc : "\"\"");
+		if (strlen(prefix[i]) > longest)
+			longest = strlen(prefix[i]);
+		free(esc);
+		json_decref(k);
+	}
 	for (size_t b = 0; b < q->nbuckets; b++) {
 		const struct series_agg *tot = &q->out[b];
 		size_t n = 0;
 		for (size_t i = 1; i < q->nseries; i++) {
 			const struct series_agg *a = &q->out[i * q->nbuckets + b];
 			if (a->count)
-				kv[n++] = (struct keyval){series_key(q->series[i]),
-				                          a->sum / (double)a->count};
+				kv[n++] = (struct keyval){i, a->sum / (double)a->count,
+				                          series_key(q->series[i])};
 		}
 		if (!tot->count && !n)
 			continue; /* nothing was collected then */
 		qsort(kv, n, sizeof(*kv), by_value_desc);
-		json_t *keys = json_array();
-		for (size_t i = 0; i < n; i++)
-			json_array_append_new(keys, json_pack("{s:s, s:o}", "key", kv[i].key,
-			                                      "value", num(kv[i].value)));
+		/* room for the sample: its fixed part, and per key its prefix, a number, "}," */
+		size_t need = 256 + n * (longest + 32);
+		if (out->len + need + 1 > out->cap) {
+			out->cap = (out->len + need + 1) * 2;
+			out->p = xrealloc(out->p, out->cap);
+		}
+		char *o = out->p + out->len, iso[32];
 		int64_t t = q->start + (int64_t)b * q->width;
-		char iso[32];
-		json_t *data =
-		    json_pack("{s:o, s:o, s:o, s:o}", "value",
-		              tot->count ? num(tot->sum / (double)tot->count) : json_null(), "min",
-		              tot->count ? num(tot->min) : json_null(), "max",
-		              tot->count ? num(tot->max) : json_null(), "data", keys);
-		json_t *s = json_pack("{s:I, s:s, s:I, s:o}", "sample", (json_int_t)t, "startTime",
-		                      util_iso8601(t, iso, sizeof(iso)), "samples",
-		                      (json_int_t)tot->count, "data", data);
-		if (!dr->first)
-			out_add(dr, ",\n", 2);
-		dr->first = false;
-		json_dump_callback(s, dump_cb, dr, JSON_COMPACT | JSON_REAL_PRECISION(15));
-		json_decref(s);
+		if (!*first)
+			*o++ = ','; /* at the line's start: a line is whole once it is sent */
+		*first = false;
+		o +=
+		    sprintf(o, "{\"sample\":%lld,\"startTime\":\"%s\",\"samples\":%lld,\"data\":{",
+		            (long long)t, util_iso8601(t, iso, sizeof(iso)), (long long)tot->count);
+		if (tot->count) {
+			o = put_num(o + sprintf(o, "\"value\":"), tot->sum / (double)tot->count);
+			o = put_num(o + sprintf(o, ",\"min\":"), tot->min);
+			o = put_num(o + sprintf(o, ",\"max\":"), tot->max);
+		} else {
+			o += sprintf(o, "\"value\":null,\"min\":null,\"max\":null");
+		}
+		o += sprintf(o, ",\"data\":[");
+		for (size_t i = 0; i < n; i++) {
+			size_t len = strlen(prefix[kv[i].series]);
+			memcpy(o, prefix[kv[i].series], len);
+			o = put_num(o + len, kv[i].value);
+			*o++ = '}';
+			if (i + 1 < n)
+				*o++ = ',';
+		}
+		o += sprintf(o, "]}}\n");
+		out->len = (size_t)(o - out->p);
+		out->p[out->len] = '\0';
 	}
+	for (size_t i = 0; i < q->nseries; i++)
+		free(prefix[i]);
+	free(prefix);
 	free(kv);
 }
 
-static const char data_trailer[] = "\n]}\n";
+static const char data_trailer[] = "]}\n";
 
 static void data_commit(void *arg, int64_t t);
 
@@ -372,7 +431,7 @@ static void bucket_done(void *arg, int status)
 	if (status < 0) {
 		dr->failed = true;
 	} else if (dr->r) {
-		write_samples(dr, &dr->q);
+		write_samples(&dr->out, &dr->first, &dr->q);
 		data_flush(dr);
 		dr->next++;
 	}
@@ -426,18 +485,11 @@ static void data_stream_event(struct request *r, enum stream_event ev, void *arg
 	data_stream_end(dr);
 }
 
-/* The first part of the window is in: answer it whole, or start the stream with it. */
-static void data_ready(void *arg, int status)
+/* The samples are written: answer them whole, or start the stream with them. */
+static void data_answer(void *arg)
 {
 	struct data_req *dr = arg;
 	struct request *r = dr->r;
-	dr->pending = false;
-	if (status < 0) {
-		reply_error(r, ERR_BUSY, "data: the stored samples cannot be read now");
-		data_free(dr);
-		return;
-	}
-	write_samples(dr, &dr->q);
 	dr->next = dr->q.nbuckets;
 	if (dr->next >= dr->total) {
 		out_add(dr, data_trailer, strlen(data_trailer));
@@ -448,12 +500,37 @@ static void data_ready(void *arg, int status)
 	}
 	/* A window reaching past now: each sample follows as it is taken. Heartbeats are
 	 * blank lines, which JSON ignores. */
-	dr->streaming = true;
 	reply_stream_start(r, 200, "application/json", "\n", data_stream_event, dr);
 	data_flush(dr);
 	series_subscribe(data_commit, dr);
 	dr->subscribed = true;
 	data_pump(dr);
+}
+
+static void data_format(void *arg)
+{
+	struct data_req *dr = arg;
+	write_samples(&dr->out, &dr->first, &dr->q);
+}
+
+/* The first part of the window is in. A large answer (a day of 64 disks by minute is
+ * 92,000 numbers) is written on a helper thread: the loop never spends long on one
+ * request; the request is not touched meanwhile. */
+static void data_ready(void *arg, int status)
+{
+	struct data_req *dr = arg;
+	dr->pending = false;
+	if (status < 0) {
+		reply_error(dr->r, ERR_BUSY, "data: the stored samples cannot be read now");
+		data_free(dr);
+		return;
+	}
+	struct workq *wq = auth_workq();
+	if (dr->q.nseries * dr->q.nbuckets > DATA_INLINE_CELLS && wq &&
+	    workq_submit(wq, data_format, data_answer, dr) == 0)
+		return;
+	data_format(dr);
+	data_answer(dr);
 }
 
 /* "-N" (N seconds ago), "now", epoch seconds or ISO 8601; -1 with the fault. */

@@ -282,16 +282,6 @@ static const struct statistic statistics[] = {
      x_arc_size},
 };
 
-static const char *const statistic_names[] = {
-    "cpu.utilization", "io.ops",    "io.bytes", "io.latency",   "io.disks", "io.queue",
-    "nic.kilobytes",   "mem.bytes", "psi.some", "arc.accesses", "arc.size", NULL,
-};
-
-const char *const *datasets_statistics(void)
-{
-	return statistic_names;
-}
-
 static const struct statistic *statistic_find(const char *name)
 {
 	for (size_t i = 0; i < nitems(statistics); i++)
@@ -374,8 +364,18 @@ static void dataset_free(struct dataset *d)
 	free(d);
 }
 
+struct catalog_ids {
+	int64_t *ids;
+	size_t n, cap;
+};
+
 static int load_dataset(void *arg, const struct db_dataset *row)
 {
+	/* Every row's id, known or not: series of a dataset this build cannot collect (a
+	 * newer one made it) keep their data. */
+	struct catalog_ids *c = arg;
+	c->ids = grow(c->ids, &c->cap, c->n, sizeof(*c->ids));
+	c->ids[c->n++] = row->id;
 	const struct statistic *st = statistic_find(row->statistic);
 	int drill = row->drilldown[0] && st ? drilldown_index(st, row->drilldown) : -1;
 	if (!st || (row->drilldown[0] && drill < 0)) {
@@ -639,19 +639,19 @@ static int64_t setting(const char *name, int64_t dflt)
 int datasets_init(struct db *db)
 {
 	D.db = db;
-	if (db_dataset_list(db, load_dataset, NULL) < 0)
+	struct catalog_ids cat = {0};
+	if (db_dataset_list(db, load_dataset, &cat) < 0) {
+		free(cat.ids);
 		return -1;
+	}
 	D.arc_created = setting("arc_datasets_created", 0) != 0;
 	D.ret.second_h = setting("retain_second_data", 24);
 	D.ret.minute_h = setting("retain_minute_data", 336);
 	D.ret.hour_h = setting("retain_hour_data", 8760);
 	series_retention_set(&D.ret);
 
-	int64_t *ids = xcalloc(D.n + 1, sizeof(*ids));
-	for (size_t i = 0; i < D.n; i++)
-		ids[i] = D.all[i]->id;
-	series_keep_only(ids, D.n);
-	free(ids);
+	series_keep_only(cat.ids, cat.n);
+	free(cat.ids);
 	collector_subscribe(datasets_tick, NULL);
 	log_info("datasets: %zu datasets", D.n);
 	return 0;

@@ -45,8 +45,6 @@ struct dataset *datasets_find_id(int64_t id);
 void datasets_info(const struct dataset *d, struct dataset_info *out);
 /* In catalog order. */
 void datasets_each(void (*cb)(void *arg, struct dataset *d), void *arg);
-/* The statistics POST may name, NULL-terminated, with their drilldowns (for errors). */
-const char *const *datasets_statistics(void);
 
 /* The dataset's series: out[0] is the total, then one per drilldown key. The array is
  * the caller's (free()); the series are referenced (series_unref() each). */

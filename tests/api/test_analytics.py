@@ -165,16 +165,16 @@ def box(tmp_path_factory):
     for attempt in range(3):
         m = int(time.time()) + 1
         for k in range(6):
-            target = m + k + 0.4
+            target = m + k + 0.5
             time.sleep(max(0, target - time.time()))
-            if time.time() > m + k + 0.75:
+            if time.time() > m + k + 0.8:
                 break
             pr.write(snapshot(k))
         else:
             break
     else:
         pytest.fail("could not write the snapshots in step with the seconds")
-    time.sleep(max(0, m + 6.3 - time.time()))
+    time.sleep(max(0, m + 6.5 - time.time()))
     # From now on the box is alive: counters grow every 0.2 s (conftest's FakeProc).
     live = FakeProc(proc, disks=2, nics=1, cpus=2, arc=False).start()
     yield {"srv": srv, "admin": admin, "m": m, "proc": proc, "sys": sys_root, "live": live}
@@ -449,36 +449,12 @@ def test_settings(box):
     assert doc["granularity"] == "hour"
 
 
-def test_sigterm_keeps_every_second_and_ends_streams(box):
-    """SIGTERM ends open streams with a whole document, flushes what memory holds and
-    exits at once; restarted, the history and the settings are there, to the last
-    second."""
-    srv, admin, m = box["srv"], box["admin"], box["m"]
-    before = expect(admin.get(data_path("io.ops[op]", start=m + 1, seconds=5)), 200)
-    st = DataStream(srv, admin.token, data_path("io.ops[op]", start=-1, seconds=3600))
-    lines = st.lines(timeout=15 * SLOW)
-    next(lines)
-    last = expect(admin.get(data_path("io.ops[op]", start=-3)), 200)["data"][-1]["sample"]
-    rc, took = srv.stop()
-    rest = [line for _, line in lines]
-    assert rc == 0 and took < 5 * SLOW, (rc, took)
-    assert rest and rest[-1] == "]}", rest[-3:]
-
-    srv.start()
-    admin = box["admin"] = srv.admin()
-    after = expect(admin.get(data_path("io.ops[op]", start=m + 1, seconds=5)), 200)
-    assert after["data"] == before["data"], "history changed over a restart"
-    doc = expect(admin.get(data_path("io.ops[op]", start=last, seconds=1)), 200)
-    assert len(doc["data"]) == 1, f"the last second before SIGTERM ({last}) was lost"
-    assert expect(admin.get(AN + "/settings"), 200)["settings"]["retain_minute_data"] == 48
-    names = [d["name"] for d in expect(admin.get(AN + "/datasets"), 200)["datasets"]]
-    assert "nic.kilobytes" in names and "io.latency[disk]" not in names
-
-
 def test_sigkill_loses_at_most_the_unflushed_seconds(box):
     srv = box["srv"]
     admin = box["admin"]
-    time.sleep(12)  # more than a flush interval since the restart
+    # seconds of the box held long enough to have been flushed (the tests before took
+    # longer than that already, when run together)
+    time.sleep(max(0, box["m"] + 14 - time.time()))
     held = expect(admin.get(data_path("io.ops[op]", start=-30)), 200)["data"]
     killed_at = time.time()
     srv.kill()
@@ -495,3 +471,33 @@ def test_sigkill_loses_at_most_the_unflushed_seconds(box):
     assert due, "no second old enough to check"
     for s in due:
         assert kept.get(s["sample"]) == s, f"second {s['sample']} lost or changed"
+
+
+def test_sigterm_keeps_every_second_and_ends_streams(box):
+    """SIGTERM ends open streams with a whole document, flushes what memory holds and
+    exits at once; restarted, the history and the settings are there, to the last
+    second."""
+    srv, admin, m = box["srv"], box["admin"], box["m"]
+    before = expect(admin.get(data_path("io.ops[op]", start=m + 1, seconds=5)), 200)
+    st = DataStream(srv, admin.token, data_path("io.ops[op]", start=-1, seconds=3600))
+    lines = st.lines(timeout=15 * SLOW)
+    next(lines)
+    deadline = time.monotonic() + 5 * SLOW
+    while not (recent := expect(admin.get(data_path("io.ops[op]", start=-3)), 200)["data"]):
+        assert time.monotonic() < deadline, "no samples after the restart"
+        time.sleep(0.2)
+    last = recent[-1]["sample"]
+    rc, took = srv.stop()
+    rest = [line for _, line in lines]
+    assert rc == 0 and took < 5 * SLOW, (rc, took)
+    assert rest and rest[-1] == "]}", rest[-3:]
+
+    srv.start()
+    admin = box["admin"] = srv.admin()
+    after = expect(admin.get(data_path("io.ops[op]", start=m + 1, seconds=5)), 200)
+    assert after["data"] == before["data"], "history changed over a restart"
+    doc = expect(admin.get(data_path("io.ops[op]", start=last, seconds=1)), 200)
+    assert len(doc["data"]) == 1, f"the last second before SIGTERM ({last}) was lost"
+    assert expect(admin.get(AN + "/settings"), 200)["settings"]["retain_minute_data"] == 48
+    names = [d["name"] for d in expect(admin.get(AN + "/datasets"), 200)["datasets"]]
+    assert "nic.kilobytes" in names and "io.latency[disk]" not in names

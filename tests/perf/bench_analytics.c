@@ -257,7 +257,7 @@ static int bench_tick(int ticks)
 	stack_up(&st, state);
 	int64_t t0 = util_now() - ticks - 100;
 	double *cpu = xcalloc((size_t)ticks, sizeof(*cpu));
-	struct timespec p0, p1;
+	struct timespec p0 = {0}, p1 = {0};
 	double main_ms = 0;
 	for (int i = -20; i < ticks; i++) { /* 20 to warm up: the first ticks allocate */
 		box_second(t0 + i);
@@ -384,7 +384,8 @@ static int bench_day(const char *state)
 		box_second(t);
 		collector_tick_at(t + 1); /* the sample ending at t+1 is the second t */
 		if ((t - t0) % 21600 == 0 && t > t0)
-			fprintf(stderr, "bench: %lld hours simulated\n", (long long)(t - t0) / 3600);
+			fprintf(stderr, "bench: %lld hours simulated\n",
+			        (long long)(t - t0) / 3600);
 	}
 	series_sync();
 	clock_gettime(CLOCK_MONOTONIC, &b);
@@ -418,8 +419,10 @@ static int bench_day(const char *state)
 		return 1;
 	sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
 	int64_t pages = 0, freel = 0, psize = 0;
-	sqlite3_prepare_v2(db, "SELECT * FROM pragma_page_count, pragma_freelist_count, "
-	                       "pragma_page_size", -1, &stmt, NULL);
+	sqlite3_prepare_v2(db,
+	                   "SELECT * FROM pragma_page_count, pragma_freelist_count, "
+	                   "pragma_page_size",
+	                   -1, &stmt, NULL);
 	if (sqlite3_step(stmt) == SQLITE_ROW) {
 		pages = sqlite3_column_int64(stmt, 0);
 		freel = sqlite3_column_int64(stmt, 1);
@@ -454,7 +457,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: bench_analytics tick [TICKS] | day STATE_DIR\n");
 		return 2;
 	}
-	snprintf(root, sizeof(root), "%s/spindle-bench.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	snprintf(root, sizeof(root), "%s/spindle-bench.XXXXXX",
+	         getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	if (!mkdtemp(root)) {
 		perror("mkdtemp");
 		return 1;

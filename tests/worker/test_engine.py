@@ -409,3 +409,26 @@ def test_help_check_and_version():
     assert subprocess.run([WORKER], capture_output=True).returncode == 2
     out = subprocess.run([WORKER, "--version"], capture_output=True, text=True)
     assert out.returncode == 0 and "spindle-worker" in out.stdout
+
+
+def test_nice(bench_dir):
+    spec = {"pattern": "randread", "target": os.path.join(bench_dir, "t"), "size": "1M",
+            "runtime_s": 1.5}
+    p = subprocess.Popen([WORKER, "--spec", "-", "--nice", "7"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    p.stdin.write(json.dumps(spec))
+    p.stdin.close()
+    assert json.loads(p.stdout.readline())["type"] == "start"
+    assert json.loads(p.stdout.readline())["type"] == "interval"  # the threads run now
+    # every thread runs at the nice value (field 19 of /proc/<pid>/task/<tid>/stat)
+    tasks = os.listdir(f"/proc/{p.pid}/task")
+    nices = set()
+    for t in tasks:
+        with open(f"/proc/{p.pid}/task/{t}/stat") as f:
+            nices.add(int(f.read().rsplit(")", 1)[1].split()[16]))
+    assert nices == {7} and len(tasks) >= 2
+    p.stdout.read()
+    assert p.wait(timeout=10) == 0
+    bad = subprocess.run([WORKER, "--spec", "-", "--nice", "99"], input="{}",
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "--nice" in bad.stderr
