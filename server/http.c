@@ -51,6 +51,7 @@ struct http_server {
 	struct stream *streams; /* open streamed replies */
 	size_t inflight;
 	size_t unflushed; /* replies handed to evhttp and not yet written out */
+	bool stopping;    /* no longer accepting: streams are told to finish */
 	size_t tls_conns; /* open TLS connections, for the cap */
 	int conn_index;   /* SSL ex_data slot pointing back at the server */
 	char *webroot_real;
@@ -296,6 +297,8 @@ static void stream_beat(evutil_socket_t fd, short what, void *arg)
 	s->wrote = false;
 }
 
+static void streams_stop(evutil_socket_t fd, short what, void *arg);
+
 void reply_stream_start(struct request *r, int status, const char *content_type,
                         const char *heartbeat, stream_hook hook, void *arg)
 {
@@ -326,6 +329,9 @@ void reply_stream_start(struct request *r, int status, const char *content_type,
 		s->beat = event_new(srv->base, -1, EV_PERSIST, stream_beat, s);
 		event_add(s->beat, &tv);
 	}
+	/* A stream opened on a kept-alive connection after the stop signal is told at once. */
+	if (srv->stopping)
+		event_base_once(srv->base, -1, EV_TIMEOUT, streams_stop, srv, NULL);
 }
 
 void reply_stream_chunk(struct request *r, const void *data, size_t len)
@@ -726,6 +732,7 @@ void http_stop_accepting(struct http_server *srv)
 			ls[i]->sock = NULL;
 		}
 	}
+	srv->stopping = true;
 	if (srv->streams)
 		event_base_once(srv->base, -1, EV_TIMEOUT, streams_stop, srv, NULL);
 }
