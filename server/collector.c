@@ -1,9 +1,11 @@
 /* The collector: a one-shot timer re-armed each second from CLOCK_REALTIME, so every
  * tick lands just after a second boundary however long the last one took. Each tick
  * reads the counters (procfs.c), turns the last two readings into a box_sample and hands
- * it to the subscribers (the analytics datasets, the dashboard, events, /metrics). */
+ * it to the subscribers (the analytics datasets, the dashboard, events, /metrics), with
+ * the running benchmark jobs' newest second (jobs_live()) for the live bench datasets. */
 #define _GNU_SOURCE
 #include "collector.h"
+#include "jobs.h"
 #include "log.h"
 #include "procfs.h"
 #include "util.h"
@@ -73,6 +75,10 @@ void collector_tick_at(int64_t t)
 		}
 		int64_t gap = t - C.prev_t;
 		procfs_rates(prev, cur, gap > INT_MAX ? INT_MAX : (int)gap, &C.sample);
+		double latency_us[2];
+		jobs_live(C.sample.bench_ops_per_s, latency_us);
+		for (int d = 0; d < 2; d++)
+			C.sample.bench_latency_ms[d] = latency_us[d] / 1000;
 		C.sample.time = t;
 		C.sample.seq = ++C.seq;
 		C.have_sample = true;

@@ -63,6 +63,11 @@ struct box_sample {
 	bool arc_have_iohits;
 	/* Bytes of cached data (arc_meta: of metadata). */
 	uint64_t arc_data;
+
+	/* The running benchmark jobs' newest interval (jobs_live()), [0] read, [1] write:
+	 * ops per second summed over the jobs, their mean latency weighted by ops; 0 when
+	 * no job runs. */
+	double bench_ops_per_s[2], bench_latency_ms[2];
 };
 
 struct event_base;

@@ -204,6 +204,30 @@ static void x_arc_size(const struct box_sample *s, int drill, struct emit *e)
 	}
 }
 
+/* The running benchmark jobs (sampled by the collector from jobs_live()): operations per
+ * second summed over the jobs; 0 while none runs, like io.ops of an idle box. */
+static void x_bench_ops(const struct box_sample *s, int drill, struct emit *e)
+{
+	put(e, NULL, s->bench_ops_per_s[0] + s->bench_ops_per_s[1]);
+	if (drill == 0) {
+		put(e, "read", s->bench_ops_per_s[0]);
+		put(e, "write", s->bench_ops_per_s[1]);
+	}
+}
+
+/* The jobs' mean latency, weighted by operations; as io.latency, a second (or direction)
+ * without operations has no value, so idle time does not drag the means down. */
+static void x_bench_latency(const struct box_sample *s, int drill, struct emit *e)
+{
+	const double *ops = s->bench_ops_per_s, *ms = s->bench_latency_ms;
+	if (ops[0] + ops[1] > 0)
+		put(e, NULL, (ops[0] * ms[0] + ops[1] * ms[1]) / (ops[0] + ops[1]));
+	if (drill == 0 && ops[0] > 0)
+		put(e, "read", ms[0]);
+	if (drill == 0 && ops[1] > 0)
+		put(e, "write", ms[1]);
+}
+
 static const struct statistic statistics[] = {
     {"cpu.utilization",
      "CPU",
@@ -280,6 +304,23 @@ static const struct statistic statistics[] = {
      "bytes",
      {"component"},
      x_arc_size},
+    {"bench.ops",
+     "Benchmark",
+     "Benchmark: operations per second the running benchmark jobs complete, from each job's "
+     "newest interval line, summed over the jobs, by direction (read, write); always listed, "
+     "0 while no job runs",
+     "operations per second",
+     {"direction"},
+     x_bench_ops},
+    {"bench.latency",
+     "Benchmark",
+     "Benchmark: the running jobs' mean milliseconds per operation, from each job's newest "
+     "interval line (the mean of that second, not a percentile), weighted by the jobs' "
+     "operations, by direction (read, write); always listed, no value while no job runs or a "
+     "direction has no operations",
+     "milliseconds",
+     {"direction"},
+     x_bench_latency},
 };
 
 static const struct statistic *statistic_find(const char *name)
@@ -544,6 +585,22 @@ static void create_arc_datasets(void)
 	    "datasets: ZFS ARC found; collecting arc.accesses[hit/miss] and arc.size[component]");
 }
 
+/* Once, at the first start with them (after series_keep_only, which would purge their
+ * new series): listed from then on so worksheets can name them; deleting them is for
+ * good, as with the ARC's. */
+static void create_bench_datasets(void)
+{
+	struct fault f;
+	static const char *const names[] = {"bench.ops", "bench.latency"};
+	for (size_t i = 0; i < nitems(names); i++)
+		if (dataset_insert(statistic_find(names[i]), 0, true, NULL, &f) < 0)
+			log_warn("datasets: %s", f.details);
+	const char *key = "bench_datasets_created";
+	int64_t one = 1;
+	if (db_analytics_settings_set(D.db, &key, &one, 1) < 0)
+		log_warn("datasets: cannot note that the benchmark datasets exist");
+}
+
 int datasets_create(const char *statistic, const char *drilldown, const char *actor,
                     const char *peer, struct dataset **out, struct fault *f)
 {
@@ -553,7 +610,7 @@ int datasets_create(const char *statistic, const char *drilldown, const char *ac
 		    f, ERR_INVALID_ARG,
 		    "statistic: '%.64s' is not one of cpu.utilization, io.ops, io.bytes, "
 		    "io.latency, io.disks, io.queue, nic.kilobytes, mem.bytes, psi.some, "
-		    "arc.accesses, arc.size",
+		    "arc.accesses, arc.size, bench.ops, bench.latency",
 		    statistic);
 	int drill = -1;
 	if (drilldown && (drill = drilldown_index(st, drilldown)) < 0) {
@@ -652,6 +709,8 @@ int datasets_init(struct db *db)
 
 	series_keep_only(cat.ids, cat.n);
 	free(cat.ids);
+	if (!setting("bench_datasets_created", 0))
+		create_bench_datasets();
 	collector_subscribe(datasets_tick, NULL);
 	log_info("datasets: %zu datasets", D.n);
 	return 0;

@@ -2,8 +2,8 @@
 small files in a scratch dir on the local disk, with a synthetic /proc and /sys so the
 device-level figures are known. Covers the run to done with the collector's figures,
 progress streams, listing, cancel, a worker killed by SIGKILL and SIGSEGV, the run limit,
-the daemon killed mid-job and restarted, path escapes, spec errors, the fio shape and the
-compare endpoint. Runtimes are a second or two; nothing here asserts a speed."""
+the daemon killed mid-job and restarted, path escapes, spec errors, the fio shape, the
+compare endpoint and the live bench.ops / bench.latency datasets. Runtimes are a second or two; nothing here asserts a speed."""
 import json
 import os
 import shutil
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import (REPO, REQUEST_TIMEOUT, SLOW, EventStream, FakeProc, Server,
-                      assert_stopped_cleanly, expect, expect_fault, make_user)
+                      assert_stopped_cleanly, expect, expect_fault, make_user, parse_time)
 
 WORKER = os.environ.get("SPINDLE_WORKER", str(REPO / "server" / "worker" / "spindle-worker"))
 BENCH = "/api/bench/v1"
@@ -186,6 +186,61 @@ def test_progress_streams_then_replays(env):
         assert first["event"] == "interval" and json.loads(first["data"]) == ivs[0]
         end = ev.next_event(lambda e: e.get("event") == "end")
         assert json.loads(end["data"])["state"] == "done"
+
+
+def live_data(client, name, start, end):
+    """{second: {key: value}} of dataset `name` over [start, end), a window in the past."""
+    enc = name.replace("[", "%5B").replace("]", "%5D")
+    doc = expect(client.get(f"/api/analytics/v1/datasets/{enc}/data?start={start}"
+                            f"&seconds={end - start}"), 200)
+    out = {}
+    for smp in doc["data"]:
+        d = {None: smp["data"]["value"]}
+        d.update({kv["key"]: kv["value"] for kv in smp["data"]["data"]})
+        out[smp["sample"]] = d
+    return out
+
+
+def test_live_bench_datasets_follow_the_running_job(env):
+    """bench.ops[direction] and bench.latency[direction] are always listed; while a job
+    runs each second holds its newest interval line's IOPS and mean latency, and after it
+    ops are 0 and latency has no value."""
+    admin = env["admin"]
+    listed = {d["name"]: d for d in
+              expect(admin.get("/api/analytics/v1/datasets"), 200)["datasets"]}
+    assert listed["bench.ops[direction]"]["unit"] == "operations per second"
+    assert listed["bench.latency[direction]"]["unit"] == "milliseconds"
+    assert "mean" in listed["bench.latency[direction]"]["explanation"]
+    job = submit(admin, quick("live-ds", runtime_s=3, io_size=None, direct=True))
+    job = wait_state(admin, job["id"], {"done", "failed"})
+    assert job["state"] == "done", job.get("reason")
+    # from the second it started on, the ticks saw no job of an earlier test
+    t0 = int(parse_time(job["started"]).timestamp())
+    lines = [json.loads(l) for l in admin.get(f"{JOBS}/{job['id']}/progress").text.splitlines()
+             if l.strip()]
+    ivs = [l for l in lines if l["type"] == "interval"]
+    assert len(ivs) >= 2 and all(l["write"]["ops"] == 0 for l in ivs)
+    # wait until the collector has had two ticks after the job's end
+    end = int(time.time()) + 3
+    time.sleep(max(0, end + 1.2 - time.time()))
+    ops = live_data(admin, "bench.ops[direction]", t0, end)
+    lat = live_data(admin, "bench.latency[direction]", t0, end)
+    busy = [t for t in sorted(ops) if ops[t][None] > 0]
+    assert len(busy) >= 2, ops
+    for t in busy:
+        # one job: the second is one of its interval lines, read ops with their latency
+        # (kept to 3 decimals in the store)
+        assert ops[t]["write"] == 0 and ops[t][None] == ops[t]["read"]
+        assert "write" not in lat[t] and lat[t][None] == lat[t]["read"]
+        assert any(ops[t]["read"] == pytest.approx(l["read"]["iops"], abs=2e-3) and
+                   lat[t]["read"] == pytest.approx(l["read"]["lat_mean_ns"] / 1e6, abs=2e-3)
+                   for l in ivs), (t, ops[t], lat[t], ivs)
+    assert len(busy) <= len(ivs) + 2 and busy == list(range(busy[0], busy[-1] + 1))
+    # after the job: a value every second, ops 0, no latency
+    after = [t for t in sorted(ops) if t > busy[-1]]
+    assert after and all(ops[t] == {None: 0, "read": 0, "write": 0} for t in after), ops
+    assert not any(t in lat for t in after), lat
+    assert all(ops[t][None] == 0 for t in ops if t < busy[0])
 
 
 def test_sse_stream_of_a_running_job(env):

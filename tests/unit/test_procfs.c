@@ -395,6 +395,53 @@ static void check_dataset(const char *name, int64_t t, const struct want *w, siz
 		check_dataset(name, t, w_, sizeof(w_) / sizeof(w_[0]));                            \
 	} while (0)
 
+struct got {
+	double total, read, write;
+	int n;
+};
+
+static void got_value(void *arg, const char *key, double v)
+{
+	struct got *g = arg;
+	g->n++;
+	if (!key)
+		g->total = v;
+	else if (strcmp(key, "read") == 0)
+		g->read = v;
+	else if (strcmp(key, "write") == 0)
+		g->write = v;
+}
+
+/* The running jobs' figures as the collector hands them in. */
+static void test_bench_values(void)
+{
+	const struct dataset *ops = datasets_find("bench.ops[direction]");
+	const struct dataset *lat = datasets_find("bench.latency[direction]");
+	if (!ok(ops && lat, "bench datasets listed"))
+		return;
+	struct box_sample s = {.bench_ops_per_s = {300, 100}, .bench_latency_ms = {2, 6}};
+	struct got g = {0};
+	datasets_values(ops, &s, got_value, &g);
+	ok(g.n == 3 && g.total == 400 && g.read == 300 && g.write == 100, "bench.ops: sum, r, w");
+	g = (struct got){0};
+	datasets_values(lat, &s, got_value, &g);
+	ok(g.n == 3, "bench.latency: total, read, write");
+	is_num(g.total, (300 * 2 + 100 * 6) / 400.0, "bench.latency total weighted by ops");
+	is_num(g.read, 2, "bench.latency read");
+	is_num(g.write, 6, "bench.latency write");
+	s = (struct box_sample){.bench_ops_per_s = {50, 0}, .bench_latency_ms = {0.25, 0}};
+	g = (struct got){0};
+	datasets_values(lat, &s, got_value, &g);
+	ok(g.n == 2 && g.total == 0.25 && g.read == 0.25, "no writes: no write latency");
+	s = (struct box_sample){0};
+	g = (struct got){0};
+	datasets_values(lat, &s, got_value, &g);
+	ok(g.n == 0, "no job: no latency");
+	g = (struct got){0};
+	datasets_values(ops, &s, got_value, &g);
+	ok(g.n == 3 && g.total == 0, "no job: 0 ops");
+}
+
 static void test_pipeline(void)
 {
 	char dir[300], err[256];
@@ -443,6 +490,10 @@ static void test_pipeline(void)
 	      {"free", 4000000.0 * 1024});
 	CHECK("psi.some[resource]", T, {NULL, 25}, {"cpu", 25}, {"io", 10}, {"memory", 0});
 	ok(datasets_find("arc.accesses[hit/miss]") == NULL, "no ARC datasets without ZFS");
+	/* Listed from the start; no job runs: 0 ops, no latency. */
+	CHECK("bench.ops[direction]", T, {NULL, 0}, {"read", 0}, {"write", 0});
+	check_dataset("bench.latency[direction]", T, NULL, 0);
+	test_bench_values();
 
 	/* A disk appears: the others go on exactly; it has values from its second reading. */
 	collector_tick_at(T + 2); /* same files: all rates 0 */
