@@ -65,12 +65,17 @@ struct router *router_new(const struct route *routes, size_t n)
 		struct compiled *c = &rt->routes[i];
 		c->route = &routes[i];
 		c->text = xstrdup(routes[i].pattern);
+		int nparams = 0;
 		char *save = NULL;
 		for (char *s = strtok_r(c->text, "/", &save); s; s = strtok_r(NULL, "/", &save)) {
 			if (c->nsegs == ROUTER_MAX_SEGS)
 				fatal("route %s has too many segments", routes[i].pattern);
 			c->segs[c->nsegs++] = s[0] == '{' ? NULL : s;
+			nparams += s[0] == '{';
 		}
+		if (nparams > ROUTE_MAX_PARAMS)
+			fatal("route %s has more than %d parameters", routes[i].pattern,
+			      ROUTE_MAX_PARAMS);
 	}
 	return rt;
 }
