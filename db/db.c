@@ -185,6 +185,30 @@ void *db_grow(void *arr, size_t *cap, size_t n, size_t elem)
 	return xrealloc(arr, ncap * elem);
 }
 
+int db_read_rows(struct db *db, sqlite3_stmt *st, size_t elem,
+                 void (*read_row)(sqlite3_stmt *st, void *row), const char *what, void **rows,
+                 size_t *n)
+{
+	char *all = NULL;
+	size_t cap = 0;
+	int rc, ret = 0;
+
+	*n = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		all = db_grow(all, &cap, *n, elem);
+		char *row = all + (*n)++ * elem;
+		memset(row, 0, elem);
+		read_row(st, row);
+	}
+	if (rc != SQLITE_DONE) {
+		db_log(db, what);
+		ret = -1;
+	}
+	db_reset(st);
+	*rows = all;
+	return ret;
+}
+
 int64_t db_time_or_now(int64_t t)
 {
 	return t ? t : (int64_t)time(NULL);

@@ -121,6 +121,14 @@ int db_end(struct db *db, int ret);
 /* arr (of *cap elem-sized items), grown if needed to hold at least n + 1 items. */
 void *db_grow(void *arr, size_t *cap, size_t n, size_t elem);
 
+/* Steps st to its end, each row read by read_row into a zeroed elem-sized item of a new
+ * array (*rows, for free(); *n items), then resets st, so callers may call back into the
+ * store afterwards. 0, or -1 when stepping failed (logged with what; *rows still holds
+ * the rows read before). */
+int db_read_rows(struct db *db, sqlite3_stmt *st, size_t elem,
+                 void (*read_row)(sqlite3_stmt *st, void *row), const char *what, void **rows,
+                 size_t *n);
+
 /* Wall-clock seconds, or t when t is non-zero: the store fills timestamps left at 0. */
 int64_t db_time_or_now(int64_t t);
 

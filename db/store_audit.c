@@ -31,13 +31,26 @@ int db_audit_insert(struct db *db, const struct db_audit *a)
 	return 0;
 }
 
+static void db_audit_list_row(sqlite3_stmt *st, void *row)
+{
+	struct db_audit *a = row;
+	a->id = sqlite3_column_int64(st, 0);
+	a->time = sqlite3_column_int64(st, 1);
+	db_col_text(st, 2, a->user, sizeof(a->user));
+	db_col_text(st, 3, a->address, sizeof(a->address));
+	db_col_text(st, 4, a->action, sizeof(a->action));
+	db_col_text(st, 5, a->target, sizeof(a->target));
+	db_col_text(st, 6, a->details, sizeof(a->details));
+	a->ok = sqlite3_column_int(st, 7) != 0;
+}
+
 int db_audit_list(struct db *db, int64_t start, int limit,
                   int (*cb)(void *arg, const struct db_audit *a), void *arg)
 {
 	sqlite3_stmt *st;
-	struct db_audit *all = NULL, *a;
-	size_t i, n = 0, cap = 0;
-	int rc, ret = 0;
+	struct db_audit *all = NULL;
+	size_t i, n = 0;
+	int ret;
 
 	/* LIMIT -1 would mean no limit in SQL; here it means nothing. */
 	if (limit <= 0)
@@ -46,24 +59,8 @@ int db_audit_list(struct db *db, int64_t start, int limit,
 	if (!st || db_bind_int64(db, st, 1, start) == -1 || db_bind_int64(db, st, 2, limit) == -1)
 		return -1;
 	/* Read everything and reset before calling back: cb may use the store itself. */
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		all = db_grow(all, &cap, n, sizeof(*all));
-		a = &all[n++];
-		memset(a, 0, sizeof(*a));
-		a->id = sqlite3_column_int64(st, 0);
-		a->time = sqlite3_column_int64(st, 1);
-		db_col_text(st, 2, a->user, sizeof(a->user));
-		db_col_text(st, 3, a->address, sizeof(a->address));
-		db_col_text(st, 4, a->action, sizeof(a->action));
-		db_col_text(st, 5, a->target, sizeof(a->target));
-		db_col_text(st, 6, a->details, sizeof(a->details));
-		a->ok = sqlite3_column_int(st, 7) != 0;
-	}
-	if (rc != SQLITE_DONE) {
-		db_log(db, "reading the audit trail");
-		ret = -1;
-	}
-	db_reset(st);
+	ret = db_read_rows(db, st, sizeof(*all), db_audit_list_row, "reading the audit trail",
+	                   (void **)&all, &n);
 	for (i = 0; i < n && ret == 0; i++)
 		ret = cb(arg, &all[i]);
 	free(all);

@@ -27,30 +27,27 @@ int db_led_put(struct db *db, const struct db_led *l)
 	return 0;
 }
 
+static void db_led_list_row(sqlite3_stmt *st, void *row)
+{
+	struct db_led *l = row;
+	db_col_text(st, 0, l->component, sizeof(l->component));
+	l->locate = sqlite3_column_int(st, 1) != 0;
+	db_col_text(st, 2, l->backend, sizeof(l->backend));
+	l->mtime = sqlite3_column_int64(st, 3);
+}
+
 int db_led_list(struct db *db, int (*cb)(void *arg, const struct db_led *l), void *arg)
 {
 	sqlite3_stmt *st = db_stmt(db, DB_STMT_LED_LIST, sql_led_list);
-	struct db_led *all = NULL, *l;
-	size_t i, n = 0, cap = 0;
-	int rc, ret = 0;
+	struct db_led *all = NULL;
+	size_t i, n = 0;
+	int ret;
 
 	if (!st)
 		return -1;
 	/* Read everything and reset before calling back: cb may use the store itself. */
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		all = db_grow(all, &cap, n, sizeof(*all));
-		l = &all[n++];
-		memset(l, 0, sizeof(*l));
-		db_col_text(st, 0, l->component, sizeof(l->component));
-		l->locate = sqlite3_column_int(st, 1) != 0;
-		db_col_text(st, 2, l->backend, sizeof(l->backend));
-		l->mtime = sqlite3_column_int64(st, 3);
-	}
-	if (rc != SQLITE_DONE) {
-		db_log(db, "reading the locator LEDs");
-		ret = -1;
-	}
-	db_reset(st);
+	ret = db_read_rows(db, st, sizeof(*all), db_led_list_row, "reading the locator LEDs",
+	                   (void **)&all, &n);
 	for (i = 0; i < n && ret == 0; i++)
 		ret = cb(arg, &all[i]);
 	free(all);

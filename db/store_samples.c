@@ -29,31 +29,29 @@ static const char sql_setting_get[] = "SELECT value FROM analytics_settings WHER
 static const char sql_setting_set[] = "INSERT INTO analytics_settings (name, value) VALUES (?1, ?2)"
                                       " ON CONFLICT (name) DO UPDATE SET value = excluded.value";
 
+static void db_dataset_list_row(sqlite3_stmt *st, void *row)
+{
+	struct db_dataset *d = row;
+	d->id = sqlite3_column_int64(st, 0);
+	db_col_text(st, 1, d->name, sizeof(d->name));
+	db_col_text(st, 2, d->statistic, sizeof(d->statistic));
+	db_col_text(st, 3, d->drilldown, sizeof(d->drilldown));
+	d->suspended = sqlite3_column_int(st, 4) != 0;
+	d->ctime = sqlite3_column_int64(st, 5);
+}
+
 int db_dataset_list(struct db *db, int (*cb)(void *arg, const struct db_dataset *d), void *arg)
 {
 	sqlite3_stmt *st = db_stmt(db, DB_STMT_DATASET_LIST, sql_dataset_list);
-	struct db_dataset *all = NULL, *d;
-	size_t i, n = 0, cap = 0;
-	int rc, ret = 0;
+	struct db_dataset *all = NULL;
+	size_t i, n = 0;
+	int ret;
 
 	if (!st)
 		return -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		all = db_grow(all, &cap, n, sizeof(*all));
-		d = &all[n++];
-		memset(d, 0, sizeof(*d));
-		d->id = sqlite3_column_int64(st, 0);
-		db_col_text(st, 1, d->name, sizeof(d->name));
-		db_col_text(st, 2, d->statistic, sizeof(d->statistic));
-		db_col_text(st, 3, d->drilldown, sizeof(d->drilldown));
-		d->suspended = sqlite3_column_int(st, 4) != 0;
-		d->ctime = sqlite3_column_int64(st, 5);
-	}
-	if (rc != SQLITE_DONE) {
-		db_log(db, "reading the analytics datasets");
-		ret = -1;
-	}
-	db_reset(st);
+	/* Read everything and reset before calling back: cb may use the store itself. */
+	ret = db_read_rows(db, st, sizeof(*all), db_dataset_list_row,
+	                   "reading the analytics datasets", (void **)&all, &n);
 	for (i = 0; i < n && ret == 0; i++)
 		ret = cb(arg, &all[i]);
 	free(all);

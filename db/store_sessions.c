@@ -62,35 +62,32 @@ int db_session_delete_user(struct db *db, const char *user, const char *except_j
 	return sqlite3_changes(db->conn);
 }
 
+static void db_session_list_row(sqlite3_stmt *st, void *row)
+{
+	struct db_session *s = row;
+	db_col_text(st, 0, s->jti, sizeof(s->jti));
+	db_col_text(st, 1, s->user, sizeof(s->user));
+	s->kind =
+	    sqlite3_column_int(st, 2) == DB_SESSION_TOKEN ? DB_SESSION_TOKEN : DB_SESSION_LOGIN;
+	db_col_text(st, 3, s->name, sizeof(s->name));
+	db_col_text(st, 4, s->address, sizeof(s->address));
+	s->created = sqlite3_column_int64(st, 5);
+	s->expires = sqlite3_column_int64(st, 6);
+	s->last_seen = sqlite3_column_int64(st, 7);
+}
+
 int db_session_list(struct db *db, int (*cb)(void *arg, const struct db_session *s), void *arg)
 {
 	sqlite3_stmt *st = db_stmt(db, DB_STMT_SESSION_LIST, sql_session_list);
-	struct db_session *all = NULL, *s;
-	size_t i, n = 0, cap = 0;
-	int rc, ret = 0;
+	struct db_session *all = NULL;
+	size_t i, n = 0;
+	int ret;
 
 	if (!st)
 		return -1;
 	/* Read everything and reset before calling back: cb may use the store itself. */
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		all = db_grow(all, &cap, n, sizeof(*all));
-		s = &all[n++];
-		memset(s, 0, sizeof(*s));
-		db_col_text(st, 0, s->jti, sizeof(s->jti));
-		db_col_text(st, 1, s->user, sizeof(s->user));
-		s->kind = sqlite3_column_int(st, 2) == DB_SESSION_TOKEN ? DB_SESSION_TOKEN
-		                                                        : DB_SESSION_LOGIN;
-		db_col_text(st, 3, s->name, sizeof(s->name));
-		db_col_text(st, 4, s->address, sizeof(s->address));
-		s->created = sqlite3_column_int64(st, 5);
-		s->expires = sqlite3_column_int64(st, 6);
-		s->last_seen = sqlite3_column_int64(st, 7);
-	}
-	if (rc != SQLITE_DONE) {
-		db_log(db, "reading sessions");
-		ret = -1;
-	}
-	db_reset(st);
+	ret = db_read_rows(db, st, sizeof(*all), db_session_list_row, "reading sessions",
+	                   (void **)&all, &n);
 	for (i = 0; i < n && ret == 0; i++)
 		ret = cb(arg, &all[i]);
 	free(all);
