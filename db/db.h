@@ -243,9 +243,11 @@ int db_run_delete(struct db *db, int64_t id); /* and its intervals; DB_NOTFOUND 
 int db_run_interrupt_running(struct db *db, const char *reason, int64_t now);
 /* Ids of the queued runs, oldest first. */
 int db_run_queued(struct db *db, int (*cb)(void *arg, int64_t id), void *arg);
-/* Interval lines of a run, in one transaction. */
-int db_run_intervals_add(struct db *db, int64_t run, int64_t first_seq, const char *const *lines,
-                         size_t n);
+/* In one transaction: n interval lines of the run, numbered from first_seq, and its row r
+ * (as db_run_update; NULL: none). Safe on a helper thread with a connection of its own
+ * (a second db_open), one thread at a time. */
+int db_run_save(struct db *db, int64_t run, const struct db_run *r, int64_t first_seq,
+                const char *const *lines, size_t n);
 int db_run_intervals(struct db *db, int64_t run,
                      int (*cb)(void *arg, int64_t seq, const char *line), void *arg);
 

@@ -213,14 +213,20 @@ static int db_run_intervals_add_tx(struct db *db, int64_t run, int64_t first_seq
 	return st ? 0 : -1;
 }
 
-int db_run_intervals_add(struct db *db, int64_t run, int64_t first_seq, const char *const *lines,
-                         size_t n)
+int db_run_save(struct db *db, int64_t run, const struct db_run *r, int64_t first_seq,
+                const char *const *lines, size_t n)
 {
-	if (n == 0)
+	int rc = 0;
+
+	if (n == 0 && !r)
 		return 0;
 	if (db_begin(db) == -1)
 		return -1;
-	return db_end(db, db_run_intervals_add_tx(db, run, first_seq, lines, n));
+	if (n)
+		rc = db_run_intervals_add_tx(db, run, first_seq, lines, n);
+	if (rc == 0 && r)
+		rc = db_run_update(db, r);
+	return db_end(db, rc);
 }
 
 int db_run_intervals(struct db *db, int64_t run,

@@ -4,7 +4,14 @@
  * worker's protocol (start, interval, result, error), anything else stops the worker.
  * While it runs the collector's second-by-second figures for the disk under the target
  * and the box's CPU modes are summed with it, so its result reads like an AWR report next
- * to iostat. Interval lines are kept in memory and written in batches. */
+ * to iostat. Interval lines are kept in memory and written in batches.
+ *
+ * Writes of a running job (its interval lines every JOBS_FLUSH_S, its row as it starts and
+ * as it ends) go to a writer thread with a connection of its own: the disk under the
+ * database may be the one the job is saturating, and the loop must not wait on it. The
+ * writer is one thread, so what a job writes lands in the order it was handed over; a job
+ * ends (leaves the live list, its streams get their end) once its last write is stored,
+ * so until then it reads as running everywhere. */
 #define _GNU_SOURCE
 #include "jobs.h"
 
@@ -33,12 +40,13 @@
 #include "util.h"
 #include "worker/hist.h"
 #include "worker/spec.h"
+#include "workq.h"
 
 #define JOBS_PATH          "/api/bench/v1/jobs"
 #define JOBS_MAX_DIRS      16
 #define JOBS_MAX_QUEUED    256
 #define JOBS_MAX_WATCHERS  64
-#define JOBS_FLUSH_S       10
+#define JOBS_FLUSH_S       2 /* seconds of lines a crash may cost; written off the loop */
 #define JOBS_KILL_GRACE_MS 5000
 #define JOBS_MAX_LINE      (16u << 20) /* a result line with its histogram bins */
 #define JOBS_COMPARE_MAX   16
@@ -74,10 +82,14 @@ struct job {
 	double live_iops[2], live_lat_ns[2]; /* its newest interval */
 	bool measuring;
 	int64_t measure_ms; /* wall clock when the measured phase began */
-	/* interval lines not yet in the store, and how many are */
+	/* interval lines not yet in the store (lines[0] is seq flushed + 1); while writing,
+	 * the first nwriting of them are with the writer */
 	char **lines;
-	size_t nlines, cap;
+	size_t nlines, cap, nwriting;
 	int64_t flushed;
+	bool writing;   /* lines are with the writer */
+	bool finishing; /* its final row is written or waits for the lines to be */
+	struct db_run *final;
 	/* the collector's figures over the measured seconds */
 	unsigned dev_seconds, cpu_seconds;
 	double reads, writes, rbytes, wbytes, busy, queue, rlat_ops, wlat_ops;
@@ -96,6 +108,8 @@ static struct {
 	unsigned running, queued, watchers;
 	struct event *kick, *flush;
 	bool subscribed, stopping, ready;
+	struct workq *wq; /* the writer: one thread, jobs.wdb its connection */
+	struct db *wdb;
 } jobs;
 
 static void jobs_schedule(void);
@@ -323,6 +337,24 @@ static struct job *job_new(void)
 	return j;
 }
 
+static struct db_run *run_dup(const struct db_run *r)
+{
+	struct db_run *c = xmalloc(sizeof(*c));
+	*c = *r;
+	c->spec = r->spec ? xstrdup(r->spec) : NULL;
+	c->start = r->start ? xstrdup(r->start) : NULL;
+	c->result = r->result ? xstrdup(r->result) : NULL;
+	return c;
+}
+
+static void run_free(struct db_run *r)
+{
+	if (r) {
+		db_run_clear(r);
+		free(r);
+	}
+}
+
 static void job_free(struct job *j)
 {
 	for (size_t i = 0; i < j->nlines; i++)
@@ -330,6 +362,7 @@ static void job_free(struct job *j)
 	free(j->lines);
 	json_decref(j->result);
 	db_run_clear(&j->run);
+	run_free(j->final);
 	free(j);
 }
 
@@ -362,6 +395,7 @@ static void job_set_state(struct job *j, const char *state)
 	snprintf(j->run.state, sizeof(j->run.state), "%s", state);
 }
 
+/* The row now, on the loop's own connection: for what the caller must know is stored. */
 static int job_store(struct job *j)
 {
 	int rc = db_run_update(jobs.db, &j->run);
@@ -371,23 +405,98 @@ static int job_store(struct job *j)
 	return rc;
 }
 
-static void job_flush(struct job *j)
+/* ---- the writer */
+
+struct run_write {
+	struct job *j;
+	struct db *db;      /* jobs.wdb on the writer thread; jobs.db when done in place */
+	struct db_run *row; /* a copy of the row to store, or NULL */
+	const char **lines; /* the job's first n lines (the job keeps them until stored) */
+	size_t n;
+	int64_t first; /* seq of lines[0] */
+	bool final;    /* row is the job's last: once stored the job has ended */
+	int rc;
+};
+
+static void run_write_work(void *arg)
 {
-	if (!j->nlines)
+	struct run_write *w = arg;
+	w->rc = db_run_save(w->db, w->j->run.id, w->row, w->first, w->lines, w->n);
+}
+
+static void job_ended(struct job *j);
+static void job_write(struct job *j, struct db_run *row, bool final);
+
+static void run_write_done(void *arg)
+{
+	struct run_write *w = arg;
+	struct job *j = w->j;
+	if (w->rc != 0 && w->final && w->db != jobs.db) {
+		/* the end of a run is not dropped for a failing writer: once more, here */
+		log_warn("jobs: job %lld: the writer failed; recording its end in place",
+		         (long long)j->run.id);
+		w->db = jobs.db;
+		run_write_work(w);
+	}
+	if (w->n) {
+		j->writing = false;
+		if (w->rc == 0) {
+			for (size_t i = 0; i < w->n; i++)
+				free(j->lines[i]);
+			j->nlines -= w->n;
+			memmove(j->lines, j->lines + w->n, j->nlines * sizeof(*j->lines));
+			j->flushed += (int64_t)w->n;
+		} /* else they stay, for the next flush */
+	}
+	if (w->rc != 0)
+		log_err("jobs: job %lld: cannot record %s", (long long)j->run.id,
+		        !w->row ? "its interval lines"
+		        : w->n  ? "its interval lines and its state"
+		                : "its state");
+	bool final = w->final, had_lines = w->n > 0;
+	if (!final)
+		run_free(w->row);
+	free(w->lines);
+	free(w);
+	if (final)
+		job_ended(j);
+	else if (had_lines && j->finishing)
+		job_write(j, j->final, true); /* the end waited for these lines (job_finish) */
+}
+
+/* Hands the writer the row (ours to free; NULL: none) and the lines not yet with it. One
+ * batch of lines at a time: the next waits for this one's answer. Where the writer cannot
+ * take it (stopping, or a queue full of a stalled disk), it is written here and now. */
+static void job_write(struct job *j, struct db_run *row, bool final)
+{
+	struct run_write *w = xcalloc(1, sizeof(*w));
+	w->j = j;
+	w->row = row;
+	w->final = final;
+	if (!j->writing && j->nlines) {
+		w->n = j->nlines;
+		w->first = j->flushed + 1;
+		w->lines = xmalloc(w->n * sizeof(*w->lines));
+		memcpy(w->lines, j->lines, w->n * sizeof(*w->lines));
+		j->writing = true;
+	}
+	if (!w->n && !w->row) {
+		free(w);
 		return;
-	if (db_run_intervals_add(jobs.db, j->run.id, j->flushed + 1, (const char *const *)j->lines,
-	                         j->nlines) == 0) {
-		j->flushed += (int64_t)j->nlines;
-		for (size_t i = 0; i < j->nlines; i++)
-			free(j->lines[i]);
-		j->nlines = 0;
+	}
+	w->db = jobs.wdb;
+	if (!jobs.wq || workq_submit(jobs.wq, run_write_work, run_write_done, w) < 0) {
+		w->db = jobs.db;
+		run_write_work(w);
+		run_write_done(w);
 	}
 }
 
 static void jobs_flush_tick(evutil_socket_t fd, short what, void *arg)
 {
 	for (struct job *j = jobs.live; j; j = j->next)
-		job_flush(j);
+		if (j->child && !j->finishing)
+			job_write(j, NULL, false);
 }
 
 /* ---- progress streams */
@@ -778,7 +887,7 @@ static void job_on_line(void *arg, const char *line, size_t len)
 		free(j->run.start);
 		json_object_del(o, "type");
 		j->run.start = json_dumps(o, JSON_COMPACT);
-		job_store(j);
+		job_write(j, run_dup(&j->run), false);
 	} else if (strcmp(type, "interval") == 0) {
 		if (!j->have_start) {
 			snprintf(err, sizeof(err), "an interval before the start line");
@@ -835,21 +944,34 @@ bad:
 
 /* ---- running */
 
-static void job_finish(struct job *j)
+/* The job has stopped (or never ran): its last row goes to the writer after any lines; it
+ * ends when that is stored (job_ended). Until then it reads as it did. */
+static void job_finish(struct job *j, const char *state)
 {
-	j->run.end_time = util_now();
-	job_flush(j);
+	struct db_run *fin = run_dup(&j->run);
+	snprintf(fin->state, sizeof(fin->state), "%s", state);
+	fin->end_time = util_now();
 	if (j->result) {
 		job_add_figures(j, j->result);
-		free(j->run.result);
-		j->run.result = json_dumps(j->result, JSON_COMPACT);
+		free(fin->result);
+		fin->result = json_dumps(j->result, JSON_COMPACT);
 	}
-	job_store(j);
+	j->final = fin;
+	j->finishing = true;
+	if (!j->writing)
+		job_write(j, fin, true);
+}
+
+static void job_ended(struct job *j)
+{
+	struct db_run *fin = j->final;
 	while (j->watchers)
-		watcher_end(j->watchers, &j->run);
+		watcher_end(j->watchers, fin);
 	job_unlink(j);
-	log_info("jobs: job %lld (%s) %s%s%s", (long long)j->run.id, j->run.name, j->run.state,
-	         j->run.reason[0] ? ": " : "", j->run.reason);
+	log_info("jobs: job %lld (%s) %s%s%s", (long long)fin->id, fin->name, fin->state,
+	         fin->reason[0] ? ": " : "", fin->reason);
+	run_free(fin);
+	j->final = NULL;
 	job_free(j);
 }
 
@@ -892,8 +1014,7 @@ static void job_on_exit(void *arg, const struct child_result *res)
 	}
 	if (strcmp(state, "done") != 0 && j->result && !json_object_get(j->result, "partial"))
 		json_object_set_new(j->result, "partial", json_true());
-	job_set_state(j, state);
-	job_finish(j);
+	job_finish(j, state);
 	jobs_subscription();
 	if (!jobs.stopping)
 		event_active(jobs.kick, 0, 0);
@@ -942,14 +1063,13 @@ static void job_start(struct job *j)
 	j->run.start_time = util_now();
 	j->child = child_spawn(&o, err, sizeof(err));
 	if (!j->child) {
-		job_set_state(j, "failed");
 		snprintf(j->run.reason, sizeof(j->run.reason), "worker: %s", err);
-		job_finish(j);
+		job_finish(j, "failed");
 		return;
 	}
 	jobs.running++;
 	job_set_state(j, "running");
-	job_store(j);
+	job_write(j, run_dup(&j->run), false);
 	jobs_subscription();
 	log_info("jobs: job %lld (%s) started: worker %d on %s", (long long)j->run.id, j->run.name,
 	         (int)child_pid(j->child), j->run.target);
@@ -1180,19 +1300,19 @@ int jobs_delete(const char *id_text, const struct identity *who, const char *pee
 			*out = job_json(j, true);
 			return 0;
 		}
+		if (j->finishing) { /* it has stopped already; its end is being recorded */
+			*out = job_json(j, true);
+			return 0;
+		}
 		jobs.queued--;
-		job_set_state(j, "cancelled");
 		snprintf(j->run.reason, sizeof(j->run.reason), "cancelled by %s before it started",
 		         who->user);
-		job_finish(j);
-		struct db_run *run = xmalloc(sizeof(*run));
-		if (db_run_get(jobs.db, id, run) == 0) {
-			*out = run_json(run, NULL, true);
-			db_run_clear(run);
-		}
-		free(run);
-		if (!*out)
-			*out = json_pack("{s:I, s:s}", "id", (json_int_t)id, "state", "cancelled");
+		/* the answer is the row as it will be stored (the store may take a moment) */
+		struct db_run ended = j->run;
+		snprintf(ended.state, sizeof(ended.state), "cancelled");
+		ended.end_time = util_now();
+		*out = run_json(&ended, NULL, true);
+		job_finish(j, "cancelled");
 		return 0;
 	}
 	/* finished: deleting its record is an administrator's call */
@@ -1508,6 +1628,7 @@ int jobs_compare(const char *ids, const char *baseline, json_t **out, struct fau
 struct replay_ctx {
 	struct request *r;
 	bool sse;
+	int64_t upto; /* stored lines past this seq are in memory too: skipped */
 	char *buf;
 	size_t len, cap;
 };
@@ -1532,7 +1653,9 @@ static void replay_add(struct replay_ctx *c, const char *event, const char *line
 
 static int replay_row(void *arg, int64_t seq, const char *line)
 {
-	replay_add(arg, "interval", line);
+	struct replay_ctx *c = arg;
+	if (seq <= c->upto)
+		replay_add(c, "interval", line);
 	return 0;
 }
 
@@ -1552,7 +1675,8 @@ int jobs_progress(struct request *r, const char *id_text, bool sse, struct fault
 			return fault_set(f, rc == DB_NOTFOUND ? ERR_NOT_FOUND : ERR_INTERNAL,
 			                 "job: no job %lld", (long long)id);
 		}
-		struct replay_ctx c = {.sse = sse, .buf = xmalloc(65536), .cap = 65536};
+		struct replay_ctx c = {
+		    .sse = sse, .upto = INT64_MAX, .buf = xmalloc(65536), .cap = 65536};
 		db_run_intervals(jobs.db, id, replay_row, &c);
 		json_t *end = end_line(run);
 		char *text = json_dumps(end, JSON_COMPACT);
@@ -1582,7 +1706,7 @@ int jobs_progress(struct request *r, const char *id_text, bool sse, struct fault
 	reply_header(r, "X-Accel-Buffering", "no");
 	reply_stream_start(r, 200, ctype, sse ? ":\n\n" : "\n", watcher_hook, w);
 	/* what is recorded first: the stored lines, then those still in memory */
-	struct replay_ctx c = {.r = r, .sse = sse};
+	struct replay_ctx c = {.r = r, .sse = sse, .upto = j->flushed};
 	db_run_intervals(jobs.db, id, replay_row, &c);
 	for (size_t i = 0; i < j->nlines; i++)
 		replay_add(&c, "interval", j->lines[i]);
@@ -1682,6 +1806,15 @@ int jobs_init(struct event_base *base, struct db *db, const struct jobs_config *
 		log_err("jobs: no bench dir");
 		return -1;
 	}
+	char err[256];
+	jobs.wdb = db_open(cfg->db_path, err, sizeof(err));
+	jobs.wq = jobs.wdb ? workq_new(base, 1) : NULL;
+	if (!jobs.wq) {
+		log_err("jobs: cannot start the writer: %s", jobs.wdb ? "no thread" : err);
+		db_close(jobs.wdb);
+		jobs.wdb = NULL;
+		return -1;
+	}
 	jobs.kick = event_new(base, -1, 0, jobs_kick, NULL);
 	jobs.flush = event_new(base, -1, EV_PERSIST, jobs_flush_tick, NULL);
 	struct timeval tv = {JOBS_FLUSH_S, 0};
@@ -1703,6 +1836,12 @@ void jobs_shutdown(void)
 		return;
 	jobs.stopping = true;
 	jobs_subscription();
+	/* What the writer holds is stored (jobs whose end it held end now); from here on
+	 * writes are made in place, on the loop's connection. */
+	workq_free(jobs.wq);
+	jobs.wq = NULL;
+	db_close(jobs.wdb);
+	jobs.wdb = NULL;
 	for (struct job *j = jobs.live, *next; j; j = next) {
 		next = j->next;
 		while (j->watchers) {

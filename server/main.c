@@ -178,6 +178,7 @@ int main(int argc, char **argv)
 	struct jobs_config jcfg = {
 	    .worker = cfg.bench_worker,
 	    .state_dir = cfg.state_dir,
+	    .db_path = dbpath,
 	    .bench_dirs = cfg.bench_dirs,
 	    .concurrency = (int)cfg.bench_concurrency,
 	    .allow_devices = cfg.bench_allow_devices,

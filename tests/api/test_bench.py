@@ -188,6 +188,29 @@ def test_progress_streams_then_replays(env):
         assert json.loads(end["data"])["state"] == "done"
 
 
+def test_progress_joined_mid_run_replays_stored_then_live_lines_once(env):
+    """Joined after the writer has stored some lines (every 2 s, off the loop) and while
+    others are only in memory: each line once, in order, then the end; the same again
+    from the store once the job is done."""
+    admin = env["admin"]
+    job = submit(admin, {"name": "join", "pattern": "randread", "size": "1M",
+                         "block_size": "4k", "readers": 1, "runtime_s": 5.5})
+    deadline = time.monotonic() + 20 * SLOW
+    while expect(admin.get(f"{JOBS}/{job['id']}"), 200)["job"].get("progress_pct", 0) < 60:
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    resp = admin.get(f"{JOBS}/{job['id']}/progress", stream=True)
+    lines = [json.loads(l) for l in resp.iter_lines() if l.strip()]
+    assert lines[-1] == {"type": "end", "id": job["id"], "state": "done"}
+    seqs = [l["seq"] for l in lines[:-1]]
+    assert seqs == list(range(1, len(seqs) + 1)) and len(seqs) >= 5
+    done = wait_state(admin, job["id"], {"done"})
+    assert sum(l["read"]["ops"] for l in lines[:-1]) == done["result"]["read"]["ops"]
+    replay = [json.loads(l) for l in admin.get(f"{JOBS}/{job['id']}/progress").text.splitlines()
+              if l.strip()]
+    assert replay == lines
+
+
 def live_data(client, name, start, end):
     """{second: {key: value}} of dataset `name` over [start, end), a window in the past."""
     enc = name.replace("[", "%5B").replace("]", "%5D")
