@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,8 +39,8 @@ struct ethread {
 	uint64_t measured;             /* measured I/Os submitted */
 	uint64_t rng[4];
 	uint64_t salt;
-	unsigned char *pool; /* nslices buffers of block_size */
-	size_t nslices;
+	unsigned char *pool; /* nslices buffers of block_size (pool_alloc) */
+	size_t nslices, pool_len;
 	uint64_t writes; /* all writes done, for fsync_every and the data stamp */
 	bool wrote;
 	struct hist ramp[ENGINE_DIRS], meas[ENGINE_DIRS], sync;
@@ -222,6 +223,44 @@ static const char *io_error(int e, bool direct)
 		return "EINVAL: O_DIRECT refused the I/O (block_size not aligned to the "
 		       "device's logical block size?)";
 	return strerror(e);
+}
+
+/* I/O buffers. From 1 MiB up they are whole 2 MiB huge pages where the kernel has them
+ * (transparent huge pages, asked for by madvise): the pages of one buffer are then
+ * physically contiguous, so an O_DIRECT transfer of 1 MiB or more is a few DMA segments,
+ * not one per 4 KiB page, and is not split for the device's segment limit (fio's buffers
+ * get the same by chance of a fresh allocation). Smaller pools are plain aligned memory. */
+#define POOL_HUGE (2u << 20)
+
+static void *pool_alloc(size_t bytes, size_t *len)
+{
+	void *p = NULL;
+	if (bytes < (1u << 20)) {
+		*len = bytes;
+		return posix_memalign(&p, 4096, bytes) ? NULL : p;
+	}
+	size_t want = (bytes + POOL_HUGE - 1) & ~(size_t)(POOL_HUGE - 1);
+	unsigned char *m = mmap(NULL, want + POOL_HUGE, PROT_READ | PROT_WRITE,
+	                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	/* keep the 2 MiB-aligned part, give back the rest */
+	size_t head = (POOL_HUGE - ((uintptr_t)m & (POOL_HUGE - 1))) & (POOL_HUGE - 1);
+	if (head)
+		munmap(m, head);
+	if (POOL_HUGE - head)
+		munmap(m + head + want, POOL_HUGE - head);
+	madvise(m + head, want, MADV_HUGEPAGE); /* a hint: without THP, 4 KiB pages */
+	*len = want;
+	return m + head;
+}
+
+static void pool_free(void *p, size_t len)
+{
+	if (p && len >= (1u << 20))
+		munmap(p, len);
+	else
+		free(p);
 }
 
 static inline void ethread_record(struct ethread *t, int phase, int dir, uint64_t lat)
@@ -456,8 +495,11 @@ static void *ethread_main(void *arg)
 	struct io_uring ring;
 	bool have_ring = false, fixed_buf = false, fixed_file = false;
 
+	/* every page faulted in here, by this thread, before anything is timed */
 	if (t->role != ROLE_READ)
 		fill_random(t->pool, t->nslices * j->block_size, t->rng);
+	else
+		memset(t->pool, 0, t->pool_len);
 	if (j->engine == SPEC_IO_URING) {
 		/* Completions wait for this thread's next io_uring_enter instead of
 		 * interrupting it (fio asks for the same); older kernels refuse the flags. */
@@ -605,7 +647,8 @@ static int engine_setup(struct engine *e, const struct engine_job *j, char *err,
 		uint64_t need = (uint64_t)j->iodepth * j->block_size;
 		uint64_t bytes = t->role == ROLE_READ || wpool < need ? need : wpool;
 		t->nslices = (size_t)(bytes / j->block_size);
-		if (posix_memalign((void **)&t->pool, 4096, t->nslices * j->block_size)) {
+		t->pool = pool_alloc(t->nslices * j->block_size, &t->pool_len);
+		if (!t->pool) {
 			snprintf(err, errlen, "iodepth: no memory for %llu bytes of buffers",
 			         (unsigned long long)bytes);
 			return -1;
@@ -622,7 +665,7 @@ static int engine_setup(struct engine *e, const struct engine_job *j, char *err,
 static void engine_free(struct engine *e)
 {
 	for (unsigned i = 0; e->t && i < e->n; i++)
-		free(e->t[i].pool);
+		pool_free(e->t[i].pool, e->t[i].pool_len);
 	free(e->t);
 }
 
