@@ -1399,6 +1399,9 @@ static json_t *fio_json(const struct db_run *run, const json_t *res)
 	    "iodepth", json_object_get(spec, "iodepth"), "size", json_object_get(spec, "size"));
 	json_object_set_new(opts, "direct",
 	                    json_string(json_is_true(json_object_get(spec, "direct")) ? "1" : "0"));
+	if (json_object_get(spec, "iodepth_batch"))
+		json_object_set(opts, "iodepth_batch_submit",
+		                json_object_get(spec, "iodepth_batch"));
 	json_t *sync = json_object_get(res, "sync");
 	json_int_t nsync = json_integer_value(json_object_get(sync, "ops"));
 	json_t *job = json_pack(

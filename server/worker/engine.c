@@ -368,11 +368,23 @@ struct uslot {
 	uint8_t dir, phase;
 };
 
+/* The I/Os prepared since the last submit are timed from now. */
+static inline void uring_stamp(struct uslot *slots, const unsigned *fresh, unsigned *nfresh)
+{
+	if (*nfresh) {
+		uint64_t t0 = now_ns();
+		for (unsigned i = 0; i < *nfresh; i++)
+			slots[fresh[i]].t0 = t0;
+		*nfresh = 0;
+	}
+}
+
 static void ethread_run_uring(struct ethread *t, struct io_uring *ring, bool fixed_buf,
                               bool fixed_file)
 {
 	const struct engine_job *j = t->e->job;
 	unsigned depth = j->iodepth, inflight = 0;
+	unsigned batch = j->iodepth_batch ? j->iodepth_batch : 1;
 	struct uslot *slots = calloc(depth, sizeof(*slots));
 	unsigned *free_slots = calloc(depth, sizeof(*free_slots));
 	uint32_t *fifo = calloc(t->nslices, sizeof(*fifo)); /* free slices, oldest first */
@@ -428,12 +440,16 @@ static void ethread_run_uring(struct ethread *t, struct io_uring *ring, bool fix
 				t->measured++;
 			fresh[nfresh++] = si;
 			inflight++;
+			if (nfresh == batch) {
+				uring_stamp(slots, fresh, &nfresh);
+				int rc = io_uring_submit(ring);
+				if (rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) {
+					ethread_fail(t, "io_uring_submit: %s", strerror(-rc));
+					goto out;
+				} /* else what is left goes with the wait below */
+			}
 		}
-		if (nfresh) {
-			uint64_t t0 = now_ns();
-			for (unsigned i = 0; i < nfresh; i++)
-				slots[fresh[i]].t0 = t0;
-		}
+		uring_stamp(slots, fresh, &nfresh);
 		if (inflight == 0)
 			break;
 		int rc = io_uring_submit_and_wait(ring, 1);

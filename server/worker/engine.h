@@ -18,6 +18,7 @@ struct engine_job {
 	int fd;
 	enum spec_engine engine;
 	unsigned iodepth;
+	unsigned iodepth_batch; /* io_uring: SQEs per submit, 1..iodepth */
 	uint32_t block_size;
 	uint64_t nblocks; /* blocks of block_size in use, from offset 0 */
 	bool random;      /* random offsets over all blocks; else each thread walks its slice */

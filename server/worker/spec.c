@@ -24,6 +24,7 @@ enum spec_field {
 	F_RWMIX_READ,
 	F_ENGINE,
 	F_IODEPTH,
+	F_IODEPTH_BATCH,
 	F_DIRECT,
 	F_RUNTIME,
 	F_RAMP,
@@ -54,6 +55,7 @@ static const struct {
     {"rwmix_read", F_RWMIX_READ},
     {"engine", F_ENGINE},
     {"iodepth", F_IODEPTH},
+    {"iodepth_batch", F_IODEPTH_BATCH},
     {"direct", F_DIRECT},
     {"runtime_s", F_RUNTIME},
     {"ramp_s", F_RAMP},
@@ -453,6 +455,14 @@ int spec_parse(const json_t *doc, struct spec *s, struct spec_errors *errs)
 		           s->iodepth);
 		depth_ok = false;
 	}
+	/* as fio's iodepth_batch_submit, default 1: each I/O goes to the kernel as it is
+	 * queued, so a device sees a steady stream, not bursts of the depth at once */
+	s->iodepth_batch = 1;
+	if (val[F_IODEPTH_BATCH] &&
+	    get_uint(val[F_IODEPTH_BATCH], key[F_IODEPTH_BATCH], 1, SPEC_MAX_IODEPTH,
+	             &s->iodepth_batch, errs) == 0 &&
+	    depth_ok && s->iodepth_batch > s->iodepth)
+		spec_error(errs, key[F_IODEPTH_BATCH], "must be at most iodepth (%u)", s->iodepth);
 	if (val[F_DIRECT])
 		get_bool(val[F_DIRECT], key[F_DIRECT], &s->direct, errs);
 	if (val[F_CONFIRM])
@@ -737,6 +747,8 @@ json_t *spec_to_json(const struct spec *s)
 	}
 	json_object_set_new(o, "engine", json_string(spec_engine_name(s->engine)));
 	json_object_set_new(o, "iodepth", json_integer(s->iodepth));
+	if (s->engine == SPEC_IO_URING)
+		json_object_set_new(o, "iodepth_batch", json_integer(s->iodepth_batch));
 	json_object_set_new(o, "direct", json_boolean(s->direct));
 	if (s->runtime_ms)
 		json_object_set_new(o, "runtime_s", spec_seconds(s->runtime_ms));
@@ -796,6 +808,8 @@ const char *spec_help(void)
 	       "               readers or writers. Default 1; at most 256 threads in all\n"
 	       "  engine       psync (pread/pwrite) or io_uring (default psync)\n"
 	       "  iodepth      I/Os in flight per thread, io_uring only (default 1)\n"
+	       "  iodepth_batch  I/Os handed to the kernel in one call, 1 to iodepth (default 1:\n"
+	       "               each as it is queued, as fio's iodepth_batch_submit)\n"
 	       "  direct       true: O_DIRECT with aligned buffers, bypassing the page cache\n"
 	       "               (default false); refused where the filesystem does not support "
 	       "it\n"

@@ -58,6 +58,7 @@ struct spec {
 	unsigned rwmix_read;
 	enum spec_engine engine;
 	unsigned iodepth;
+	unsigned iodepth_batch; /* io_uring: SQEs per submit */
 	bool direct;
 	uint64_t runtime_ms; /* 0: no time limit */
 	uint64_t ramp_ms;

@@ -378,6 +378,7 @@ static void job_from_spec(const struct worker *w, struct engine_job *j)
 	j->fd = w->fd;
 	j->engine = s->engine;
 	j->iodepth = s->iodepth;
+	j->iodepth_batch = s->iodepth_batch;
 	j->block_size = s->block_size;
 	j->nblocks = w->nblocks;
 	j->random = spec_is_random(s->pattern);

@@ -211,6 +211,23 @@ def test_progress_joined_mid_run_replays_stored_then_live_lines_once(env):
     assert replay == lines
 
 
+def test_io_uring_job_carries_its_depth_and_batch_to_fio_options(env):
+    admin = env["admin"]
+    job = submit(admin, {"name": "uring-b", "pattern": "randread", "size": "1M",
+                         "block_size": "4k", "engine": "io_uring", "iodepth": 4,
+                         "iodepth_batch": 2, "io_size": "256k", "direct": True})
+    assert job["spec"]["iodepth_batch"] == 2
+    job = wait_state(admin, job["id"], {"done", "failed"})
+    assert job["state"] == "done", job.get("reason")
+    assert job["result"]["read"]["bytes"] == 256 * 1024
+    opts = expect(admin.get(f"{JOBS}/{job['id']}/result?format=fio"), 200)["jobs"][0]
+    opts = opts["job options"]
+    assert (opts["ioengine"], opts["iodepth"], opts["iodepth_batch_submit"]) == ("io_uring", 4, 2)
+    expect_fault(admin.post(JOBS, json={"pattern": "randread", "size": "1M", "engine": "io_uring",
+                                        "iodepth": 2, "iodepth_batch": 4}),
+                 400, details="iodepth_batch")
+
+
 def live_data(client, name, start, end):
     """{second: {key: value}} of dataset `name` over [start, end), a window in the past."""
     enc = name.replace("[", "%5B").replace("]", "%5D")

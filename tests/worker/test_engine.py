@@ -74,6 +74,30 @@ def test_pattern_engine_exact_bytes(bench_dir, pattern, engine, direct):
     assert os.path.getsize(target) == 2 << 20
 
 
+@pytest.mark.parametrize("batch", [1, 3, 8])
+def test_io_uring_submits_in_batches_of_iodepth_batch(bench_dir, batch):
+    """Each I/O handed over as it is queued (1, fio's default), in threes (not a divisor of
+    the depth) or the whole depth at once: the same exact bytes either way."""
+    target = os.path.join(bench_dir, "t")
+    spec = {"pattern": "randrw", "target": target, "size": "2M", "block_size": "4k",
+            "threads": 2, "io_size": 301 * BS, "engine": "io_uring", "iodepth": 8,
+            "iodepth_batch": batch, "direct": True}
+    run = run_worker(spec)
+    res = check_protocol(run)
+    assert run.start["spec"]["iodepth_batch"] == batch
+    assert res["read"]["bytes"] + res["write"]["bytes"] == 301 * BS
+
+
+def test_iodepth_batch_defaults_to_one_for_io_uring_only():
+    out = subprocess.run([WORKER, "--check", "--spec", "-"], capture_output=True, text=True,
+                         input='{"pattern":"randread","target":"/x","engine":"io_uring",'
+                               '"iodepth":16}')
+    assert out.returncode == 0 and json.loads(out.stdout)["iodepth_batch"] == 1
+    out = subprocess.run([WORKER, "--check", "--spec", "-"], capture_output=True, text=True,
+                         input='{"pattern":"randread","target":"/x"}')
+    assert out.returncode == 0 and "iodepth_batch" not in json.loads(out.stdout)
+
+
 @pytest.mark.parametrize("engine", ["psync", "io_uring"])
 def test_reader_and_writer_groups(bench_dir, engine):
     spec = {"pattern": "randrw", "target": os.path.join(bench_dir, "t"), "size": "1M",
@@ -277,6 +301,11 @@ def test_result_bins_can_be_merged_later(bench_dir):
     ({"pattern": "bogus", "target": "/nonexistent/x"}, "pattern"),
     ({"pattern": "randread", "target": "/nonexistent/x", "block_size": "3000"}, "block_size"),
     ({"pattern": "randread", "target": "/nonexistent/x", "iodepth": 4}, "iodepth"),
+    ({"pattern": "randread", "target": "/nonexistent/x", "engine": "io_uring", "iodepth": 4,
+      "iodepth_batch": 5}, "iodepth_batch"),
+    ({"pattern": "randread", "target": "/nonexistent/x", "iodepth_batch": 2}, "iodepth_batch"),
+    ({"pattern": "randread", "target": "/nonexistent/x", "engine": "io_uring",
+      "iodepth_batch": 0}, "iodepth_batch"),
     ({"pattern": "randread", "target": "/nonexistent/x", "frobnicate": 1}, "frobnicate"),
     ({"pattern": "randread", "target": "/nonexistent/x", "runtime_s": "soon"}, "runtime_s"),
 ])
