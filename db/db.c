@@ -239,14 +239,19 @@ static bool db_is_file(const char *path)
 }
 
 /* The database holds password hashes: create it 0600 before SQLite does (SQLite gives the
- * -wal and -shm files the mode of the database file). An existing file keeps its mode. */
+ * -wal and -shm files the mode of the database file). An existing file keeps its mode and
+ * is not opened here: closing any descriptor of a file drops every POSIX lock this process
+ * holds on it, the locks of connections already open on it (a second db_open) included,
+ * and SQLite's WAL then takes them for gone. */
 static int db_create_private(const char *path, char *err, size_t errlen)
 {
 	int fd;
 
 	if (!db_is_file(path))
 		return 0;
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd == -1 && errno == EEXIST)
+		return 0;
 	if (fd == -1) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
