@@ -3,6 +3,16 @@
 #include "audit.h"
 #include "util.h"
 
+static void audit_answer(void *arg, json_t *out)
+{
+	struct request *r = arg;
+	if (!out) {
+		reply_error(r, ERR_INTERNAL, "audit log: cannot be read");
+		return;
+	}
+	reply_json(r, 200, out);
+}
+
 void log_audit_list(struct request *r)
 {
 	static const char *const params[] = {"start", "limit", NULL};
@@ -28,10 +38,5 @@ void log_audit_list(struct request *r)
 		reply_error(r, ERR_INVALID_ARG, "limit: must be a whole number from 1 to 1000");
 		return;
 	}
-	json_t *out;
-	if (audit_list(start, (int)limit, &out) < 0) {
-		reply_error(r, ERR_INTERNAL, "audit log: cannot be read");
-		return;
-	}
-	reply_json(r, 200, out);
+	audit_list_async(start, (int)limit, audit_answer, r);
 }

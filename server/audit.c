@@ -1,5 +1,6 @@
 /* The audit trail over db/: one row per change or login, never failing the caller. */
 #include "audit.h"
+#include "dbw.h"
 #include "log.h"
 #include "util.h"
 #include "db/db.h"
@@ -50,6 +51,13 @@ static void audit_clean(char *s)
 	}
 }
 
+static void audit_insert_work(struct db *db, void *arg)
+{
+	const struct db_audit *a = arg;
+	if (db_audit_insert(db, a) != 0)
+		log_warn("audit: could not record %s %s by %s", a->action, a->target, a->user);
+}
+
 void audit_log(const char *user, const char *address, const char *action, const char *target,
                bool ok, const char *fmt, ...)
 {
@@ -80,8 +88,10 @@ void audit_log(const char *user, const char *address, const char *action, const 
 		log_warn("audit: no database, dropped %s %s", a.action, a.target);
 		return;
 	}
-	if (db_audit_insert(audit_db, &a) != 0)
-		log_warn("audit: could not record %s %s by %s", a.action, a.target, a.user);
+	/* to the writer: the caller's answer does not wait for the disk (dbw.h) */
+	struct db_audit *copy = xmalloc(sizeof(*copy));
+	*copy = a;
+	dbw_submit(audit_db, audit_insert_work, free, copy);
 }
 
 static int audit_list_cb(void *arg, const struct db_audit *a)
@@ -97,20 +107,55 @@ static int audit_list_cb(void *arg, const struct db_audit *a)
 	return 0;
 }
 
-int audit_list(int64_t start, int limit, json_t **out)
+static json_t *audit_list_db(struct db *db, int64_t start, int limit)
 {
-	*out = NULL;
-	if (!audit_db)
-		return -1;
 	if (limit <= 0)
 		limit = AUDIT_LIST_DEFAULT;
 	if (limit > AUDIT_LIST_MAX)
 		limit = AUDIT_LIST_MAX;
 	json_t *logs = json_array();
-	if (db_audit_list(audit_db, start, limit, audit_list_cb, logs) < 0) {
+	if (db_audit_list(db, start, limit, audit_list_cb, logs) < 0) {
 		json_decref(logs);
-		return -1;
+		return NULL;
 	}
-	*out = json_pack("{so}", "logs", logs); /* steals logs */
+	return json_pack("{so}", "logs", logs); /* steals logs */
+}
+
+int audit_list(int64_t start, int limit, json_t **out)
+{
+	*out = audit_db ? audit_list_db(audit_db, start, limit) : NULL;
 	return *out ? 0 : -1;
+}
+
+/* The list is read by the writer, after every entry handed to it before. */
+struct list_job {
+	int64_t start;
+	int limit;
+	json_t *out;
+	audit_list_fn cb;
+	void *arg;
+};
+
+static void list_work(struct db *db, void *arg)
+{
+	struct list_job *l = arg;
+	l->out = audit_list_db(db, l->start, l->limit);
+}
+
+static void list_done(void *arg)
+{
+	struct list_job *l = arg;
+	l->cb(l->arg, l->out);
+	free(l);
+}
+
+void audit_list_async(int64_t start, int limit, audit_list_fn cb, void *arg)
+{
+	if (!audit_db) {
+		cb(arg, NULL);
+		return;
+	}
+	struct list_job *l = xcalloc(1, sizeof(*l));
+	*l = (struct list_job){.start = start, .limit = limit, .cb = cb, .arg = arg};
+	dbw_submit(audit_db, list_work, list_done, l);
 }

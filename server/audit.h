@@ -12,7 +12,14 @@ void audit_init(struct db *db);
 /* action: "login", "logout", "token.create", "user.create", ...; never fails the caller. */
 void audit_log(const char *user, const char *address, const char *action, const char *target,
                bool ok, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-/* {"logs":[{"id","time","user","address","action","target","details","result"}]} */
+/* Entries go to the database writer (dbw.h): the caller does not wait for the disk. */
+
+/* {"logs":[{"id","time","user","address","action","target","details","result"}]}, read
+ * here on the loop's connection: entries still with the writer are not in it yet. */
 int audit_list(int64_t start, int limit, json_t **out);
+/* The same, read by the writer after every entry logged before the call; cb gets it
+ * (a new reference) or NULL on an error, on the loop. */
+typedef void (*audit_list_fn)(void *arg, json_t *out);
+void audit_list_async(int64_t start, int limit, audit_list_fn cb, void *arg);
 
 #endif

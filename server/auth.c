@@ -7,6 +7,7 @@
  * the login_work function. */
 #include "auth.h"
 #include "audit.h"
+#include "dbw.h"
 #include "kdf.h"
 #include "log.h"
 #include "token.h"
@@ -1088,20 +1089,55 @@ static bool tick_user_stale(void *val, void *ctx)
 	return true;
 }
 
-static void auth_flush_last_seen(void)
+/* last_seen of the sessions used since the last tick, and the prune of expired ones: for
+ * the writer (dbw.h), as copies; memory stays the truth meanwhile. */
+struct touch_job {
+	struct db_session *v;
+	size_t n;
+	int64_t prune_before; /* 0: no prune */
+};
+
+static void touch_work(struct db *db, void *arg)
+{
+	struct touch_job *t = arg;
+	const struct db_session **p = xmalloc((t->n ? t->n : 1) * sizeof(*p));
+	for (size_t i = 0; i < t->n; i++)
+		p[i] = &t->v[i];
+	if (t->n && db_session_touch(db, p, t->n) != 0)
+		log_warn("auth: could not write back last_seen of %zu session(s)", t->n);
+	free(p);
+	int pruned = t->prune_before ? db_session_prune(db, t->prune_before) : 0;
+	if (pruned > 0)
+		log_debug("auth: %d expired session row(s) pruned", pruned);
+}
+
+static void touch_done(void *arg)
+{
+	struct touch_job *t = arg;
+	free(t->v);
+	free(t);
+}
+
+static void auth_flush_last_seen(int64_t prune_before)
 {
 	struct dirty_ctx d = {0};
 	smap_filter(&auth.sessions, tick_dirty_cb, &d);
+	struct touch_job *t = xcalloc(1, sizeof(*t));
+	t->prune_before = prune_before;
 	if (d.n) {
-		if (db_session_touch(auth.db, d.v, d.n) == 0) {
-			for (size_t i = 0; i < d.n; i++)
-				d.owners[i]->dirty = false;
-		} else {
-			log_warn("auth: could not write back last_seen of %zu session(s)", d.n);
+		t->v = xmalloc(d.n * sizeof(*t->v));
+		for (size_t i = 0; i < d.n; i++) {
+			t->v[i] = *d.v[i];
+			d.owners[i]->dirty = false;
 		}
+		t->n = d.n;
 	}
 	free(d.v);
 	free(d.owners);
+	if (t->n || t->prune_before)
+		dbw_submit(auth.db, touch_work, touch_done, t);
+	else
+		touch_done(t);
 }
 
 static void auth_tick(evutil_socket_t fd, short what, void *arg)
@@ -1110,10 +1146,9 @@ static void auth_tick(evutil_socket_t fd, short what, void *arg)
 
 	smap_filter(&auth.users, tick_user_stale, NULL);
 	smap_filter(&auth.sessions, tick_expire_cb, &t);
-	auth_flush_last_seen();
-	int pruned = db_session_prune(auth.db, t.now);
-	if (t.dropped || pruned > 0)
-		log_debug("auth: %d session(s) ended, %d row(s) pruned", t.dropped, pruned);
+	auth_flush_last_seen(t.now);
+	if (t.dropped)
+		log_debug("auth: %d session(s) ended", t.dropped);
 	smap_filter(&auth.throttle_users, throttle_stale, &t.now);
 	smap_filter(&auth.throttle_addrs, throttle_stale, &t.now);
 }
@@ -1371,7 +1406,7 @@ void auth_shutdown(void)
 	if (auth.tick)
 		event_free(auth.tick);
 	if (auth.db)
-		auth_flush_last_seen();
+		auth_flush_last_seen(0);
 	/* The token map doesn't own its values: empty it before the sessions go. */
 	smap_filter(&auth.tokens, smap_unlink_only, NULL);
 	smap_clear(&auth.tokens);

@@ -7,7 +7,7 @@
  * to iostat. Interval lines are kept in memory and written in batches.
  *
  * Writes of a running job (its interval lines every JOBS_FLUSH_S, its row as it starts and
- * as it ends) go to a writer thread with a connection of its own: the disk under the
+ * as it ends) go to the database writer (dbw.h): the disk under the
  * database may be the one the job is saturating, and the loop must not wait on it. The
  * writer is one thread, so what a job writes lands in the order it was handed over; a job
  * ends (leaves the live list, its streams get their end) once its last write is stored,
@@ -40,7 +40,7 @@
 #include "util.h"
 #include "worker/hist.h"
 #include "worker/spec.h"
-#include "workq.h"
+#include "dbw.h"
 
 #define JOBS_PATH          "/api/bench/v1/jobs"
 #define JOBS_MAX_DIRS      16
@@ -108,8 +108,6 @@ static struct {
 	unsigned running, queued, watchers;
 	struct event *kick, *flush;
 	bool subscribed, stopping, ready;
-	struct workq *wq; /* the writer: one thread, jobs.wdb its connection */
-	struct db *wdb;
 } jobs;
 
 static void jobs_schedule(void);
@@ -405,11 +403,10 @@ static int job_store(struct job *j)
 	return rc;
 }
 
-/* ---- the writer */
+/* ---- the writer (dbw.h) */
 
 struct run_write {
 	struct job *j;
-	struct db *db;      /* jobs.wdb on the writer thread; jobs.db when done in place */
 	struct db_run *row; /* a copy of the row to store, or NULL */
 	const char **lines; /* the job's first n lines (the job keeps them until stored) */
 	size_t n;
@@ -418,10 +415,10 @@ struct run_write {
 	int rc;
 };
 
-static void run_write_work(void *arg)
+static void run_write_work(struct db *db, void *arg)
 {
 	struct run_write *w = arg;
-	w->rc = db_run_save(w->db, w->j->run.id, w->row, w->first, w->lines, w->n);
+	w->rc = db_run_save(db, w->j->run.id, w->row, w->first, w->lines, w->n);
 }
 
 static void job_ended(struct job *j);
@@ -431,12 +428,11 @@ static void run_write_done(void *arg)
 {
 	struct run_write *w = arg;
 	struct job *j = w->j;
-	if (w->rc != 0 && w->final && w->db != jobs.db) {
+	if (w->rc != 0 && w->final) {
 		/* the end of a run is not dropped for a failing writer: once more, here */
 		log_warn("jobs: job %lld: the writer failed; recording its end in place",
 		         (long long)j->run.id);
-		w->db = jobs.db;
-		run_write_work(w);
+		run_write_work(jobs.db, w);
 	}
 	if (w->n) {
 		j->writing = false;
@@ -464,9 +460,8 @@ static void run_write_done(void *arg)
 		job_write(j, j->final, true); /* the end waited for these lines (job_finish) */
 }
 
-/* Hands the writer the row (ours to free; NULL: none) and the lines not yet with it. One
- * batch of lines at a time: the next waits for this one's answer. Where the writer cannot
- * take it (stopping, or a queue full of a stalled disk), it is written here and now. */
+/* Hands the writer (dbw.h) the row (ours to free; NULL: none) and the lines not yet with
+ * it. One batch of lines at a time: the next waits for this one's answer. */
 static void job_write(struct job *j, struct db_run *row, bool final)
 {
 	struct run_write *w = xcalloc(1, sizeof(*w));
@@ -484,12 +479,7 @@ static void job_write(struct job *j, struct db_run *row, bool final)
 		free(w);
 		return;
 	}
-	w->db = jobs.wdb;
-	if (!jobs.wq || workq_submit(jobs.wq, run_write_work, run_write_done, w) < 0) {
-		w->db = jobs.db;
-		run_write_work(w);
-		run_write_done(w);
-	}
+	dbw_submit(jobs.db, run_write_work, run_write_done, w);
 }
 
 static void jobs_flush_tick(evutil_socket_t fd, short what, void *arg)
@@ -1809,15 +1799,6 @@ int jobs_init(struct event_base *base, struct db *db, const struct jobs_config *
 		log_err("jobs: no bench dir");
 		return -1;
 	}
-	char err[256];
-	jobs.wdb = db_open(cfg->db_path, err, sizeof(err));
-	jobs.wq = jobs.wdb ? workq_new(base, 1) : NULL;
-	if (!jobs.wq) {
-		log_err("jobs: cannot start the writer: %s", jobs.wdb ? "no thread" : err);
-		db_close(jobs.wdb);
-		jobs.wdb = NULL;
-		return -1;
-	}
 	jobs.kick = event_new(base, -1, 0, jobs_kick, NULL);
 	jobs.flush = event_new(base, -1, EV_PERSIST, jobs_flush_tick, NULL);
 	struct timeval tv = {JOBS_FLUSH_S, 0};
@@ -1839,12 +1820,6 @@ void jobs_shutdown(void)
 		return;
 	jobs.stopping = true;
 	jobs_subscription();
-	/* What the writer holds is stored (jobs whose end it held end now); from here on
-	 * writes are made in place, on the loop's connection. */
-	workq_free(jobs.wq);
-	jobs.wq = NULL;
-	db_close(jobs.wdb);
-	jobs.wdb = NULL;
 	for (struct job *j = jobs.live, *next; j; j = next) {
 		next = j->next;
 		while (j->watchers) {
@@ -1854,7 +1829,7 @@ void jobs_shutdown(void)
 		if (j->child) {
 			/* child_shutdown() reaps it; its on_exit records it as interrupted */
 			child_kill(j->child, SIGTERM);
-		} else {
+		} else if (!j->finishing) { /* (one finishing ends as dbw_shutdown stores it) */
 			job_unlink(j);
 			job_free(j); /* stays queued in the store for the next start */
 		}

@@ -21,7 +21,6 @@ struct request;
 struct jobs_config {
 	const char *worker;     /* spindle-worker: a path, or a name looked up in PATH */
 	const char *state_dir;  /* default bench dir: STATE/bench */
-	const char *db_path;    /* the database, migrated (db_open): opened again for the writer */
 	const char *bench_dirs; /* ':'-separated directories; NULL: STATE/bench */
 	int concurrency;        /* jobs running at once */
 	bool allow_devices;     /* raw block devices as targets (with "confirm": true) */

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "leds.h"
 #include "audit.h"
+#include "dbw.h"
 #include "child.h"
 #include "log.h"
 #include "status.h"
@@ -668,6 +669,13 @@ static const char *onoff(int v)
 	return v < 0 ? "unknown" : v ? "on" : "off";
 }
 
+static void led_put_work(struct db *db, void *arg)
+{
+	const struct db_led *row = arg;
+	if (db_led_put(db, row) != 0)
+		log_warn("leds: could not record %s as %s", row->component, onoff(row->locate));
+}
+
 /* The change took: record it, audit it, answer with the object. */
 static void locate_commit(struct op *op)
 {
@@ -675,11 +683,12 @@ static void locate_commit(struct op *op)
 	r->busy = false;
 	r->locate = op->on;
 	r->fault[0] = '\0';
-	struct db_led row = {.locate = op->on};
-	snprintf(row.component, sizeof(row.component), "%s", op->key);
-	snprintf(row.backend, sizeof(row.backend), "%s", backend_names[op->backend]);
-	if (db_led_put(L.db, &row) != 0)
-		log_warn("leds: could not record %s as %s", op->key, onoff(op->on));
+	/* memory (r) is the truth; the row is for the next start, written off the loop */
+	struct db_led *row = xcalloc(1, sizeof(*row));
+	row->locate = op->on;
+	snprintf(row->component, sizeof(row->component), "%s", op->key);
+	snprintf(row->backend, sizeof(row->backend), "%s", backend_names[op->backend]);
+	dbw_submit(L.db, led_put_work, free, row);
 	long idx;
 	bool disk;
 	struct comp *c = comp_by_key(L.snap, op->key, &idx, &disk);

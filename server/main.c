@@ -18,6 +18,7 @@
 #include "config.h"
 #include "dashboard.h"
 #include "datasets.h"
+#include "dbw.h"
 #include "db/db.h"
 #include "http.h"
 #include "jobs.h"
@@ -128,6 +129,9 @@ int main(int argc, char **argv)
 	if (!db)
 		fatal("database %s: %s", path, err);
 	audit_init(db);
+	/* Writes whose truth is in memory go to a thread of their own (audit, last_seen, jobs) */
+	if (dbw_init(d.base, path, err, sizeof(err)) < 0)
+		fatal("database %s: the writer: %s", path, err);
 
 	struct workq *wq = workq_new(d.base, (int)cfg.helper_threads);
 	struct auth_config acfg = {
@@ -178,7 +182,6 @@ int main(int argc, char **argv)
 	struct jobs_config jcfg = {
 	    .worker = cfg.bench_worker,
 	    .state_dir = cfg.state_dir,
-	    .db_path = dbpath,
 	    .bench_dirs = cfg.bench_dirs,
 	    .concurrency = (int)cfg.bench_concurrency,
 	    .allow_devices = cfg.bench_allow_devices,
@@ -245,6 +248,8 @@ int main(int argc, char **argv)
 	child_shutdown();
 	http_free(d.http);
 	auth_shutdown();
+	/* What was handed to the writer is stored (jobs that ended meanwhile are recorded). */
+	dbw_shutdown();
 	db_close(db);
 	router_free(rt);
 	SSL_CTX_free(ssl);

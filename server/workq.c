@@ -29,6 +29,7 @@ struct workq {
 	struct workq_job *head, *tail;           /* waiting for a thread */
 	struct workq_job *done_head, *done_tail; /* waiting for the loop */
 	size_t pending;                          /* submitted, done callback not yet run */
+	size_t max_pending;                      /* 0: no limit */
 	bool stopping;
 	int nthreads;
 	pthread_t *threads;
@@ -102,6 +103,7 @@ struct workq *workq_new(struct event_base *base, int nthreads)
 	if (nthreads < 1)
 		nthreads = 1;
 	wq->base = base;
+	wq->max_pending = WORKQ_MAX_PENDING;
 	pthread_mutex_init(&wq->lock, NULL);
 	pthread_cond_init(&wq->cond, NULL);
 	wq->ev_done = event_new(base, -1, EV_PERSIST, workq_on_done, wq);
@@ -135,7 +137,7 @@ fail:
 int workq_submit(struct workq *wq, workq_fn work, workq_fn done, void *arg)
 {
 	pthread_mutex_lock(&wq->lock);
-	if (wq->stopping || wq->pending >= WORKQ_MAX_PENDING) {
+	if (wq->stopping || (wq->max_pending && wq->pending >= wq->max_pending)) {
 		pthread_mutex_unlock(&wq->lock);
 		return -1;
 	}
@@ -153,6 +155,13 @@ int workq_submit(struct workq *wq, workq_fn work, workq_fn done, void *arg)
 	pthread_cond_signal(&wq->cond);
 	pthread_mutex_unlock(&wq->lock);
 	return 0;
+}
+
+void workq_set_limit(struct workq *wq, size_t max_pending)
+{
+	pthread_mutex_lock(&wq->lock);
+	wq->max_pending = max_pending;
+	pthread_mutex_unlock(&wq->lock);
 }
 
 size_t workq_pending(const struct workq *wq)

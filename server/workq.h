@@ -13,6 +13,9 @@ typedef void (*workq_fn)(void *arg);
 struct workq *workq_new(struct event_base *base, int nthreads);
 /* Returns 0, or -1 when the queue holds max_pending jobs already (caller answers 503). */
 int workq_submit(struct workq *wq, workq_fn work, workq_fn done, void *arg);
+/* How much may be pending before workq_submit refuses (default 64); 0: no limit, for a
+ * queue whose callers must not be refused (what they hand over is already in memory). */
+void workq_set_limit(struct workq *wq, size_t max_pending);
 size_t workq_pending(const struct workq *wq);
 /* Finishes queued work, runs its done callbacks, joins the threads. */
 void workq_free(struct workq *wq);
