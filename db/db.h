@@ -104,6 +104,9 @@ struct db_audit {
 };
 
 int db_audit_insert(struct db *db, const struct db_audit *a);
+/* Deletes entries with time < before, in transactions of at most 5000 rows so that no
+ * other writer waits long; how many, or -1. */
+int db_audit_prune(struct db *db, int64_t before);
 /* Entries with time >= start, oldest first, at most limit (none when limit <= 0). */
 int db_audit_list(struct db *db, int64_t start, int limit,
                   int (*cb)(void *arg, const struct db_audit *a), void *arg);

@@ -15,6 +15,25 @@ static const char sql_audit_list[] =
     "SELECT id, time, user, address, action, target, details, ok FROM audit"
     " WHERE time >= ?1 ORDER BY time, id LIMIT ?2";
 
+static const char sql_audit_prune[] =
+    "DELETE FROM audit WHERE id IN"
+    " (SELECT id FROM audit WHERE time < ?1 ORDER BY time, id LIMIT 5000)";
+
+int db_audit_prune(struct db *db, int64_t before)
+{
+	int total = 0, n;
+
+	do {
+		sqlite3_stmt *st = db_stmt(db, DB_STMT_AUDIT_PRUNE, sql_audit_prune);
+		if (!st || db_bind_int64(db, st, 1, before) == -1 ||
+		    db_write(db, st, "pruning the audit log") != 0)
+			return -1;
+		n = sqlite3_changes(db->conn);
+		total += n;
+	} while (n == 5000);
+	return total;
+}
+
 int db_audit_insert(struct db *db, const struct db_audit *a)
 {
 	sqlite3_stmt *st = db_stmt(db, DB_STMT_AUDIT_INSERT, sql_audit_insert);

@@ -12,11 +12,52 @@
 #define AUDIT_LIST_DEFAULT 100
 #define AUDIT_LIST_MAX     10000
 
+#define AUDIT_PRUNE_EVERY_S 3600
+
 static struct db *audit_db;
+static struct event *audit_prune_ev;
+static int audit_days;
 
 void audit_init(struct db *db)
 {
 	audit_db = db;
+}
+
+static void prune_work(struct db *db, void *arg)
+{
+	int64_t *before = arg;
+	int n = db_audit_prune(db, *before);
+	if (n < 0)
+		log_warn("audit: could not delete the entries older than %d days", audit_days);
+	else if (n > 0)
+		log_info("audit: %d entries older than %d days deleted", n, audit_days);
+}
+
+static void prune_tick(evutil_socket_t fd, short what, void *arg)
+{
+	if (!audit_db)
+		return;
+	int64_t *before = xmalloc(sizeof(*before));
+	*before = util_now() - (int64_t)audit_days * 86400;
+	dbw_submit(audit_db, prune_work, free, before);
+}
+
+int audit_retention(struct event_base *base, int days)
+{
+	struct timeval tv = {AUDIT_PRUNE_EVERY_S, 0};
+	audit_days = days;
+	audit_prune_ev = event_new(base, -1, EV_PERSIST, prune_tick, NULL);
+	if (!audit_prune_ev || event_add(audit_prune_ev, &tv) < 0)
+		return -1;
+	prune_tick(-1, 0, NULL);
+	return 0;
+}
+
+void audit_retention_stop(void)
+{
+	if (audit_prune_ev)
+		event_free(audit_prune_ev);
+	audit_prune_ev = NULL;
 }
 
 /* In place: control characters and bytes that are not valid UTF-8 become '?'. Login

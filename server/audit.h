@@ -4,11 +4,16 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <event2/event.h>
 #include <jansson.h>
 
 struct db;
 
 void audit_init(struct db *db);
+/* Entries older than days are deleted now and every hour after, by the database writer
+ * (dbw.h). audit_retention_stop() before the loop's base is freed. */
+int audit_retention(struct event_base *base, int days);
+void audit_retention_stop(void);
 /* action: "login", "logout", "token.create", "user.create", ...; never fails the caller. */
 void audit_log(const char *user, const char *address, const char *action, const char *target,
                bool ok, const char *fmt, ...) __attribute__((format(printf, 6, 7)));

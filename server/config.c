@@ -56,6 +56,8 @@ static const struct opt opts[] = {
      "idle timeout of a login session for new users (15)"},
     {"session-max-hours", OPT_INT, OFF(session_max_hours), 1, 720, "HOURS",
      "longest life of a login session however active (12)"},
+    {"audit-days", OPT_INT, OFF(audit_days), 1, 36500, "DAYS",
+     "how long audit log entries are kept (365)"},
     {"helper-threads", OPT_INT, OFF(helper_threads), 1, 64, "N",
      "threads for slow work such as password hashing (2)"},
     {"metrics-allow", OPT_STRING, OFF(metrics_allow), 0, 0, "CIDRS",
@@ -297,6 +299,7 @@ static void config_defaults(struct config *cfg)
 	cfg->session_timeout_min = 15;
 	cfg->session_max_hours = 12;
 	cfg->helper_threads = 2;
+	cfg->audit_days = 365;
 	cfg->metrics_allow = xstrdup("127.0.0.0/8,::1");
 	cfg->sys_root = xstrdup("/");
 	cfg->proc_root = xstrdup("/");

@@ -24,6 +24,7 @@ struct config {
 	long long session_timeout_min;
 	long long session_max_hours;
 	long long helper_threads;
+	long long audit_days;
 	char *metrics_allow; /* who scrapes /metrics without a token: CIDR list or "none" */
 
 	/* Hardware and locator LEDs (server/leds.c) */

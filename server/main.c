@@ -132,6 +132,8 @@ int main(int argc, char **argv)
 	/* Writes whose truth is in memory go to a thread of their own (audit, last_seen, jobs) */
 	if (dbw_init(d.base, path, err, sizeof(err)) < 0)
 		fatal("database %s: the writer: %s", path, err);
+	if (audit_retention(d.base, (int)cfg.audit_days) < 0)
+		fatal("cannot start the audit log's retention");
 
 	struct workq *wq = workq_new(d.base, (int)cfg.helper_threads);
 	struct auth_config acfg = {
@@ -231,6 +233,7 @@ int main(int argc, char **argv)
 		event_free(d.drain);
 	event_free(sigterm);
 	event_free(sigint);
+	audit_retention_stop();
 	/* Helpers first: their completions may still answer requests on live connections. */
 	workq_free(wq);
 	/* Analytics once no query reads the samples: no more ticks, then what memory holds

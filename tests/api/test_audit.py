@@ -1,9 +1,10 @@
 """The audit log: who did what, from where, in order."""
 import json
+import sqlite3
 import time
 
 from conftest import (ACCESS, AUDIT, PASSWORD, ROLES, USERS, expect, expect_fault, iso,
-                      make_role, make_token, make_user, parse_time)
+                      make_role, make_token, make_user, parse_time, run_daemon)
 
 ACTIONS = {"login", "logout", "token.create", "user.create", "user.update", "user.delete",
            "role.create", "role.update", "role.delete"}
@@ -45,3 +46,25 @@ def test_audit_trail(spawn):
     assert [e["id"] for e in by_iso] == [e["id"] for e in logs]
     assert len(expect(admin.get(f"{AUDIT}?start={start}&limit=2"), 200)["logs"]) == 2
     assert expect(admin.get(f"{AUDIT}?start={start + 3600}"), 200)["logs"] == []
+
+
+def test_entries_past_audit_days_are_deleted(spawn, tmp_path):
+    """--audit-days: what is older goes at start (and hourly after); the rest stays."""
+    state = tmp_path / "audit-state"
+    srv = spawn("--audit-days", "2", state_dir=state)
+    srv.admin()  # a login: one entry of now
+    srv.stop()
+    now = int(time.time())
+    with sqlite3.connect(state / "spindle.db") as c:
+        for days, target in ((3, "three-days-old"), (1, "one-day-old")):
+            c.execute("INSERT INTO audit (time, action, target, ok) VALUES (?, 'test', ?, 1)",
+                      (now - days * 86400, target))
+    srv.start()
+    admin = srv.admin()
+    logs = expect(admin.get(f"{AUDIT}?start=0&limit=1000"), 200)["logs"]
+    targets = {e["target"] for e in logs}
+    assert "one-day-old" in targets and "three-days-old" not in targets
+    assert any(e["action"] == "login" for e in logs)
+    srv.stop()
+    rc, _, err = run_daemon("--foreground", "--state-dir", state, "--audit-days", "0")
+    assert rc == 2 and any("--audit-days: '0' is not a whole number" in l for l in err), err

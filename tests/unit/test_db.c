@@ -471,6 +471,33 @@ static void test_audit(struct db *db)
 	is_int(c.n, 0, "... lists nothing");
 }
 
+/* Retention: everything before the cut goes, in batches; the rest stays as it was. */
+static void test_audit_prune(struct db *db)
+{
+	struct db_audit a;
+	struct collect c;
+	int i;
+
+	for (i = 0; i < 12001; i++) {
+		memset(&a, 0, sizeof(a));
+		a.time = i < 12000 ? 10 + i % 7 : 17; /* 10 .. 16, then one at 17 */
+		snprintf(a.action, sizeof(a.action), "old");
+		snprintf(a.target, sizeof(a.target), "%s", i < 12000 ? "" : "edge");
+		if (db_audit_insert(db, &a) != 0)
+			break;
+	}
+	is_int(i, 12001, "12001 old entries");
+	is_int(db_audit_prune(db, 17), 12000, "pruned in batches of 5000: all 12000 before 17");
+	memset(&c, 0, sizeof(c));
+	db_audit_list(db, 0, 100, collect_audit, &c);
+	is_str(c.names, "edge,a,b1,b2,c,d", "the entry at the cut and the newer ones stay");
+	is_int(db_audit_prune(db, 18), 1, "a cut past it takes it");
+	is_int(db_audit_prune(db, 18), 0, "nothing more to prune");
+	memset(&c, 0, sizeof(c));
+	db_audit_list(db, 0, 100, collect_audit, &c);
+	is_str(c.names, "a,b1,b2,c,d", "the rest as it was");
+}
+
 struct first_audit {
 	struct db_audit a;
 	int n;
@@ -631,6 +658,7 @@ int main(void)
 		test_users(db);
 		test_sessions(db);
 		test_audit(db);
+		test_audit_prune(db);
 		test_audit_fields(db);
 		test_truncation(db);
 		test_reopen(db);
