@@ -39,8 +39,8 @@ struct ethread {
 	uint64_t measured;             /* measured I/Os submitted */
 	uint64_t rng[4];
 	uint64_t salt;
-	unsigned char *pool; /* nslices buffers of block_size (pool_alloc) */
-	size_t nslices, pool_len;
+	unsigned char *pool; /* nslices buffers of block_size, in the engine's arena */
+	size_t nslices;
 	uint64_t writes; /* all writes done, for fsync_every and the data stamp */
 	bool wrote;
 	struct hist ramp[ENGINE_DIRS], meas[ENGINE_DIRS], sync;
@@ -66,6 +66,8 @@ struct engine {
 	int phase;
 	unsigned running;
 	int failed;
+	unsigned char *arena; /* every thread's buffers (arena_alloc) */
+	size_t arena_len;
 };
 
 static uint64_t now_ns(void)
@@ -225,42 +227,40 @@ static const char *io_error(int e, bool direct)
 	return strerror(e);
 }
 
-/* I/O buffers. From 1 MiB up they are whole 2 MiB huge pages where the kernel has them
- * (transparent huge pages, asked for by madvise): the pages of one buffer are then
- * physically contiguous, so an O_DIRECT transfer of 1 MiB or more is a few DMA segments,
- * not one per 4 KiB page, and is not split for the device's segment limit (fio's buffers
- * get the same by chance of a fresh allocation). Smaller pools are plain aligned memory. */
-#define POOL_HUGE (2u << 20)
+/* I/O buffers: one arena for every thread's, of 2 MiB transparent huge pages where the
+ * kernel has them (asked for by madvise). The pages of a buffer are then physically
+ * contiguous, so an O_DIRECT transfer is one DMA segment per huge page it touches instead
+ * of one per 4 KiB page: a 1 MiB transfer is not split for a device's segment limit
+ * (virtio-blk's 254), and an 8 KiB one is one segment, not two, which a virtual disk
+ * serves faster (8k randread at iodepth 32: ~70k IOPS on 4 KiB pages, ~105k on huge
+ * pages, on this project's 2-core VM). Without THP it is plain memory, as before. */
+#define ARENA_HUGE (2u << 20)
 
-static void *pool_alloc(size_t bytes, size_t *len)
+static void *arena_alloc(size_t bytes, size_t *len)
 {
-	void *p = NULL;
-	if (bytes < (1u << 20)) {
-		*len = bytes;
-		return posix_memalign(&p, 4096, bytes) ? NULL : p;
-	}
-	size_t want = (bytes + POOL_HUGE - 1) & ~(size_t)(POOL_HUGE - 1);
-	unsigned char *m = mmap(NULL, want + POOL_HUGE, PROT_READ | PROT_WRITE,
+	size_t want = (bytes + ARENA_HUGE - 1) & ~(size_t)(ARENA_HUGE - 1);
+	unsigned char *m = mmap(NULL, want + ARENA_HUGE, PROT_READ | PROT_WRITE,
 	                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)
 		return NULL;
 	/* keep the 2 MiB-aligned part, give back the rest */
-	size_t head = (POOL_HUGE - ((uintptr_t)m & (POOL_HUGE - 1))) & (POOL_HUGE - 1);
+	size_t head = (ARENA_HUGE - ((uintptr_t)m & (ARENA_HUGE - 1))) & (ARENA_HUGE - 1);
 	if (head)
 		munmap(m, head);
-	if (POOL_HUGE - head)
-		munmap(m + head + want, POOL_HUGE - head);
+	if (ARENA_HUGE - head)
+		munmap(m + head + want, ARENA_HUGE - head);
 	madvise(m + head, want, MADV_HUGEPAGE); /* a hint: without THP, 4 KiB pages */
 	*len = want;
 	return m + head;
 }
 
-static void pool_free(void *p, size_t len)
+/* Where each pool starts: block_size apart at least, so that no buffer of a power-of-two
+ * size up to 2 MiB straddles a huge page. */
+static size_t arena_align(uint32_t block_size)
 {
-	if (p && len >= (1u << 20))
-		munmap(p, len);
-	else
-		free(p);
+	if (block_size && (block_size & (block_size - 1)) == 0 && block_size <= ARENA_HUGE)
+		return block_size > 4096 ? block_size : 4096;
+	return 4096;
 }
 
 static inline void ethread_record(struct ethread *t, int phase, int dir, uint64_t lat)
@@ -515,7 +515,7 @@ static void *ethread_main(void *arg)
 	if (t->role != ROLE_READ)
 		fill_random(t->pool, t->nslices * j->block_size, t->rng);
 	else
-		memset(t->pool, 0, t->pool_len);
+		memset(t->pool, 0, t->nslices * j->block_size);
 	if (j->engine == SPEC_IO_URING) {
 		/* Completions wait for this thread's next io_uring_enter instead of
 		 * interrupting it (fio asks for the same); older kernels refuse the flags. */
@@ -642,6 +642,7 @@ static int engine_setup(struct engine *e, const struct engine_job *j, char *err,
 	if (wpool > (16u << 20))
 		wpool = 16u << 20;
 	uint64_t first = 0, rseed = j->seed;
+	size_t align = arena_align(j->block_size), arena_bytes = 0;
 	for (unsigned i = 0; i < e->n; i++) {
 		struct ethread *t = &e->t[i];
 		t->e = e;
@@ -663,25 +664,31 @@ static int engine_setup(struct engine *e, const struct engine_job *j, char *err,
 		uint64_t need = (uint64_t)j->iodepth * j->block_size;
 		uint64_t bytes = t->role == ROLE_READ || wpool < need ? need : wpool;
 		t->nslices = (size_t)(bytes / j->block_size);
-		t->pool = pool_alloc(t->nslices * j->block_size, &t->pool_len);
-		if (!t->pool) {
-			snprintf(err, errlen, "iodepth: no memory for %llu bytes of buffers",
-			         (unsigned long long)bytes);
-			return -1;
-		}
+		arena_bytes += (t->nslices * j->block_size + align - 1) & ~(align - 1);
 		for (int d = 0; d < ENGINE_DIRS; d++) {
 			hist_init(&t->ramp[d]);
 			hist_init(&t->meas[d]);
 		}
 		hist_init(&t->sync);
 	}
+	e->arena = arena_alloc(arena_bytes, &e->arena_len);
+	if (!e->arena) {
+		snprintf(err, errlen, "iodepth: no memory for %zu bytes of buffers", arena_bytes);
+		return -1;
+	}
+	size_t off = 0;
+	for (unsigned i = 0; i < e->n; i++) {
+		struct ethread *t = &e->t[i];
+		t->pool = e->arena + off;
+		off += (t->nslices * j->block_size + align - 1) & ~(align - 1);
+	}
 	return 0;
 }
 
 static void engine_free(struct engine *e)
 {
-	for (unsigned i = 0; e->t && i < e->n; i++)
-		pool_free(e->t[i].pool, e->t[i].pool_len);
+	if (e->arena)
+		munmap(e->arena, e->arena_len);
 	free(e->t);
 }
 
