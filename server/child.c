@@ -144,25 +144,29 @@ static void stream_deliver_lines(struct child *c, struct child_stream *s, bool e
 			evbuffer_drain(s->buf, (size_t)nl.pos + 1);
 			s->skipping = false;
 		}
-		size_t len;
-		char *line = evbuffer_readln(s->buf, &len, EVBUFFER_EOL_LF);
-		if (line) {
+		struct evbuffer_ptr nl = evbuffer_search(s->buf, "\n", 1, NULL);
+		size_t pending = evbuffer_get_length(s->buf);
+		if (nl.pos >= 0 && (size_t)nl.pos <= c->max_output) {
+			size_t len;
+			char *line = evbuffer_readln(s->buf, &len, EVBUFFER_EOL_LF);
 			c->on_line(c->arg, line, len);
 			free(line);
 			continue;
 		}
-		size_t pending = evbuffer_get_length(s->buf);
-		if (pending > c->max_output || (eof && pending > 0)) {
+		/* too long, with its end here (one read may bring all of it) or not yet */
+		if (nl.pos >= 0 || pending > c->max_output || (eof && pending > 0)) {
 			size_t n = pending > c->max_output ? c->max_output : pending;
 			char *part = xmalloc(n + 1);
 			evbuffer_remove(s->buf, part, n);
 			part[n] = '\0';
-			if (!eof)
+			if (nl.pos >= 0)
+				evbuffer_drain(s->buf, (size_t)nl.pos + 1 - n);
+			else if (eof)
+				evbuffer_drain(s->buf, evbuffer_get_length(s->buf));
+			else
 				s->skipping = true;
 			c->on_line(c->arg, part, n);
 			free(part);
-			if (eof)
-				evbuffer_drain(s->buf, evbuffer_get_length(s->buf));
 			continue;
 		}
 		return;

@@ -208,6 +208,21 @@ static void test_lines(void)
 	is_int(r.line_len[0], 100, "overlong: cut at max_output");
 	is_str(r.lines[1], "short", "overlong: the next line intact");
 	rec_clear(&r);
+
+	/* The same when the whole line and its newline come in one read (awk writes all its
+	 * output at exit): cut all the same; a line of exactly max_output stays whole. */
+	ok(start(&r,
+	         "awk 'BEGIN { s = sprintf(\"%5000s\", \"\"); gsub(/ /, \"b\", s); print s;"
+	         " t = sprintf(\"%100s\", \"\"); gsub(/ /, \"c\", t); print t; print \"short\" }'",
+	         &o),
+	   "spawn an overlong line written at once");
+	run_loop();
+	is_int(r.nlines, 3, "at once: three lines");
+	is_int(r.line_len[0], 100, "at once: cut at max_output");
+	ok(r.lines[0] && r.lines[0][0] == 'b' && r.lines[0][99] == 'b', "at once: its first bytes");
+	is_int(r.line_len[1], 100, "a line of exactly max_output is whole");
+	is_str(r.lines[2], "short", "at once: the next line intact");
+	rec_clear(&r);
 }
 
 static void test_stdin(void)
