@@ -2,7 +2,6 @@
  * supervisor (server/jobs.c) checks and runs; this file translates HTTP. */
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include <event2/buffer.h>
 #include <event2/http.h>
@@ -25,14 +24,7 @@ static int bench_read_spec(struct request *r, json_t **out, struct fault *f)
 	if (len > BENCH_MAX_SPEC)
 		return fault_set(f, ERR_OVER_LIMIT, "body: a job spec is at most %d bytes",
 		                 BENCH_MAX_SPEC);
-	const char *ct = request_header(r, "Content-Type");
-	size_t n = strlen("application/json");
-	if (!ct || strncasecmp(ct, "application/json", n) != 0 ||
-	    (ct[n] != '\0' && ct[n] != ';' && ct[n] != ' '))
-		return fault_set(f, ERR_UNSUPPORTED_MEDIA,
-		                 "Content-Type: must be application/json, not '%.100s'",
-		                 ct ? ct : "(none)");
-	return body_parse((const char *)evbuffer_pullup(in, -1), len, out, f);
+	return request_body_json(r, out, f);
 }
 
 void bench_jobs_create(struct request *r)

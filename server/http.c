@@ -417,6 +417,19 @@ int request_query_check(struct request *r, const char *const *allowed, struct fa
 	return 0;
 }
 
+int request_body_json(struct request *r, json_t **out, struct fault *f)
+{
+	struct evbuffer *in = evhttp_request_get_input_buffer(r->ev);
+	const char *ct = request_header(r, "Content-Type");
+	size_t n = strlen("application/json");
+	if (!ct || strncasecmp(ct, "application/json", n) != 0 ||
+	    (ct[n] != '\0' && ct[n] != ';' && ct[n] != ' '))
+		return fault_set(f, ERR_UNSUPPORTED_MEDIA,
+		                 "Content-Type: must be application/json, not '%.100s'",
+		                 ct ? ct : "(none)");
+	return body_parse((const char *)evbuffer_pullup(in, -1), evbuffer_get_length(in), out, f);
+}
+
 int request_body(struct request *r, const struct field *fields, json_t **out, struct fault *f)
 {
 	struct evbuffer *in = evhttp_request_get_input_buffer(r->ev);
@@ -428,15 +441,7 @@ int request_body(struct request *r, const struct field *fields, json_t **out, st
 		if ((long long)len > r->srv->opt.max_body)
 			return fault_set(f, ERR_OVER_LIMIT, "body: larger than %lld bytes",
 			                 r->srv->opt.max_body);
-		const char *ct = request_header(r, "Content-Type");
-		size_t n = strlen("application/json");
-		if (!ct || strncasecmp(ct, "application/json", n) != 0 ||
-		    (ct[n] != '\0' && ct[n] != ';' && ct[n] != ' '))
-			return fault_set(f, ERR_UNSUPPORTED_MEDIA,
-			                 "Content-Type: must be application/json, not '%.100s'",
-			                 ct ? ct : "(none)");
-		const char *data = (const char *)evbuffer_pullup(in, -1);
-		if (body_parse(data, len, &j, f) < 0)
+		if (request_body_json(r, &j, f) < 0)
 			return -1;
 	}
 	if (body_check(j, fields, f) < 0) {

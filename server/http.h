@@ -69,6 +69,9 @@ const char *request_header(const struct request *r, const char *key);
 /* Reads the body as JSON checked against fields: 415 without application/json, 400 for
  * bad JSON, duplicate or unknown keys, wrong types or ranges. An empty body is {}. */
 int request_body(struct request *r, const struct field *fields, json_t **out, struct fault *f);
+/* The body (not empty, its size checked by the caller) parsed as JSON, unchecked
+ * otherwise: 415 without application/json, 400 for bad JSON or duplicate keys. */
+int request_body_json(struct request *r, json_t **out, struct fault *f);
 
 /* Each request is answered exactly once by one of these; the request is freed then. */
 void reply_json(struct request *r, int status, json_t *body /* stolen */);
