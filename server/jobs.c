@@ -83,9 +83,9 @@ struct job {
 	bool measuring;
 	int64_t measure_ms; /* wall clock when the measured phase began */
 	/* interval lines not yet in the store (lines[0] is seq flushed + 1); while writing,
-	 * the first nwriting of them are with the writer */
+	 * the first of them are with the writer */
 	char **lines;
-	size_t nlines, cap, nwriting;
+	size_t nlines, cap;
 	int64_t flushed;
 	bool writing;   /* lines are with the writer */
 	bool finishing; /* its final row is written or waits for the lines to be */
@@ -335,13 +335,19 @@ static struct job *job_new(void)
 	return j;
 }
 
+/* *dst becomes a copy of *src with texts of its own (db_run_clear() it). */
+static void run_copy(struct db_run *dst, const struct db_run *src)
+{
+	*dst = *src;
+	dst->spec = src->spec ? xstrdup(src->spec) : NULL;
+	dst->start = src->start ? xstrdup(src->start) : NULL;
+	dst->result = src->result ? xstrdup(src->result) : NULL;
+}
+
 static struct db_run *run_dup(const struct db_run *r)
 {
 	struct db_run *c = xmalloc(sizeof(*c));
-	*c = *r;
-	c->spec = r->spec ? xstrdup(r->spec) : NULL;
-	c->start = r->start ? xstrdup(r->start) : NULL;
-	c->result = r->result ? xstrdup(r->result) : NULL;
+	run_copy(c, r);
 	return c;
 }
 
@@ -960,9 +966,7 @@ static void job_ended(struct job *j)
 	job_unlink(j);
 	log_info("jobs: job %lld (%s) %s%s%s", (long long)fin->id, fin->name, fin->state,
 	         fin->reason[0] ? ": " : "", fin->reason);
-	run_free(fin);
-	j->final = NULL;
-	job_free(j);
+	job_free(j); /* and fin with it */
 }
 
 static void job_on_exit(void *arg, const struct child_result *res)
@@ -1239,10 +1243,7 @@ static int run_load(const char *id_text, struct db_run *run, struct fault *f)
 		return -1;
 	struct job *live = job_live(id);
 	if (live) {
-		*run = live->run;
-		run->spec = live->run.spec ? xstrdup(live->run.spec) : NULL;
-		run->start = live->run.start ? xstrdup(live->run.start) : NULL;
-		run->result = live->run.result ? xstrdup(live->run.result) : NULL;
+		run_copy(run, &live->run);
 		return 0;
 	}
 	int rc = db_run_get(jobs.db, id, run);
