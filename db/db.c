@@ -173,18 +173,6 @@ int db_end(struct db *db, int ret)
 	return ret;
 }
 
-void *db_grow(void *arr, size_t *cap, size_t n, size_t elem)
-{
-	size_t ncap;
-
-	if (n < *cap)
-		return arr;
-	/* Doubling cannot overflow: the n items already fit in the address space. */
-	ncap = *cap ? *cap * 2 : 16;
-	*cap = ncap;
-	return xrealloc(arr, ncap * elem);
-}
-
 int db_read_rows(struct db *db, sqlite3_stmt *st, size_t elem,
                  void (*read_row)(sqlite3_stmt *st, void *row), const char *what, void **rows,
                  size_t *n)
@@ -195,7 +183,7 @@ int db_read_rows(struct db *db, sqlite3_stmt *st, size_t elem,
 
 	*n = 0;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		all = db_grow(all, &cap, *n, elem);
+		all = util_grow(all, &cap, *n, elem);
 		char *row = all + (*n)++ * elem;
 		memset(row, 0, elem);
 		read_row(st, row);

@@ -119,9 +119,6 @@ int db_begin(struct db *db);
  * Returns ret, or -1 when the commit fails (then rolled back). */
 int db_end(struct db *db, int ret);
 
-/* arr (of *cap elem-sized items), grown if needed to hold at least n + 1 items. */
-void *db_grow(void *arr, size_t *cap, size_t n, size_t elem);
-
 /* Steps st to its end, each row read by read_row into a zeroed elem-sized item of a new
  * array (*rows, for free(); *n items), then resets st, so callers may call back into the
  * store afterwards. 0, or -1 when stepping failed (logged with what; *rows still holds

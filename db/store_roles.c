@@ -6,6 +6,7 @@
 #include "db.h"
 #include "migrate.h"
 #include "log.h"
+#include "util.h"
 
 #define ROLE_SELECT                                                                                \
 	"SELECT r.rowid, r.name, r.description, r.builtin, r.ctime, r.mtime, ra.auth"              \
@@ -36,7 +37,7 @@ static int db_role_rows(struct db *db, sqlite3_stmt *st, struct db_role **out, s
 
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (n == 0 || sqlite3_column_int64(st, 0) != rowid) {
-			roles = db_grow(roles, &cap, n, sizeof(*roles));
+			roles = util_grow(roles, &cap, n, sizeof(*roles));
 			r = &roles[n++];
 			memset(r, 0, sizeof(*r));
 			rowid = sqlite3_column_int64(st, 0);

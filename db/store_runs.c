@@ -137,7 +137,7 @@ int db_run_list(struct db *db, const char *state, const char *label, int64_t sta
 		return -1;
 	/* Read everything and reset before calling back: cb may use the store itself. */
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		all = db_grow(all, &cap, n, sizeof(*all));
+		all = util_grow(all, &cap, n, sizeof(*all));
 		db_run_row(st, &all[n++]);
 	}
 	if (rc != SQLITE_DONE) {
@@ -184,7 +184,7 @@ int db_run_queued(struct db *db, int (*cb)(void *arg, int64_t id), void *arg)
 	if (!st)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		ids = db_grow(ids, &cap, n, sizeof(*ids));
+		ids = util_grow(ids, &cap, n, sizeof(*ids));
 		ids[n++] = sqlite3_column_int64(st, 0);
 	}
 	if (rc != SQLITE_DONE) {
@@ -243,7 +243,7 @@ int db_run_intervals(struct db *db, int64_t run,
 	if (!st || db_bind_int64(db, st, 1, run) == -1)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		all = db_grow(all, &cap, n, sizeof(*all));
+		all = util_grow(all, &cap, n, sizeof(*all));
 		all[n].seq = sqlite3_column_int64(st, 0);
 		all[n].line = db_run_text(st, 1);
 		n++;

@@ -6,6 +6,7 @@
 #include "db.h"
 #include "migrate.h"
 #include "log.h"
+#include "util.h"
 
 #define USER_SELECT                                                                                \
 	"SELECT u.rowid, u.name, u.fullname, u.pwhash, u.session_timeout_min, u.ctime,"            \
@@ -37,7 +38,7 @@ static int db_user_rows(struct db *db, sqlite3_stmt *st, struct db_user **out, s
 
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (n == 0 || sqlite3_column_int64(st, 0) != rowid) {
-			users = db_grow(users, &cap, n, sizeof(*users));
+			users = util_grow(users, &cap, n, sizeof(*users));
 			u = &users[n++];
 			memset(u, 0, sizeof(*u));
 			rowid = sqlite3_column_int64(st, 0);

@@ -76,7 +76,7 @@ int db_worksheet_list(struct db *db, const char *owner,
 		return -1;
 	/* Read everything and reset before calling back: cb may use the store itself. */
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		all = db_grow(all, &cap, n, sizeof(*all));
+		all = util_grow(all, &cap, n, sizeof(*all));
 		db_worksheet_row(st, &all[n++]);
 	}
 	if (rc != SQLITE_DONE) {

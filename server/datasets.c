@@ -365,20 +365,12 @@ static struct {
 	struct series_retention ret;
 } D;
 
-static void *grow(void *arr, size_t *cap, size_t n, size_t elem)
-{
-	if (n < *cap)
-		return arr;
-	*cap = *cap ? *cap * 2 : 16;
-	return xrealloc(arr, *cap * elem);
-}
-
 static void add_key(void *arg, struct series *s)
 {
 	struct dataset *d = arg;
 	if (!series_key(s)[0])
 		return;
-	d->keys = grow(d->keys, &d->keys_cap, d->nkeys, sizeof(*d->keys));
+	d->keys = util_grow(d->keys, &d->keys_cap, d->nkeys, sizeof(*d->keys));
 	d->keys[d->nkeys++] = s;
 }
 
@@ -394,7 +386,7 @@ static struct dataset *dataset_add(const struct db_dataset *row, const struct st
 	d->ctime = row->ctime;
 	d->total = series_open(d->id, "");
 	series_each(d->id, add_key, d); /* keys seen before, vanished disks included */
-	D.all = grow(D.all, &D.cap, D.n, sizeof(*D.all));
+	D.all = util_grow(D.all, &D.cap, D.n, sizeof(*D.all));
 	D.all[D.n++] = d;
 	return d;
 }
@@ -415,7 +407,7 @@ static int load_dataset(void *arg, const struct db_dataset *row)
 	/* Every row's id, known or not: series of a dataset this build cannot collect (a
 	 * newer one made it) keep their data. */
 	struct catalog_ids *c = arg;
-	c->ids = grow(c->ids, &c->cap, c->n, sizeof(*c->ids));
+	c->ids = util_grow(c->ids, &c->cap, c->n, sizeof(*c->ids));
 	c->ids[c->n++] = row->id;
 	const struct statistic *st = statistic_find(row->statistic);
 	int drill = row->drilldown[0] && st ? drilldown_index(st, row->drilldown) : -1;

@@ -419,14 +419,6 @@ struct frows {
 	size_t n, cap;
 };
 
-static void *grow(void *arr, size_t *cap, size_t n, size_t elem)
-{
-	if (n < *cap)
-		return arr;
-	*cap = *cap ? *cap * 2 : 16;
-	return xrealloc(arr, *cap * elem);
-}
-
 static long flush_pieces(struct frow *r)
 {
 	const unsigned char *p = r->data, *end = r->data + r->len;
@@ -481,7 +473,7 @@ static void frows_free(struct frows *f)
 static int copy_frow(void *arg, int64_t id, int64_t start, int span, const void *data, size_t len)
 {
 	struct frows *f = arg;
-	f->r = grow(f->r, &f->cap, f->n, sizeof(*f->r));
+	f->r = util_grow(f->r, &f->cap, f->n, sizeof(*f->r));
 	struct frow *r = &f->r[f->n];
 	memset(r, 0, sizeof(*r));
 	r->id = id;
@@ -598,7 +590,7 @@ static bool sorted_add(int64_t **arr, size_t *n, size_t *cap, int64_t v)
 	}
 	if (lo < *n && (*arr)[lo] == v)
 		return false;
-	*arr = grow(*arr, cap, *n, sizeof(**arr));
+	*arr = util_grow(*arr, cap, *n, sizeof(**arr));
 	memmove(&(*arr)[lo + 1], &(*arr)[lo], (*n - lo) * sizeof(**arr));
 	(*arr)[lo] = v;
 	(*n)++;
@@ -644,7 +636,7 @@ static struct acct *acct_find(int64_t id, bool create)
 		return &W.acct[lo];
 	if (!create)
 		return NULL;
-	W.acct = grow(W.acct, &W.acct_cap, W.nacct, sizeof(*W.acct));
+	W.acct = util_grow(W.acct, &W.acct_cap, W.nacct, sizeof(*W.acct));
 	memmove(&W.acct[lo + 1], &W.acct[lo], (W.nacct - lo) * sizeof(*W.acct));
 	W.acct[lo] = (struct acct){id, 0, 0};
 	W.nacct++;
@@ -918,7 +910,7 @@ static void writer_batch(struct wbatch *b)
 	if (b->kind == WB_PURGE) {
 		for (size_t i = 0; i < b->nids; i++) {
 			sorted_remove(W.ids, &W.nids, b->ids[i]);
-			W.purge = grow(W.purge, &W.purge_cap, W.npurge, sizeof(*W.purge));
+			W.purge = util_grow(W.purge, &W.purge_cap, W.npurge, sizeof(*W.purge));
 			W.purge[W.npurge++] = b->ids[i];
 		}
 		W.prune_pos = 0; /* the list moved under the walk */
@@ -1042,7 +1034,7 @@ static struct series *series_new(int64_t id, int64_t dataset, const char *key, b
 	s->key = xstrdup(key);
 	s->sent = sent;
 	s->refs = 1;
-	S.all = grow(S.all, &S.cap, S.n, sizeof(*S.all));
+	S.all = util_grow(S.all, &S.cap, S.n, sizeof(*S.all));
 	S.all[S.n++] = s;
 	if (id >= S.next_id)
 		S.next_id = id + 1;
@@ -1136,7 +1128,7 @@ static void flush_upto(int64_t upto)
 	for (size_t i = 0; i < S.n; i++) {
 		struct series *s = S.all[i];
 		if (!s->sent) {
-			b->news = grow(b->news, &b->news_cap, b->nnews, sizeof(*b->news));
+			b->news = util_grow(b->news, &b->news_cap, b->nnews, sizeof(*b->news));
 			b->news[b->nnews++] = (struct wnew){s->id, s->dataset, xstrdup(s->key)};
 			s->sent = true;
 		}
@@ -1154,12 +1146,13 @@ static void flush_upto(int64_t upto)
 			if (!s->ring || !flush_piece(&body, &tmp, s, a, a, e, &prev_id))
 				continue;
 			count++;
-			b->pieces = grow(b->pieces, &b->pieces_cap, b->npieces, sizeof(*b->pieces));
+			b->pieces =
+			    util_grow(b->pieces, &b->pieces_cap, b->npieces, sizeof(*b->pieces));
 			b->pieces[b->npieces++] = (struct wpiece){s->id, body.len - before};
 		}
 		if (!count)
 			continue;
-		b->rows = grow(b->rows, &b->rows_cap, b->nrows, sizeof(*b->rows));
+		b->rows = util_grow(b->rows, &b->rows_cap, b->nrows, sizeof(*b->rows));
 		struct wrow *r = &b->rows[b->nrows++];
 		r->start = a;
 		r->span = (int)(e - a);
@@ -1245,7 +1238,7 @@ int64_t series_now(void)
 
 void series_subscribe(series_commit_fn fn, void *arg)
 {
-	S.subs = grow(S.subs, &S.subs_cap, S.nsubs, sizeof(*S.subs));
+	S.subs = util_grow(S.subs, &S.subs_cap, S.nsubs, sizeof(*S.subs));
 	S.subs[S.nsubs++] = (struct sub){fn, arg};
 }
 
@@ -1293,7 +1286,7 @@ static void drop_where(bool (*match)(const struct series *s, const void *ctx), c
 			continue;
 		}
 		if (s->sent) {
-			b->ids = grow(b->ids, &b->ids_cap, b->nids, sizeof(*b->ids));
+			b->ids = util_grow(b->ids, &b->ids_cap, b->nids, sizeof(*b->ids));
 			b->ids[b->nids++] = s->id;
 		}
 		s->dropped = true;
@@ -1455,7 +1448,7 @@ static struct db_samples *reader_get(void)
 static void reader_put(struct db_samples *ds)
 {
 	pthread_mutex_lock(&S.readers_mu);
-	S.readers = grow(S.readers, &S.readers_cap, S.nreaders, sizeof(*S.readers));
+	S.readers = util_grow(S.readers, &S.readers_cap, S.nreaders, sizeof(*S.readers));
 	S.readers[S.nreaders++] = ds;
 	pthread_mutex_unlock(&S.readers_mu);
 }

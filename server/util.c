@@ -47,6 +47,15 @@ void *xrealloc(void *p, size_t n)
 	return q;
 }
 
+void *util_grow(void *arr, size_t *cap, size_t n, size_t elem)
+{
+	if (n < *cap)
+		return arr;
+	/* Doubling cannot overflow: the n items already fit in the address space. */
+	*cap = *cap ? *cap * 2 : 16;
+	return xrealloc(arr, *cap * elem);
+}
+
 char *xstrdup(const char *s)
 {
 	char *p = strdup(s);

@@ -12,6 +12,9 @@
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
+/* arr (n items of elem bytes, room for *cap) with room for one more: *cap doubles (16 at
+ * first) when full. */
+void *util_grow(void *arr, size_t *cap, size_t n, size_t elem);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
