@@ -1058,25 +1058,23 @@ static bool tick_expire_cb(void *val, void *ctx)
 	return true;
 }
 
-struct dirty_ctx {
-	const struct db_session **v;
-	struct session **owners;
+/* last_seen of the sessions used since the last tick, and the prune of expired ones: for
+ * the writer (dbw.h), as copies; memory stays the truth meanwhile. */
+struct touch_job {
+	struct db_session *v;
 	size_t n, cap;
+	int64_t prune_before; /* 0: no prune */
 };
 
 static bool tick_dirty_cb(void *val, void *ctx)
 {
 	struct session *s = val;
-	struct dirty_ctx *d = ctx;
+	struct touch_job *t = ctx;
 	if (!s->dirty)
 		return false;
-	if (d->n == d->cap) {
-		d->cap = d->cap ? d->cap * 2 : 64;
-		d->v = xrealloc(d->v, d->cap * sizeof(*d->v));
-		d->owners = xrealloc(d->owners, d->cap * sizeof(*d->owners));
-	}
-	d->v[d->n] = &s->s;
-	d->owners[d->n++] = s;
+	t->v = util_grow(t->v, &t->cap, t->n, sizeof(*t->v));
+	t->v[t->n++] = s->s;
+	s->dirty = false;
 	return false;
 }
 
@@ -1089,23 +1087,17 @@ static bool tick_user_stale(void *val, void *ctx)
 	return true;
 }
 
-/* last_seen of the sessions used since the last tick, and the prune of expired ones: for
- * the writer (dbw.h), as copies; memory stays the truth meanwhile. */
-struct touch_job {
-	struct db_session *v;
-	size_t n;
-	int64_t prune_before; /* 0: no prune */
-};
-
 static void touch_work(struct db *db, void *arg)
 {
 	struct touch_job *t = arg;
-	const struct db_session **p = xmalloc((t->n ? t->n : 1) * sizeof(*p));
-	for (size_t i = 0; i < t->n; i++)
-		p[i] = &t->v[i];
-	if (t->n && db_session_touch(db, p, t->n) != 0)
-		log_warn("auth: could not write back last_seen of %zu session(s)", t->n);
-	free(p);
+	if (t->n) {
+		const struct db_session **p = xmalloc(t->n * sizeof(*p));
+		for (size_t i = 0; i < t->n; i++)
+			p[i] = &t->v[i];
+		if (db_session_touch(db, p, t->n) != 0)
+			log_warn("auth: could not write back last_seen of %zu session(s)", t->n);
+		free(p);
+	}
 	int pruned = t->prune_before ? db_session_prune(db, t->prune_before) : 0;
 	if (pruned > 0)
 		log_debug("auth: %d expired session row(s) pruned", pruned);
@@ -1120,20 +1112,9 @@ static void touch_done(void *arg)
 
 static void auth_flush_last_seen(int64_t prune_before)
 {
-	struct dirty_ctx d = {0};
-	smap_filter(&auth.sessions, tick_dirty_cb, &d);
 	struct touch_job *t = xcalloc(1, sizeof(*t));
 	t->prune_before = prune_before;
-	if (d.n) {
-		t->v = xmalloc(d.n * sizeof(*t->v));
-		for (size_t i = 0; i < d.n; i++) {
-			t->v[i] = *d.v[i];
-			d.owners[i]->dirty = false;
-		}
-		t->n = d.n;
-	}
-	free(d.v);
-	free(d.owners);
+	smap_filter(&auth.sessions, tick_dirty_cb, t);
 	if (t->n || t->prune_before)
 		dbw_submit(auth.db, touch_work, touch_done, t);
 	else
