@@ -263,6 +263,12 @@ static size_t arena_align(uint32_t block_size)
 	return 4096;
 }
 
+/* A thread's pool in the arena, up to where the next may start. */
+static size_t pool_span(const struct ethread *t, uint32_t block_size, size_t align)
+{
+	return (t->nslices * block_size + align - 1) & ~(align - 1);
+}
+
 static inline void ethread_record(struct ethread *t, int phase, int dir, uint64_t lat)
 {
 	hist_record(phase == PHASE_MEASURE ? &t->meas[dir] : &t->ramp[dir], lat);
@@ -664,7 +670,7 @@ static int engine_setup(struct engine *e, const struct engine_job *j, char *err,
 		uint64_t need = (uint64_t)j->iodepth * j->block_size;
 		uint64_t bytes = t->role == ROLE_READ || wpool < need ? need : wpool;
 		t->nslices = (size_t)(bytes / j->block_size);
-		arena_bytes += (t->nslices * j->block_size + align - 1) & ~(align - 1);
+		arena_bytes += pool_span(t, j->block_size, align);
 		for (int d = 0; d < ENGINE_DIRS; d++) {
 			hist_init(&t->ramp[d]);
 			hist_init(&t->meas[d]);
@@ -680,7 +686,7 @@ static int engine_setup(struct engine *e, const struct engine_job *j, char *err,
 	for (unsigned i = 0; i < e->n; i++) {
 		struct ethread *t = &e->t[i];
 		t->pool = e->arena + off;
-		off += (t->nslices * j->block_size + align - 1) & ~(align - 1);
+		off += pool_span(t, j->block_size, align);
 	}
 	return 0;
 }
