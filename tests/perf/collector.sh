@@ -15,10 +15,8 @@ BENCH=${BENCH:-./tests/perf/bench_analytics}
 TICKS=${TICKS:-3000}
 RUNS=${RUNS:-5}
 
-die() {
-	echo "collector.sh: $*" >&2
-	exit 1
-}
+# shellcheck source=tests/perf/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 command -v curl >/dev/null || die "curl not found (apt-get install curl)"
 [ -x "$SPINDLED" ] || die "no spindled at $SPINDLED: build first, or set SPINDLED"
@@ -27,15 +25,8 @@ if [ ! -x "$BENCH" ]; then
 fi
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/spindle-perf.XXXXXX")
-pid=
-cleanup() {
-	if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-		kill "$pid"
-		wait "$pid" 2>/dev/null || true
-	fi
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+trap 'perf_cleanup $?' EXIT
+trap 'exit 130' INT TERM
 
 # The synthetic /proc is rewritten every simulated second: keep it in memory when we can.
 proc_tmp=$TMP
@@ -50,20 +41,8 @@ read -r t0 t1 < <(sed -n 's/^day: data from \([0-9]*\) to \([0-9]*\).*/\1 \2/p' 
 [ -n "$t0" ] || die "the day benchmark gave no time range"
 
 echo "== over HTTP, from a spindled started on that day's database"
-port=$((20000 + RANDOM % 20000))
 mkdir -p "$TMP/proc"
-"$SPINDLED" --foreground --state-dir "$TMP/state" --listen "127.0.0.1:$((port + 1))" \
-	--http-listen "127.0.0.1:$port" --proc-root "$TMP/proc" >"$TMP/spindled.log" 2>&1 &
-pid=$!
-base="http://127.0.0.1:$port"
-for _ in $(seq 100); do
-	curl -fs "$base/api/system/v1/health" >/dev/null 2>&1 && break
-	sleep 0.1
-done
-pw=$(cat "$TMP/state/initial-admin-password")
-token=$(curl -fs -D - -o /dev/null -X POST -H "X-Auth-User: admin" -H "X-Auth-Key: $pw" \
-	"$base/api/access/v1" | tr -d '\r' | sed -n 's/^X-Auth-Session: //ip')
-[ -n "$token" ] || die "cannot log in"
+spindled_start --proc-root "$TMP/proc"
 
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 

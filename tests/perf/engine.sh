@@ -27,35 +27,15 @@ BENCH_DIR=${BENCH_DIR:-/var/tmp}
 DASHBOARD=${DASHBOARD:-1}
 PYTHON=/usr/bin/python3
 
-die() {
-	echo "engine.sh: $*" >&2
-	exit 1
-}
+# shellcheck source=tests/perf/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 command -v "$FIO" >/dev/null || die "fio not found (apt-get install fio)"
 [ -x "$WORKER" ] || die "no spindle-worker at $WORKER: build first, or set WORKER"
 [ -x "$PYTHON" ] || die "no $PYTHON"
 
 TMP=$(mktemp -d "$BENCH_DIR/spindle-perf-engine.XXXXXX")
-spindled_pid=
-nginx_pid=
-stop() { # pid: TERM, up to 5 s of grace, then KILL
-	local pid=$1 i
-	[ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 0
-	kill "$pid" 2>/dev/null || true
-	for i in $(seq 50); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -KILL "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
-}
-cleanup() {
-	stop "$nginx_pid"
-	stop "$spindled_pid"
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+trap 'perf_cleanup $?' EXIT
 trap 'exit 130' INT TERM
 
 FILE="$TMP/bench.dat"
@@ -166,78 +146,14 @@ if [ ! -x "$SPINDLED" ] || ! command -v wrk >/dev/null || ! command -v curl >/de
 	echo "dashboard latency: skipped (needs $SPINDLED, wrk, curl and nginx)"
 	exit 0
 fi
-free_port() {
-	local p i
-	for i in $(seq 100); do
-		p=$((20000 + RANDOM % 40000))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-			printf -v "$1" '%s' "$p"
-			return 0
-		fi
-	done
-	die "no free port"
-}
-https_port='' http_port='' nginx_port=''
-free_port https_port
-free_port http_port
-free_port nginx_port
-mkdir -p "$TMP/state/bench" "$TMP/www" "$TMP/nginx"
-"$SPINDLED" --foreground --state-dir "$TMP/state" --listen "127.0.0.1:$https_port" \
-	--http-listen "127.0.0.1:$http_port" --kdf-iterations 1000 --log-level warn \
-	--bench-worker "$(readlink -f "$WORKER")" \
-	>"$TMP/spindled.log" 2>&1 &
-spindled_pid=$!
-base="http://127.0.0.1:$http_port"
-for i in $(seq 100); do
-	kill -0 "$spindled_pid" 2>/dev/null || die "spindled exited at start"
-	curl -fsS -o /dev/null --max-time 2 "$base/api/system/v1/health" 2>/dev/null && break
-	[ "$i" -eq 100 ] && die "spindled did not answer within 10 s"
-	sleep 0.1
-done
-pw=$(cat "$TMP/state/initial-admin-password")
-token=$(curl -ksS --max-time 10 -D - -o /dev/null -X POST -H "X-Auth-User: admin" \
-	-H "X-Auth-Key: $pw" "https://127.0.0.1:$https_port/api/access/v1" |
-	awk 'tolower($1) == "x-auth-session:" { print $2 }' | tr -d '\r')
-[ -n "$token" ] || die "login gave no token"
+mkdir -p "$TMP/state/bench" "$TMP/www"
+spindled_start --bench-worker "$(readlink -f "$WORKER")"
 dash_url="$base/api/status/v1/dashboard"
 sleep 2 # the collector's first samples
 curl -fsS --max-time 5 -H "X-Auth-Session: $token" -o "$TMP/www/dashboard.json" "$dash_url" ||
 	die "no dashboard"
-
-# nginx, one worker, the same bytes (as root its worker is "nobody": let it reach them)
-chmod 711 "$TMP"
-chmod 755 "$TMP/www"
-chmod 644 "$TMP/www/dashboard.json"
-cat >"$TMP/nginx.conf" <<NGINX
-worker_processes 1;
-daemon off;
-pid $TMP/nginx/nginx.pid;
-error_log $TMP/nginx/error.log warn;
-events { worker_connections 1024; }
-http {
-	access_log off;
-	default_type application/json;
-	keepalive_requests 1000000;
-	client_body_temp_path $TMP/nginx/client_body;
-	proxy_temp_path $TMP/nginx/proxy;
-	fastcgi_temp_path $TMP/nginx/fastcgi;
-	uwsgi_temp_path $TMP/nginx/uwsgi;
-	scgi_temp_path $TMP/nginx/scgi;
-	server {
-		listen 127.0.0.1:$nginx_port;
-		root $TMP/www;
-	}
-}
-NGINX
-nginx -e "$TMP/nginx/error.log" -p "$TMP/nginx" -c "$TMP/nginx.conf" 2>"$TMP/nginx/stderr.log" &
-nginx_pid=$!
+nginx_start dashboard.json
 nginx_url="http://127.0.0.1:$nginx_port/dashboard.json"
-for i in $(seq 50); do
-	kill -0 "$nginx_pid" 2>/dev/null || { cat "$TMP"/nginx/*.log >&2; die "nginx exited"; }
-	curl -fsS -o /dev/null --max-time 2 "$nginx_url" 2>/dev/null && break
-	[ "$i" -eq 50 ] && die "nginx did not serve $nginx_url"
-	sleep 0.1
-done
 
 # wrk's Lua: p50/p90/p99/p99.9/max in microseconds, requests and non-2xx on one line;
 # PACE_MS > 0 makes each connection wait that long between requests (a polling client).

@@ -19,10 +19,8 @@ ROUNDS=${ROUNDS:-3}
 CONNECTIONS=${CONNECTIONS:-16}
 PYTHON=/usr/bin/python3
 
-die() {
-	echo "hardware.sh: $*" >&2
-	exit 1
-}
+# shellcheck source=tests/perf/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 for tool in wrk curl "$PYTHON"; do
 	command -v "$tool" >/dev/null || die "$tool not found (apt-get install wrk curl python3)"
@@ -30,17 +28,7 @@ done
 [ -x "$SPINDLED" ] || die "no spindled at $SPINDLED: build first, or set SPINDLED"
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/spindle-perf-hw.XXXXXX")
-spindled_pid=
-cleanup() {
-	local rc=$?
-	if [ -n "$spindled_pid" ] && kill -0 "$spindled_pid" 2>/dev/null; then
-		kill "$spindled_pid" 2>/dev/null || true
-		wait "$spindled_pid" 2>/dev/null || true
-	fi
-	[ "$rc" -ne 0 ] && [ -s "$TMP/spindled.log" ] && tail -n 20 "$TMP/spindled.log" >&2
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+trap 'perf_cleanup $?' EXIT
 trap 'exit 130' INT TERM
 
 # The fake box, built by the API tests' own builder.
@@ -51,23 +39,7 @@ from test_hardware import build_box
 build_box(sys.argv[1])
 PY
 
-port=$((20000 + RANDOM % 40000))
-"$SPINDLED" --foreground --state-dir "$TMP/state" --listen "127.0.0.1:$((port + 1))" \
-	--http-listen "127.0.0.1:$port" --kdf-iterations 1000 --log-level warn \
-	--sys-root "$TMP/root" --system-led chassis::identify >"$TMP/spindled.log" 2>&1 &
-spindled_pid=$!
-base="http://127.0.0.1:$port"
-for i in $(seq 100); do
-	kill -0 "$spindled_pid" 2>/dev/null || die "spindled exited at start"
-	curl -fsS -o /dev/null --max-time 2 "$base/api/system/v1/health" 2>/dev/null && break
-	[ "$i" -eq 100 ] && die "spindled did not answer within 10 s"
-	sleep 0.1
-done
-pw=$(cat "$TMP/state/initial-admin-password")
-token=$(curl -sS --max-time 10 -D - -o /dev/null -X POST -H "X-Auth-User: admin" \
-	-H "X-Auth-Key: $pw" "$base/api/access/v1" |
-	awk 'tolower($1) == "x-auth-session:" { print $2 }' | tr -d '\r')
-[ -n "$token" ] || die "login gave no token"
+spindled_start --sys-root "$TMP/root" --system-led chassis::identify
 
 enc=0x500304801f0c7a3f
 declare -A urls=(

@@ -8,6 +8,8 @@
 # Environment: SPINDLED (default ./server/spindled), DURATION (seconds per run, default 5),
 #              ROUNDS (default 3), CONNECTIONS (default 64).
 set -euo pipefail
+# shellcheck source=tests/perf/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 SPINDLED=${SPINDLED:-./server/spindled}
 DURATION=${DURATION:-5}
@@ -15,60 +17,14 @@ ROUNDS=${ROUNDS:-3}
 CONNECTIONS=${CONNECTIONS:-64}
 TARGET=0.8
 
-die() {
-	echo "http.sh: $*" >&2
-	exit 1
-}
-
 for tool in wrk nginx curl; do
 	command -v "$tool" >/dev/null || die "$tool not found (apt-get install wrk nginx curl)"
 done
 [ -x "$SPINDLED" ] || die "no spindled at $SPINDLED: build first, or set SPINDLED"
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/spindle-perf.XXXXXX")
-spindled_pid=
-nginx_pid=
-
-stop() { # pid: TERM, up to 5 s of grace, then KILL
-	local pid=$1 i
-	[ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 0
-	kill "$pid" 2>/dev/null || true
-	for i in $(seq 50); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -KILL "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
-}
-
-cleanup() {
-	local rc=$?
-	stop "$nginx_pid"
-	stop "$spindled_pid"
-	if [ "$rc" -ne 0 ] && [ -s "$TMP/spindled.log" ]; then
-		echo "--- spindled log (last 20 lines) ---" >&2
-		tail -n 20 "$TMP/spindled.log" >&2
-	fi
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+trap 'perf_cleanup $?' EXIT
 trap 'exit 130' INT TERM
-
-# free_port VAR: a loopback port nothing listens on and not handed out before in this run.
-used_ports=" "
-free_port() {
-	local p i
-	for i in $(seq 100); do
-		p=$((20000 + RANDOM % 40000))
-		case "$used_ports" in *" $p "*) continue ;; esac
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-			used_ports="$used_ports$p "
-			printf -v "$1" '%s' "$p"
-			return 0
-		fi
-	done
-	die "no free port"
-}
 
 rss_kb() {
 	awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"
@@ -97,32 +53,8 @@ median() { # numbers on stdin
 }
 
 # --- spindled ----------------------------------------------------------------------------
-https_port='' http_port='' nginx_port=''
-free_port https_port
-free_port http_port
-free_port nginx_port
-mkdir -p "$TMP/state" "$TMP/www" "$TMP/nginx"
-
-"$SPINDLED" --foreground --state-dir "$TMP/state" \
-	--listen "127.0.0.1:$https_port" --http-listen "127.0.0.1:$http_port" \
-	--kdf-iterations 1000 --log-level warn >"$TMP/spindled.log" 2>&1 &
-spindled_pid=$!
-
-base="http://127.0.0.1:$http_port"
-for i in $(seq 100); do
-	kill -0 "$spindled_pid" 2>/dev/null || die "spindled exited at start"
-	curl -fsS -o /dev/null --max-time 2 "$base/api/system/v1/health" 2>/dev/null && break
-	[ "$i" -eq 100 ] && die "spindled did not answer /api/system/v1/health within 10 s"
-	sleep 0.1
-done
-
-[ -s "$TMP/state/initial-admin-password" ] || die "no $TMP/state/initial-admin-password"
-pw=$(cat "$TMP/state/initial-admin-password")
-curl -ksS --max-time 10 -o "$TMP/login.json" -D "$TMP/login.headers" -X POST \
-	-H "X-Auth-User: admin" -H "X-Auth-Key: $pw" "https://127.0.0.1:$https_port/api/access/v1" ||
-	die "login request failed"
-token=$(awk 'tolower($1) == "x-auth-session:" { print $2 }' "$TMP/login.headers" | tr -d '\r')
-[ -n "$token" ] || { cat "$TMP/login.headers" "$TMP/login.json" >&2; die "login gave no X-Auth-Session"; }
+mkdir -p "$TMP/www"
+spindled_start
 
 # The exact bytes spindled answers become nginx's static file.
 curl -fsS --max-time 5 -H "X-Auth-Session: $token" -o "$TMP/www/version.json" \
@@ -163,42 +95,8 @@ end
 LUA
 
 # --- nginx -------------------------------------------------------------------------------
-# Running as root, nginx's worker is "nobody": let it reach the file, and nothing else.
-chmod 711 "$TMP"
-chmod 755 "$TMP/www"
-chmod 644 "$TMP/www/version.json" "$TMP/www/dashboard.json"
-cat >"$TMP/nginx.conf" <<EOF
-worker_processes 1;
-master_process on;
-daemon off;
-pid $TMP/nginx/nginx.pid;
-error_log $TMP/nginx/error.log warn;
-events { worker_connections 1024; }
-http {
-	access_log off;
-	default_type application/json;
-	keepalive_requests 1000000;
-	client_body_temp_path $TMP/nginx/client_body;
-	proxy_temp_path $TMP/nginx/proxy;
-	fastcgi_temp_path $TMP/nginx/fastcgi;
-	uwsgi_temp_path $TMP/nginx/uwsgi;
-	scgi_temp_path $TMP/nginx/scgi;
-	server {
-		listen 127.0.0.1:$nginx_port;
-		root $TMP/www;
-	}
-}
-EOF
-nginx -e "$TMP/nginx/error.log" -p "$TMP/nginx" -c "$TMP/nginx.conf" 2>"$TMP/nginx/stderr.log" &
-nginx_pid=$!
-
+nginx_start version.json
 nginx_url="http://127.0.0.1:$nginx_port/version.json"
-for i in $(seq 50); do
-	kill -0 "$nginx_pid" 2>/dev/null || { cat "$TMP"/nginx/*.log >&2; die "nginx exited"; }
-	curl -fsS -o /dev/null --max-time 2 "$nginx_url" 2>/dev/null && break
-	[ "$i" -eq 50 ] && { cat "$TMP"/nginx/*.log >&2; die "nginx did not serve $nginx_url"; }
-	sleep 0.1
-done
 
 # --- runs --------------------------------------------------------------------------------
 # compare NAME TARGET SPINDLED_URL NGINX_URL [wrk args for both...]: ROUNDS alternating
