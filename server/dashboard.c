@@ -315,9 +315,9 @@ int dashboard_events_attach(struct request *r, struct fault *f)
 	dash.clients = c;
 	dash.nclients++;
 	reply_header(r, "X-Accel-Buffering", "no"); /* a proxy in front must not hold events */
-	/* No quiet-time heartbeat from http.c: ours goes out on a fixed beat, below the
-	 * connection timeout, whether or not events flow. */
-	reply_stream_start(r, 200, "text/event-stream", NULL, sse_hook, c);
+	/* Ours goes out on a fixed beat whether or not events flow, so http.c's quiet-time
+	 * heartbeat is only a fallback. */
+	reply_stream_start(r, 200, "text/event-stream", ":\n\n", sse_hook, c);
 	char retry[32];
 	int n = snprintf(retry, sizeof(retry), "retry: %d\n\n", SSE_RETRY_MS);
 	reply_stream_chunk(r, retry, (size_t)n);

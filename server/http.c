@@ -18,6 +18,8 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -26,6 +28,11 @@
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 #include <event2/listener.h>
+
+#include <openssl/err.h>
+
+/* The largest plaintext of one TLS record (RFC 8446 5.1). */
+#define TLS_RECORD_MAX 16384
 
 struct service_hdr {
 	const char *name;
@@ -48,7 +55,7 @@ struct http_server {
 	struct listener https, plain;
 	struct service_hdr *services;
 	size_t nservices;
-	struct stream *streams; /* open streamed replies */
+	LIST_HEAD(stream_list, stream) streams; /* open streamed replies */
 	size_t inflight;
 	size_t unflushed; /* replies handed to evhttp and not yet written out */
 	bool stopping;    /* no longer accepting: streams are told to finish */
@@ -163,6 +170,43 @@ static void track_flush(struct request *r)
 	evhttp_request_set_on_complete_cb(r->ev, reply_flushed, r->srv);
 }
 
+/* --- the wire under evhttp: TLS records and the TLS close */
+
+/* The TLS session of a connection, or NULL on the plain listener. */
+static SSL *conn_ssl(struct evhttp_connection *conn)
+{
+	struct bufferevent *bev = conn ? evhttp_connection_get_bufferevent(conn) : NULL;
+	return bev ? bufferevent_openssl_get_ssl(bev) : NULL;
+}
+
+/* bufferevent_openssl makes one TLS record (and one send()) of each evbuffer chunk, and
+ * evhttp hands over a reply as separate chunks: headers, body, chunk framing. Joining the
+ * head of the output into one chunk puts a small answer in one record and one segment. */
+static void tls_coalesce(struct evhttp_connection *conn)
+{
+	if (!conn_ssl(conn))
+		return;
+	struct evbuffer *out = bufferevent_get_output(evhttp_connection_get_bufferevent(conn));
+	size_t len = evbuffer_get_length(out);
+	evbuffer_pullup(out, (ev_ssize_t)(len < TLS_RECORD_MAX ? len : TLS_RECORD_MAX));
+}
+
+/* evhttp calls this just before it frees a connection, with everything it wrote handed to
+ * the socket; bufferevent_openssl would then close the socket without a TLS close_notify,
+ * which OpenSSL 3 clients report as a truncation. One SSL_shutdown() call queues the alert
+ * without waiting for the peer's. arg: the connection's open stream, or NULL. */
+static void stream_conn_closed(struct stream *s);
+static void conn_closed(struct evhttp_connection *conn, void *arg)
+{
+	SSL *ssl = conn_ssl(conn);
+	if (ssl && SSL_is_init_finished(ssl) && !(SSL_get_shutdown(ssl) & SSL_SENT_SHUTDOWN)) {
+		SSL_shutdown(ssl);
+		ERR_clear_error(); /* a peer already gone is no fault of the next connection */
+	}
+	if (arg)
+		stream_conn_closed(arg);
+}
+
 static void finish(struct request *r, int status, struct evbuffer *body)
 {
 	common_headers(r);
@@ -170,7 +214,11 @@ static void finish(struct request *r, int status, struct evbuffer *body)
 	if (r->method == METHOD_HEAD)
 		body = NULL;
 	track_flush(r);
+	/* NULL once the client is gone; evhttp_send_reply() then frees the request, and it never
+	 * frees a live connection before the reply is written. */
+	struct evhttp_connection *conn = evhttp_request_get_connection(r->ev);
 	evhttp_send_reply(r->ev, status, NULL, body);
+	tls_coalesce(conn);
 	r->srv->inflight--;
 	request_free(r);
 }
@@ -245,7 +293,15 @@ void reply_header(struct request *r, const char *key, const char *value)
 	evhttp_add_header(evhttp_request_get_output_headers(r->ev), key, value);
 }
 
-/* --- streamed replies */
+/* --- streamed replies
+ *
+ * Ending a chunked reply over TLS takes care. bufferevent_openssl always defers its "output
+ * drained" callback to the loop's next turn, and evhttp's write callback runs whatever
+ * completion is set at that moment without looking at the buffer. A stream ended while a
+ * chunk's drain callback was still on its way had evhttp take the connection back for
+ * reading with the end of the body still queued: the client never saw it. So every chunk
+ * goes out with stream_written() as its completion, which learns when the output is empty
+ * with no drain callback left to come, and the body is ended only then. */
 
 struct stream {
 	struct request *r;
@@ -255,19 +311,16 @@ struct stream {
 	struct event *beat;
 	struct evbuffer *buf;
 	bool wrote;    /* a chunk went out since the last heartbeat tick */
+	bool armed;    /* a chunk was queued; stream_written() will be called */
+	bool drained;  /* stream_written() saw the output empty: no callback is on its way */
+	bool ending;   /* the owner called reply_stream_end(); the end waits for the drain */
 	bool stopping; /* the owner was told STREAM_SERVER_STOPPING */
-	struct stream *prev, *next;
+	LIST_ENTRY(stream) link;
 };
 
 static void stream_free(struct stream *s)
 {
-	struct http_server *srv = s->r->srv;
-	if (s->prev)
-		s->prev->next = s->next;
-	else
-		srv->streams = s->next;
-	if (s->next)
-		s->next->prev = s->prev;
+	LIST_REMOVE(s, link);
 	if (s->beat)
 		event_free(s->beat);
 	evbuffer_free(s->buf);
@@ -277,16 +330,42 @@ static void stream_free(struct stream *s)
 }
 
 /* The client went away: evhttp has detached the request from its connection, and only
- * evhttp_send_reply_end() frees it then (STACK.md). */
-static void stream_conn_closed(struct evhttp_connection *conn, void *arg)
+ * evhttp_send_reply_end() frees it then (STACK.md). An owner that already ended the stream
+ * is not told. */
+static void stream_conn_closed(struct stream *s)
 {
-	struct stream *s = arg;
 	struct request *r = s->r;
-	s->hook(r, STREAM_CLIENT_GONE, s->arg);
+	if (!s->ending)
+		s->hook(r, STREAM_CLIENT_GONE, s->arg);
 	stream_free(s);
 	evhttp_send_reply_end(r->ev);
 	r->srv->inflight--;
 	request_free(r);
+}
+
+static void stream_finish(struct stream *s)
+{
+	struct request *r = s->r;
+	struct evhttp_connection *conn = evhttp_request_get_connection(r->ev);
+	if (conn)
+		evhttp_connection_set_closecb(conn, conn_closed, NULL);
+	stream_free(s);
+	track_flush(r);
+	evhttp_send_reply_end(r->ev);
+	r->srv->inflight--;
+	request_free(r);
+}
+
+static void stream_written(struct evhttp_connection *conn, void *arg)
+{
+	struct stream *s = arg;
+	struct bufferevent *bev = evhttp_connection_get_bufferevent(conn);
+	if (evbuffer_get_length(bufferevent_get_output(bev)) > 0)
+		return; /* an earlier chunk's late callback: this one's is still to come */
+	s->armed = false;
+	s->drained = true;
+	if (s->ending)
+		stream_finish(s);
 }
 
 static void stream_beat(evutil_socket_t fd, short what, void *arg)
@@ -308,27 +387,22 @@ void reply_stream_start(struct request *r, int status, const char *content_type,
 	s->hook = hook;
 	s->arg = arg;
 	s->buf = evbuffer_new();
-	s->next = srv->streams;
-	if (s->next)
-		s->next->prev = s;
-	srv->streams = s;
+	LIST_INSERT_HEAD(&srv->streams, s, link);
 	r->stream = s;
 
 	struct evkeyvalq *h = evhttp_request_get_output_headers(r->ev);
 	evhttp_add_header(h, "Content-Type", content_type);
 	evhttp_add_header(h, "Cache-Control", "no-store");
 	common_headers(r);
-	evhttp_send_reply_start(r->ev, status, NULL);
 	struct evhttp_connection *conn = evhttp_request_get_connection(r->ev);
+	evhttp_send_reply_start(r->ev, status, NULL);
 	if (conn)
-		evhttp_connection_set_closecb(conn, stream_conn_closed, s);
-	if (heartbeat) {
-		/* Each chunk re-arms the connection's timeout; a third of it leaves slack. */
-		struct timeval tv = {srv->opt.timeout_s >= 3 ? srv->opt.timeout_s / 3 : 1, 0};
-		s->heartbeat = xstrdup(heartbeat);
-		s->beat = event_new(srv->base, -1, EV_PERSIST, stream_beat, s);
-		event_add(s->beat, &tv);
-	}
+		evhttp_connection_set_closecb(conn, conn_closed, s);
+	/* Each chunk re-arms the connection's timeout; a third of it leaves slack. */
+	struct timeval tv = {srv->opt.timeout_s >= 3 ? srv->opt.timeout_s / 3 : 1, 0};
+	s->heartbeat = xstrdup(heartbeat);
+	s->beat = event_new(srv->base, -1, EV_PERSIST, stream_beat, s);
+	event_add(s->beat, &tv);
 	/* A stream opened on a kept-alive connection after the stop signal is told at once. */
 	if (srv->stopping)
 		event_base_once(srv->base, -1, EV_TIMEOUT, streams_stop, srv, NULL);
@@ -337,23 +411,34 @@ void reply_stream_start(struct request *r, int status, const char *content_type,
 void reply_stream_chunk(struct request *r, const void *data, size_t len)
 {
 	struct stream *s = r->stream;
-	if (len == 0)
-		return; /* an empty chunk would end the body */
+	if (len == 0 || s->ending)
+		return; /* an empty chunk would end the body; after the end, nothing goes */
+	struct evhttp_connection *conn = evhttp_request_get_connection(r->ev);
 	evbuffer_add(s->buf, data, len);
-	evhttp_send_reply_chunk(r->ev, s->buf);
+	evhttp_send_reply_chunk_with_cb(r->ev, s->buf, stream_written, s);
+	tls_coalesce(conn);
 	s->wrote = true;
+	s->armed = conn != NULL;
+	s->drained = false;
 }
 
 void reply_stream_end(struct request *r)
 {
+	struct stream *s = r->stream;
 	struct evhttp_connection *conn = evhttp_request_get_connection(r->ev);
-	if (conn)
-		evhttp_connection_set_closecb(conn, NULL, NULL);
-	stream_free(r->stream);
-	track_flush(r);
-	evhttp_send_reply_end(r->ev);
-	r->srv->inflight--;
-	request_free(r);
+	event_del(s->beat);
+	if (conn && !s->armed && !s->drained) {
+		/* Nothing was written after the headers. Still queued, they take the end with
+		 * them; gone out, their drain callback may be on its way, so a heartbeat (bytes
+		 * the format ignores) goes first and its completion ends the body. */
+		struct bufferevent *bev = evhttp_connection_get_bufferevent(conn);
+		if (evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+			reply_stream_chunk(r, s->heartbeat, strlen(s->heartbeat));
+	}
+	s->ending = true;
+	if (!conn || !s->armed)
+		stream_finish(s);
+	/* else stream_written() ends it once the last chunk is out */
 }
 
 /* Streams do not end by themselves: at shutdown their owners are told to finish them.
@@ -363,15 +448,15 @@ void reply_stream_end(struct request *r)
 static void streams_stop(evutil_socket_t fd, short what, void *arg)
 {
 	struct http_server *srv = arg;
-	struct stream *s = srv->streams;
+	struct stream *s = LIST_FIRST(&srv->streams);
 	while (s) {
-		if (s->stopping) {
-			s = s->next;
+		if (s->stopping || s->ending) {
+			s = LIST_NEXT(s, link);
 			continue;
 		}
 		s->stopping = true;
 		s->hook(s->r, STREAM_SERVER_STOPPING, s->arg);
-		s = srv->streams;
+		s = LIST_FIRST(&srv->streams);
 	}
 }
 
@@ -604,6 +689,8 @@ static void http_request(struct evhttp_request *req, void *arg)
 	if (conn)
 		evhttp_connection_get_peer(conn, &addr, &port);
 	snprintf(r->peer, sizeof(r->peer), "%s", addr ? addr : "");
+	if (conn) /* the first request is the first moment evhttp shows us its connection */
+		evhttp_connection_set_closecb(conn, conn_closed, NULL);
 
 	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
 	const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
@@ -680,6 +767,12 @@ static int bind_listener(struct http_server *srv, struct listener *l, const char
 		        strerror(errno));
 		return -1;
 	}
+	/* Accepted sockets inherit TCP_NODELAY on Linux. Without it Nagle holds the second
+	 * segment of an answer (a TLS record, a chunk) until the client's delayed ACK, 40 ms. */
+	int one = 1;
+	if (setsockopt(evhttp_bound_socket_get_fd(l->sock), IPPROTO_TCP, TCP_NODELAY, &one,
+	               sizeof(one)) < 0)
+		log_warn("TCP_NODELAY on %s: %s", addr, strerror(errno));
 	log_info("listening on %s://%s%s%s:%u", tls ? "https" : "http",
 	         strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "", port);
 	return 0;
@@ -693,6 +786,7 @@ struct http_server *http_new(struct event_base *base, const struct router *rt,
 	srv->rt = rt;
 	srv->opt = *opt;
 	srv->ssl = ssl;
+	LIST_INIT(&srv->streams);
 	srv->nservices = opt->nservices;
 	srv->services = xcalloc(opt->nservices, sizeof(*srv->services));
 	for (size_t i = 0; i < opt->nservices; i++) {
@@ -738,7 +832,7 @@ void http_stop_accepting(struct http_server *srv)
 		}
 	}
 	srv->stopping = true;
-	if (srv->streams)
+	if (!LIST_EMPTY(&srv->streams))
 		event_base_once(srv->base, -1, EV_TIMEOUT, streams_stop, srv, NULL);
 }
 

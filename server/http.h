@@ -92,14 +92,15 @@ enum stream_event {
 	STREAM_SERVER_STOPPING, /* shutting down: finish soon with reply_stream_end() */
 };
 typedef void (*stream_hook)(struct request *r, enum stream_event ev, void *arg);
-/* Sends the status and headers now; the body follows in chunks. heartbeat (NULL: none) is
- * sent whenever nothing else was for a third of the connection timeout, so a quiet stream
- * is not timed out: it must be bytes the format ignores ("\n" in JSON, ":\n\n" in SSE). */
+/* Sends the status and headers now; the body follows in chunks. heartbeat is sent whenever
+ * nothing else was for a third of the connection timeout, so a quiet stream is not timed
+ * out: it must be bytes the format ignores ("\n" in JSON, ":\n\n" in SSE). */
 void reply_stream_start(struct request *r, int status, const char *content_type,
                         const char *heartbeat, stream_hook hook, void *arg);
 /* data is copied. */
 void reply_stream_chunk(struct request *r, const void *data, size_t len);
-/* Ends the body and frees the request; the hook is not called any more. */
+/* Ends the body once every chunk has gone out, then frees the request; the hook is not
+ * called any more, and r must not be used after this call. */
 void reply_stream_end(struct request *r);
 
 #endif

@@ -56,11 +56,9 @@ static const char *const job_states[] = {"queued", "running",   "done",
 
 struct watcher {
 	struct watcher *next;
-	struct job *job; /* NULL once its job ended: the stream closes on the next turn */
+	struct job *job;
 	struct request *r;
 	bool sse;
-	struct event *closing;
-	int tries, quiet;
 };
 
 struct job {
@@ -103,8 +101,7 @@ static struct {
 	struct jobs_config cfg;
 	char dirs[JOBS_MAX_DIRS][PATH_MAX];
 	size_t ndirs;
-	struct job *live;        /* queued and running, oldest first */
-	struct watcher *closing; /* streams whose job ended, ending on the loop's next turn */
+	struct job *live; /* queued and running, oldest first */
 	unsigned running, queued, watchers;
 	struct event *kick, *flush;
 	bool subscribed, stopping, ready;
@@ -511,15 +508,12 @@ static void watcher_send(struct watcher *w, const char *event, const char *line,
 
 static void watcher_detach(struct watcher *w)
 {
-	struct watcher **p = w->job ? &w->job->watchers : &jobs.closing;
-	for (; *p; p = &(*p)->next) {
+	for (struct watcher **p = &w->job->watchers; *p; p = &(*p)->next) {
 		if (*p == w) {
 			*p = w->next;
 			break;
 		}
 	}
-	if (w->closing)
-		event_free(w->closing);
 	jobs.watchers--;
 	free(w);
 }
@@ -533,35 +527,7 @@ static json_t *end_line(const struct db_run *run)
 	return o;
 }
 
-/* Bytes of the reply not yet handed to the socket (or to TLS). */
-static size_t watcher_unsent(const struct watcher *w)
-{
-	struct evhttp_connection *conn = evhttp_request_get_connection(w->r->ev);
-	struct bufferevent *bev = conn ? evhttp_connection_get_bufferevent(conn) : NULL;
-	return bev ? evbuffer_get_length(bufferevent_get_output(bev)) : 0;
-}
-
-static void watcher_close(evutil_socket_t fd, short what, void *arg)
-{
-	struct watcher *w = arg;
-	/* two checks in a row with nothing unsent, at most 2 s of waiting */
-	if (watcher_unsent(w))
-		w->quiet = 0;
-	else
-		w->quiet++;
-	if ((what & EV_TIMEOUT) && w->quiet < 2 && ++w->tries < 200) {
-		struct timeval tv = {0, 10000};
-		evtimer_add(w->closing, &tv);
-		return;
-	}
-	reply_stream_end(w->r);
-	watcher_detach(w);
-}
-
-/* The end line now, the end of the body once it has gone out and a turn of the loop has
- * passed: over TLS, ending a chunked reply while the last chunk's write (and its deferred
- * callback) was in flight was seen to leave the final bytes unsent (evhttp took the
- * connection back for reading before they left). */
+/* The end line, then the end of the body (http.c sends it once the line is out). */
 static void watcher_end(struct watcher *w, const struct db_run *run)
 {
 	json_t *o = end_line(run);
@@ -569,34 +535,18 @@ static void watcher_end(struct watcher *w, const struct db_run *run)
 	json_decref(o);
 	watcher_send(w, "end", text, strlen(text));
 	free(text);
-	for (struct watcher **p = &w->job->watchers; *p; p = &(*p)->next) {
-		if (*p == w) {
-			*p = w->next;
-			break;
-		}
-	}
-	w->job = NULL;
-	w->next = jobs.closing;
-	jobs.closing = w;
-	struct timeval tv = {0, 10000};
-	w->closing = evtimer_new(jobs.base, watcher_close, w);
-	evtimer_add(w->closing, &tv);
+	reply_stream_end(w->r);
+	watcher_detach(w);
 }
 
 static void watcher_hook(struct request *r, enum stream_event ev, void *arg)
 {
 	struct watcher *w = arg;
 	if (ev == STREAM_SERVER_STOPPING) {
-		if (w->job) {
-			struct db_run tmp = w->job->run;
-			snprintf(tmp.reason, sizeof(tmp.reason), "the server is stopping");
-			json_t *o = end_line(&tmp);
-			char *text = json_dumps(o, JSON_COMPACT);
-			json_decref(o);
-			watcher_send(w, "end", text, strlen(text));
-			free(text);
-		}
-		reply_stream_end(r);
+		struct db_run tmp = w->job->run;
+		snprintf(tmp.reason, sizeof(tmp.reason), "the server is stopping");
+		watcher_end(w, &tmp);
+		return;
 	}
 	watcher_detach(w);
 }
@@ -1835,8 +1785,6 @@ void jobs_shutdown(void)
 			job_free(j); /* stays queued in the store for the next start */
 		}
 	}
-	while (jobs.closing)
-		watcher_close(-1, 0, jobs.closing);
 	event_free(jobs.kick);
 	event_free(jobs.flush);
 	jobs.kick = jobs.flush = NULL;

@@ -139,6 +139,9 @@ SSL_CTX *tls_ctx_new(const char *dir)
 	SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
 	SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
 	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+	/* Resumption through session tickets (TLS 1.2 and 1.3, on by default): the client keeps
+	 * the session, so a server-side cache would only hold memory for every handshake. */
+	SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
 	if (SSL_CTX_use_certificate_chain_file(ctx, certpath) != 1 ||
 	    SSL_CTX_use_PrivateKey_file(ctx, keypath, SSL_FILETYPE_PEM) != 1 ||
 	    SSL_CTX_check_private_key(ctx) != 1) {
