@@ -82,11 +82,20 @@ spindled_start() {
 	}
 }
 
-# nginx_start FILE: nginx (one worker, keep-alive, no access log) serving $TMP/www on a
-# free loopback port, once it serves FILE from there. Sets nginx_pid and nginx_port.
+# nginx_start FILE [CERT KEY]: nginx (one worker, keep-alive, no access log) serving
+# $TMP/www on a free loopback port, once it serves FILE from there; with CERT and KEY
+# also over HTTPS on a second port: TLS 1.2 and 1.3 (spindled's), nginx's other TLS
+# defaults (session tickets on).
+# Sets nginx_pid, nginx_port and nginx_tls_port (empty without a certificate).
 nginx_start() {
-	local i url
+	local i url tls=""
 	free_port nginx_port
+	nginx_tls_port=
+	if [ $# -ge 3 ]; then
+		free_port nginx_tls_port
+		tls="listen 127.0.0.1:$nginx_tls_port ssl; ssl_protocols TLSv1.2 TLSv1.3;
+		ssl_certificate $2; ssl_certificate_key $3;"
+	fi
 	mkdir -p "$TMP/nginx"
 	# Running as root, nginx's worker is "nobody": let it reach the files, and nothing else.
 	chmod 711 "$TMP"
@@ -110,6 +119,7 @@ http {
 	scgi_temp_path $TMP/nginx/scgi;
 	server {
 		listen 127.0.0.1:$nginx_port;
+		$tls
 		root $TMP/www;
 	}
 }
