@@ -216,6 +216,13 @@ class RecordCounter:
                     return answer, self.records[start:]
             answer += self._io(self.tls.read, 65536)
 
+    def read_until(self, marker, data=b""):
+        """Reads until marker is in data; returns (data, the records that brought it)."""
+        start = len(self.records)
+        while marker not in data:
+            data += self._io(self.tls.read, 65536)
+        return data, self.records[start:]
+
     def close(self):
         self.sock.close()
 
@@ -232,6 +239,37 @@ def test_a_small_answer_is_one_tls_record(box, version):
             answer, records = rc.exchange(get_request(path, token, close=False))
             assert answer.startswith(b"HTTP/1.1 200"), answer[:100]
             assert len(records) == 1 and records[0][0] == 23, (path, records)
+    finally:
+        rc.close()
+
+
+def count_chunks(body):
+    """The chunks of a chunked body that starts and ends at chunk boundaries."""
+    n = 0
+    while body:
+        size, _, rest = body.partition(b"\r\n")
+        length = int(size, 16)
+        assert rest[length:length + 2] == b"\r\n", body[:100]
+        body, n = rest[length + 2:], n + 1
+    return n
+
+
+def test_each_chunk_of_a_stream_is_one_tls_record(box):
+    """Chunk framing, event and CRLF went out as three records, the last two held back by
+    Nagle: an event reached the client only with the client's next delayed ACK."""
+    token = box.login_client("admin", box.admin_password).token
+    rc = RecordCounter(box.port)
+    try:
+        rc._io(rc.tls.write, get_request(EVENTS, token, close=False))
+        data = b""
+        while not (b"event: dashboard" in data and data.endswith(b"\n\n\r\n")):
+            data, _ = rc.read_until(b"\r\n", data + rc._io(rc.tls.read, 65536))
+        # from a chunk boundary on: two more events (and any heartbeat between)
+        data, start = b"", len(rc.records)
+        while data.count(b"event: dashboard") < 2 or not data.endswith(b"\n\n\r\n"):
+            data += rc._io(rc.tls.read, 65536)
+        records = rc.records[start:]
+        assert len(records) == count_chunks(data), (records, data[:300])
     finally:
         rc.close()
 
