@@ -49,9 +49,11 @@ static const struct opt opts[] = {
     {"max-header", OPT_INT, OFF(max_header), 1024, 1 << 20, "BYTES",
      "largest request header block accepted (16384)"},
     {"max-connections", OPT_INT, OFF(max_connections), 1, 100000, "N",
-     "concurrent connections per listener (1024)"},
+     "concurrent HTTPS connections (1024)"},
     {"timeout", OPT_INT, OFF(timeout_s), 1, 3600, "SECONDS",
      "idle, read and write timeout of a connection (60)"},
+    {"header-timeout", OPT_INT, OFF(header_timeout_s), 1, 3600, "SECONDS",
+     "time an HTTPS request may take to arrive whole, handshake included (20)"},
     {"session-timeout", OPT_INT, OFF(session_timeout_min), 1, 1440, "MINUTES",
      "idle timeout of a login session for new users (15)"},
     {"session-max-hours", OPT_INT, OFF(session_max_hours), 1, 720, "HOURS",
@@ -296,6 +298,7 @@ static void config_defaults(struct config *cfg)
 	cfg->max_header = 16384;
 	cfg->max_connections = 1024;
 	cfg->timeout_s = 60;
+	cfg->header_timeout_s = 20;
 	cfg->session_timeout_min = 15;
 	cfg->session_max_hours = 12;
 	cfg->helper_threads = 2;

@@ -21,6 +21,7 @@ struct config {
 	long long max_header;
 	long long max_connections;
 	long long timeout_s;
+	long long header_timeout_s;
 	long long session_timeout_min;
 	long long session_max_hours;
 	long long helper_threads;

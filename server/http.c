@@ -9,12 +9,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/queue.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -30,6 +32,9 @@
 #include <event2/listener.h>
 
 #include <openssl/err.h>
+
+/* libevent 2.1's type of a request whose method it does not know (http-internal.h). */
+#define EVHTTP_REQ_UNKNOWN (1 << 15)
 
 /* The largest plaintext of one TLS record (RFC 8446 5.1). */
 #define TLS_RECORD_MAX 16384
@@ -60,27 +65,123 @@ struct http_server {
 	size_t unflushed; /* replies handed to evhttp and not yet written out */
 	bool stopping;    /* no longer accepting: streams are told to finish */
 	size_t tls_conns; /* open TLS connections, for the cap */
-	int conn_index;   /* SSL ex_data slot pointing back at the server */
+	size_t tls_peak;  /* the most open since the heap was last trimmed */
+	struct event *trim;
+	LIST_HEAD(tls_list, tls_conn) tls; /* those with a deadline event */
 	char *webroot_real;
 };
 
-/* --- TLS connection accounting: the SSL object dies with its connection, so an ex_data
- * free callback is the one reliable "connection closed" hook evhttp 2.1 offers. */
+/* --- TLS connections: the cap, and the deadline of a request arriving.
+ *
+ * evhttp's timeout is re-armed by every byte, so a client trickling a byte a second would
+ * hold its connection forever. Each TLS connection therefore has a deadline: from the
+ * first byte of a request (the TLS handshake's, for a new connection) to the moment the
+ * whole request is handed to http_request(). Past it the connection is failed as a
+ * timeout. The SSL object dies with its connection, so its ex_data free callback is the
+ * one reliable "connection closed" hook evhttp 2.1 offers: it owns struct tls_conn. */
 
-static int ssl_srv_index = -1;
+struct tls_conn {
+	struct bufferevent *bev;
+	struct event *deadline; /* NULL once the server is freed */
+	bool busy;              /* a request is being answered: nothing arrives for us now */
+	LIST_ENTRY(tls_conn) link;
+};
+
+/* Memory of many connections freed at once (a burst of handshakes, a flood cut at the
+ * deadline: some 48 KiB each mid-handshake) stays with malloc, in holes of the heap that
+ * it never gives back by itself. Once the open connections fall to half a peak of at
+ * least TRIM_MIN_PEAK, the heap is trimmed, TRIM_DELAY_S later so that one trim serves a
+ * whole wave of closes and a flood cannot make it run often. It takes some 20 ms for a
+ * thousand connections' worth; on a helper thread it would hold the same arena lock the
+ * loop allocates under, so it runs here. */
+#define TRIM_MIN_PEAK 64
+#define TRIM_DELAY_S  10
+
+static void tls_trim(evutil_socket_t fd, short what, void *arg)
+{
+	struct http_server *srv = arg;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	malloc_trim(0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	log_debug("https: %zu connections open (of %zu at the peak): heap trimmed in %.1f ms",
+	          srv->tls_conns, srv->tls_peak,
+	          (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+	srv->tls_peak = srv->tls_conns;
+}
+
+static int ssl_conn_index = -1;
 /* Connections may be freed after the server (bufferevent frees are deferred to the loop),
- * so the SSL objects mark themselves only and the callback looks up the live server. */
+ * so the callback looks up the live server, if any. */
 static struct http_server *live_srv;
 
 static void ssl_conn_gone(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long argl,
                           void *argp)
 {
+	struct tls_conn *tc = ptr;
 	struct http_server *srv = live_srv;
-	if (!ptr || !srv)
+	if (!tc)
+		return;
+	if (tc->deadline) {
+		event_free(tc->deadline);
+		LIST_REMOVE(tc, link);
+	}
+	free(tc);
+	if (!srv)
 		return;
 	srv->tls_conns--;
+	if (srv->tls_peak >= TRIM_MIN_PEAK && srv->tls_conns <= srv->tls_peak / 2 &&
+	    !evtimer_pending(srv->trim, NULL)) {
+		struct timeval later = {TRIM_DELAY_S, 0};
+		evtimer_add(srv->trim, &later);
+	}
 	if (srv->tls_conns + 1 == (size_t)srv->opt.max_connections && srv->https.sock)
 		evconnlistener_enable(evhttp_bound_socket_get_listener(srv->https.sock));
+}
+
+static struct tls_conn *tls_conn_of(struct evhttp_connection *conn)
+{
+	struct bufferevent *bev = conn ? evhttp_connection_get_bufferevent(conn) : NULL;
+	SSL *ssl = bev ? bufferevent_openssl_get_ssl(bev) : NULL;
+	return ssl ? SSL_get_ex_data(ssl, ssl_conn_index) : NULL;
+}
+
+/* Failed as evhttp fails a connection that timed out: it frees it, and tc with it. */
+static void tls_conn_expired(evutil_socket_t fd, short what, void *arg)
+{
+	struct tls_conn *tc = arg;
+	log_debug("https: a request did not arrive whole within %lld s; closing",
+	          live_srv ? live_srv->opt.header_timeout_s : 0);
+	bufferevent_trigger_event(tc->bev, BEV_EVENT_READING | BEV_EVENT_TIMEOUT, 0);
+}
+
+static void tls_conn_arm(struct tls_conn *tc)
+{
+	if (tc->deadline && !tc->busy && !evtimer_pending(tc->deadline, NULL)) {
+		struct timeval tv = {live_srv->opt.header_timeout_s, 0};
+		evtimer_add(tc->deadline, &tv);
+	}
+}
+
+/* Bytes of a new request: its clock starts. */
+static void tls_conn_input(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
+{
+	if (info->n_added)
+		tls_conn_arm(arg);
+}
+
+/* A request arrived whole (busy) or was answered (idle: what is buffered starts the clock
+ * of the next one). */
+static void tls_conn_busy(struct evhttp_connection *conn, bool busy)
+{
+	struct tls_conn *tc = tls_conn_of(conn);
+	if (!tc || !tc->deadline)
+		return;
+	tc->busy = busy;
+	if (busy)
+		evtimer_del(tc->deadline);
+	else if (evbuffer_get_length(bufferevent_get_input(tc->bev)) > 0)
+		tls_conn_arm(tc);
 }
 
 static struct bufferevent *https_bevcb(struct event_base *base, void *arg)
@@ -89,8 +190,21 @@ static struct bufferevent *https_bevcb(struct event_base *base, void *arg)
 	SSL *ssl = SSL_new(srv->ssl);
 	if (!ssl)
 		return NULL;
-	SSL_set_ex_data(ssl, ssl_srv_index, srv);
-	srv->tls_conns++;
+	struct bufferevent *bev = bufferevent_openssl_socket_new(
+	    base, -1, ssl, BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE);
+	if (!bev) {
+		SSL_free(ssl);
+		return NULL;
+	}
+	struct tls_conn *tc = xcalloc(1, sizeof(*tc));
+	tc->bev = bev;
+	tc->deadline = evtimer_new(base, tls_conn_expired, tc);
+	LIST_INSERT_HEAD(&srv->tls, tc, link);
+	SSL_set_ex_data(ssl, ssl_conn_index, tc);
+	if (++srv->tls_conns > srv->tls_peak)
+		srv->tls_peak = srv->tls_conns;
+	tls_conn_arm(tc); /* the handshake is the first request's start */
+	evbuffer_add_cb(bufferevent_get_input(bev), tls_conn_input, tc);
 	if (srv->tls_conns >= (size_t)srv->opt.max_connections && srv->https.sock) {
 		/* At the cap: stop accepting; the kernel backlog holds newcomers until one closes.
 		 */
@@ -98,8 +212,7 @@ static struct bufferevent *https_bevcb(struct event_base *base, void *arg)
 		log_warn("connection cap of %lld reached; not accepting until one closes",
 		         srv->opt.max_connections);
 	}
-	return bufferevent_openssl_socket_new(base, -1, ssl, BUFFEREVENT_SSL_ACCEPTING,
-	                                      BEV_OPT_CLOSE_ON_FREE);
+	return bev;
 }
 
 /* --- requests */
@@ -219,6 +332,7 @@ static void finish(struct request *r, int status, struct evbuffer *body)
 	struct evhttp_connection *conn = evhttp_request_get_connection(r->ev);
 	evhttp_send_reply(r->ev, status, NULL, body);
 	tls_coalesce(conn);
+	tls_conn_busy(conn, false);
 	r->srv->inflight--;
 	request_free(r);
 }
@@ -351,6 +465,7 @@ static void stream_finish(struct stream *s)
 		evhttp_connection_set_closecb(conn, conn_closed, NULL);
 	stream_free(s);
 	track_flush(r);
+	tls_conn_busy(conn, false);
 	evhttp_send_reply_end(r->ev);
 	r->srv->inflight--;
 	request_free(r);
@@ -689,8 +804,10 @@ static void http_request(struct evhttp_request *req, void *arg)
 	if (conn)
 		evhttp_connection_get_peer(conn, &addr, &port);
 	snprintf(r->peer, sizeof(r->peer), "%s", addr ? addr : "");
-	if (conn) /* the first request is the first moment evhttp shows us its connection */
+	if (conn) { /* the first request is the first moment evhttp shows us its connection */
 		evhttp_connection_set_closecb(conn, conn_closed, NULL);
+		tls_conn_busy(conn, true);
+	}
 
 	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
 	const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
@@ -753,10 +870,13 @@ static int bind_listener(struct http_server *srv, struct listener *l, const char
 	 * the JSON fault from request_body(), and memory per connection stays bounded. */
 	evhttp_set_max_body_size(l->http, (ev_ssize_t)http_transport_cap(srv->opt.max_body));
 	evhttp_set_max_headers_size(l->http, (ev_ssize_t)srv->opt.max_header);
-	evhttp_set_allowed_methods(l->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
-	                                        EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD |
-	                                        EVHTTP_REQ_PATCH | EVHTTP_REQ_OPTIONS |
-	                                        EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT);
+	/* Every method reaches the router, which answers the JSON 405; a method evhttp does not
+	 * know (or a lowercase one) has the type EVHTTP_REQ_UNKNOWN_ in libevent 2.1, and
+	 * without that bit evhttp would answer an HTML 501 itself. */
+	evhttp_set_allowed_methods(
+	    l->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
+	                 EVHTTP_REQ_HEAD | EVHTTP_REQ_PATCH | EVHTTP_REQ_OPTIONS |
+	                 EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT | EVHTTP_REQ_UNKNOWN);
 	evhttp_set_default_content_type(l->http, "application/json");
 	evhttp_set_gencb(l->http, http_request, l);
 	if (tls)
@@ -787,6 +907,8 @@ struct http_server *http_new(struct event_base *base, const struct router *rt,
 	srv->opt = *opt;
 	srv->ssl = ssl;
 	LIST_INIT(&srv->streams);
+	LIST_INIT(&srv->tls);
+	srv->trim = evtimer_new(base, tls_trim, srv);
 	srv->nservices = opt->nservices;
 	srv->services = xcalloc(opt->nservices, sizeof(*srv->services));
 	for (size_t i = 0; i < opt->nservices; i++) {
@@ -805,8 +927,8 @@ struct http_server *http_new(struct event_base *base, const struct router *rt,
 			log_warn("webroot %s: %s; the browser UI is not served", opt->webroot,
 			         strerror(errno));
 	}
-	if (ssl_srv_index < 0)
-		ssl_srv_index = SSL_get_ex_new_index(0, NULL, NULL, NULL, ssl_conn_gone);
+	if (ssl_conn_index < 0)
+		ssl_conn_index = SSL_get_ex_new_index(0, NULL, NULL, NULL, ssl_conn_gone);
 	live_srv = srv;
 	return srv;
 }
@@ -855,7 +977,14 @@ void http_free(struct http_server *srv)
 		evhttp_free(srv->https.http);
 	if (srv->plain.http)
 		evhttp_free(srv->plain.http);
+	/* SSL objects freed later must not touch their events: those die with the base. */
+	for (struct tls_conn *tc; (tc = LIST_FIRST(&srv->tls));) {
+		LIST_REMOVE(tc, link);
+		event_free(tc->deadline);
+		tc->deadline = NULL;
+	}
 	live_srv = NULL;
+	event_free(srv->trim);
 	free(srv->services);
 	free(srv->webroot_real);
 	free(srv);

@@ -28,6 +28,7 @@ struct http_options {
 	const char *http_listen; /* plain, or NULL */
 	const char *webroot;     /* static files at /, or NULL */
 	long long max_body, max_header, max_connections, timeout_s;
+	long long header_timeout_s; /* an HTTPS request's deadline, from its first byte */
 	const struct http_service *services;
 	size_t nservices;
 };

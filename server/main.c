@@ -212,6 +212,7 @@ int main(int argc, char **argv)
 	    .max_header = cfg.max_header,
 	    .max_connections = cfg.max_connections,
 	    .timeout_s = cfg.timeout_s,
+	    .header_timeout_s = cfg.header_timeout_s,
 	    .services = services,
 	    .nservices = nservices,
 	};
