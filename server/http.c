@@ -320,6 +320,19 @@ static void conn_closed(struct evhttp_connection *conn, void *arg)
 		stream_conn_closed(arg);
 }
 
+/* The reason phrases libevent 2.1 lacks (it would say "Client Error" or "Server Error"). */
+static const char *reason_phrase(int status)
+{
+	switch (status) {
+	case 429:
+		return "Too Many Requests";
+	case 507:
+		return "Insufficient Storage";
+	default:
+		return NULL; /* evhttp's own */
+	}
+}
+
 static void finish(struct request *r, int status, struct evbuffer *body)
 {
 	common_headers(r);
@@ -330,7 +343,7 @@ static void finish(struct request *r, int status, struct evbuffer *body)
 	/* NULL once the client is gone; evhttp_send_reply() then frees the request, and it never
 	 * frees a live connection before the reply is written. */
 	struct evhttp_connection *conn = evhttp_request_get_connection(r->ev);
-	evhttp_send_reply(r->ev, status, NULL, body);
+	evhttp_send_reply(r->ev, status, reason_phrase(status), body);
 	tls_coalesce(conn);
 	tls_conn_busy(conn, false);
 	r->srv->inflight--;
@@ -510,7 +523,7 @@ void reply_stream_start(struct request *r, int status, const char *content_type,
 	evhttp_add_header(h, "Cache-Control", "no-store");
 	common_headers(r);
 	struct evhttp_connection *conn = evhttp_request_get_connection(r->ev);
-	evhttp_send_reply_start(r->ev, status, NULL);
+	evhttp_send_reply_start(r->ev, status, reason_phrase(status));
 	if (conn)
 		evhttp_connection_set_closecb(conn, conn_closed, s);
 	/* Each chunk re-arms the connection's timeout; a third of it leaves slack. */

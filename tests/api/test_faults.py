@@ -193,6 +193,7 @@ def test_login_throttle(spawn):
         expect_fault(srv.login("admin", "wrong-password"), 401, "ERR_UNAUTHORIZED")
     resp = srv.login("admin", srv.admin_password)       # right password, still locked
     expect_fault(resp, 429, "ERR_TOO_MANY")
+    assert resp.reason == "Too Many Requests"
     assert int(resp.headers["Retry-After"]) > 0
     expect(admin.get(ACCESS), 200)                      # existing sessions keep working
 
