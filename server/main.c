@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <event2/event.h>
@@ -85,6 +86,32 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	drain_check(-1, 0, d);
 }
 
+/* Every connection is a descriptor. systemd and shells start us with a soft limit of 1024:
+ * raise it to room for the cap on HTTPS connections, the plain listener's, the database,
+ * the workers' pipes and the files read, as far as the hard limit allows. */
+static void raise_fd_limit(long long max_connections)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return;
+	rlim_t want = (rlim_t)max_connections * 2 + 256;
+	if (rl.rlim_max != RLIM_INFINITY && want > rl.rlim_max)
+		want = rl.rlim_max;
+	if (rl.rlim_cur >= want)
+		return;
+	rlim_t had = rl.rlim_cur;
+	rl.rlim_cur = want;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
+		log_warn("cannot raise the open file limit to %llu: %s", (unsigned long long)want,
+		         strerror(errno));
+		rl.rlim_cur = had;
+	}
+	if (rl.rlim_cur < (rlim_t)max_connections + 64)
+		log_warn("the open file limit (%llu) is below --max-connections %lld: connections "
+		         "beyond it will be refused",
+		         (unsigned long long)rl.rlim_cur, max_connections);
+}
+
 int main(int argc, char **argv)
 {
 	struct config cfg;
@@ -101,6 +128,7 @@ int main(int argc, char **argv)
 	log_init(cfg.foreground, cfg.log_level);
 	signal(SIGPIPE, SIG_IGN);
 	umask(077);
+	raise_fd_limit(cfg.max_connections);
 
 	if (util_mkdirs(cfg.state_dir, 0700) < 0)
 		fatal("cannot create state dir %s: %s", cfg.state_dir, strerror(errno));
