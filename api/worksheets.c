@@ -1,4 +1,8 @@
 /* /api/analytics/v1/worksheets: saved sets of dataset views. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <event2/http.h>
+
 #include "api.h"
 #include "util.h"
 #include "worksheets.h"
@@ -36,15 +40,36 @@ static void reply_worksheet(struct request *r, int status, json_t *ws /* stolen 
 	reply_json(r, status, json_pack("{s:o}", "worksheet", ws));
 }
 
+/* ?owner=&start=&limit=: a page of summaries, and in "next" the page after it (null on
+ * the last), as the audit log and the job list page with start and limit. */
 void worksheets_api_list(struct request *r)
 {
-	static const char *const allowed[] = {"owner", NULL};
-	json_t *list, *ws;
+	static const char *const allowed[] = {"owner", "start", "limit", NULL};
+	const char *owner = request_query(r, "owner"), *s = request_query(r, "start"),
+	           *l = request_query(r, "limit");
+	long long start = 0, limit = WORKSHEETS_LIST_DEFAULT;
+	json_t *list, *ws, *next = json_null();
 	size_t i;
+	bool more;
 	struct fault f;
 
-	if (request_query_check(r, allowed, &f) < 0 ||
-	    worksheets_list(request_query(r, "owner"), &list, &f) < 0) {
+	if (request_query_check(r, allowed, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	if (s && util_parse_ll(s, 0, INT32_MAX, &start) < 0) {
+		reply_error(r, ERR_INVALID_ARG,
+		            "start: must be a whole number from 0 to %d, the index of the first "
+		            "worksheet to list",
+		            INT32_MAX);
+		return;
+	}
+	if (l && util_parse_ll(l, 1, WORKSHEETS_LIST_MAX, &limit) < 0) {
+		reply_error(r, ERR_INVALID_ARG, "limit: must be a whole number from 1 to %d",
+		            WORKSHEETS_LIST_MAX);
+		return;
+	}
+	if (worksheets_list(owner, start, (int)limit, &list, &more, &f) < 0) {
 		reply_fault(r, &f);
 		return;
 	}
@@ -52,7 +77,16 @@ void worksheets_api_list(struct request *r)
 	{
 		with_href(ws);
 	}
-	reply_json(r, 200, json_pack("{s:o}", "worksheets", list));
+	if (more) {
+		char *enc = owner ? evhttp_encode_uri(owner) : NULL;
+		char *href = xasprintf(WORKSHEETS_PATH "?start=%lld&limit=%lld%s%s",
+		                       start + (long long)json_array_size(list), limit,
+		                       enc ? "&owner=" : "", enc ? enc : "");
+		next = json_string(href);
+		free(href);
+		free(enc);
+	}
+	reply_json(r, 200, json_pack("{s:o, s:o}", "worksheets", list, "next", next));
 }
 
 void worksheets_api_create(struct request *r)

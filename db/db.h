@@ -119,18 +119,23 @@ struct db_worksheet {
 	char name[DB_WORKSHEET_NAME_MAX + 1];
 	char owner[DB_NAME_MAX + 1];
 	int64_t ctime, mtime;
-	char *datasets; /* JSON array text; from get: for free(); in list callbacks: borrowed */
+	char *datasets;        /* JSON array text; from get: for free(); NULL in list callbacks */
+	int64_t dataset_count; /* items in datasets, and the bytes of name and datasets: */
+	int64_t bytes;         /* the caller sets both on insert and update */
 };
 
 int db_worksheet_get(struct db *db, const char *uuid, struct db_worksheet *out);
-/* owner NULL: every worksheet; ordered by owner, then name. */
-int db_worksheet_list(struct db *db, const char *owner,
+/* Summaries (no datasets), ordered by owner, then name: at most limit of them, from the
+ * offset-th on. owner NULL: every owner's. Reads one index, never the datasets. */
+int db_worksheet_list(struct db *db, const char *owner, int64_t offset, int limit,
                       int (*cb)(void *arg, const struct db_worksheet *w), void *arg);
 int db_worksheet_insert(struct db *db, const struct db_worksheet *w); /* DB_EXISTS */
-/* name, datasets and mtime; DB_NOTFOUND, DB_EXISTS (the owner has that name already). */
+/* name, datasets, their count and bytes, mtime; DB_NOTFOUND, DB_EXISTS (the owner has
+ * that name already). */
 int db_worksheet_update(struct db *db, const struct db_worksheet *w);
 int db_worksheet_delete(struct db *db, const char *uuid); /* DB_NOTFOUND */
-int db_worksheet_count(struct db *db, const char *owner); /* -1 on error */
+/* How many worksheets owner has, and their bytes in all. */
+int db_worksheet_usage(struct db *db, const char *owner, int64_t *count, int64_t *bytes);
 
 /* Locator LEDs as last set (db/store_leds.c), keyed "chassis/<id>" or "disk/<id>". */
 #define DB_LED_COMPONENT_MAX 160

@@ -177,9 +177,23 @@ static const char migrate_step5[] =
     " PRIMARY KEY (run, seq)"
     ") STRICT, WITHOUT ROWID;";
 
+/* Step 6: worksheet summaries. A listing read every worksheet's datasets (up to ~1 MB
+ * each) to show a few fields; now each row keeps its number of datasets and its bytes
+ * (name and datasets as stored), and one index holds every column a listing or an
+ * owner's total reads, so neither touches the datasets text. */
+static const char migrate_step6[] =
+    "ALTER TABLE worksheets ADD COLUMN dataset_count INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE worksheets ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;"
+    "UPDATE worksheets SET"
+    " dataset_count = CASE WHEN NOT json_valid(datasets) THEN 0"
+    "  WHEN json_type(datasets) = 'array' THEN json_array_length(datasets) ELSE 0 END,"
+    " bytes = length(CAST(name AS BLOB)) + length(CAST(datasets AS BLOB));"
+    "CREATE INDEX worksheets_summary"
+    " ON worksheets(owner, name, uuid, ctime, mtime, dataset_count, bytes);";
+
 static const struct migrate_step migrate_steps[] = {
     {1, migrate_step1}, {2, migrate_step2}, {3, migrate_step3},
-    {4, migrate_step4}, {5, migrate_step5},
+    {4, migrate_step4}, {5, migrate_step5}, {6, migrate_step6},
 };
 
 int migrate_latest(void)

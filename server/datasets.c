@@ -475,7 +475,9 @@ size_t datasets_series(const struct dataset *d, struct series ***out)
 {
 	struct series **s = xcalloc(d->nkeys + 1, sizeof(*s));
 	s[0] = d->total;
-	memcpy(s + 1, d->keys, d->nkeys * sizeof(*s));
+	/* keys is NULL until a first key appears (never, for a dataset without drilldown). */
+	if (d->nkeys)
+		memcpy(s + 1, d->keys, d->nkeys * sizeof(*s));
 	for (size_t i = 0; i <= d->nkeys; i++)
 		series_ref(s[i]);
 	*out = s;

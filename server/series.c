@@ -480,7 +480,9 @@ static int copy_frow(void *arg, int64_t id, int64_t start, int span, const void 
 	r->start = start;
 	r->len = len;
 	r->data = xmalloc(len ? len : 1);
-	memcpy(r->data, data, len);
+	/* SQLite gives NULL for an empty blob; flush_pieces then refuses the row. */
+	if (len)
+		memcpy(r->data, data, len);
 	if (flush_pieces(r) < 0) {
 		log_warn("series: flush row %lld is malformed; skipped", (long long)id);
 		free(r->data);

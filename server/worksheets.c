@@ -1,10 +1,12 @@
-/* Worksheets: the rules over db/. Everything runs on the loop thread; a worksheet is a
- * few hundred bytes of JSON and its queries read one index, so nothing here is slow.
+/* Worksheets: the rules over db/. Everything runs on the loop thread, so everything is
+ * bounded: a worksheet is at most ~1 MB of JSON (64 views of 64 drilldowns), read whole
+ * only by its own GET; a listing is a page of summaries read from one index, and an
+ * owner's total from the same index.
  *
  * Refusals: ERR_INVALID_ARG for values breaking a rule (details start with the field,
  * "datasets[2].seconds: ..."), ERR_UNKNOWN_ARG for keys we do not know, ERR_OBJECT_EXISTS
  * for a name the owner already uses, ERR_DENIED for another user's worksheet, ERR_OVER_LIMIT
- * past WORKSHEETS_PER_OWNER. */
+ * past WORKSHEETS_PER_OWNER or WORKSHEET_BYTES_PER_OWNER. */
 #include "worksheets.h"
 #include "audit.h"
 #include "datasets.h"
@@ -158,8 +160,8 @@ static int ws_dataset(const json_t *d, size_t i, json_t **out, struct fault *f)
 	return 0;
 }
 
-/* datasets, checked, as compact JSON text for the store (for free()). */
-static int ws_datasets(const json_t *v, char **out, struct fault *f)
+/* datasets, checked, as compact JSON text for the store (for free()), and how many. */
+static int ws_datasets(const json_t *v, char **out, int64_t *count, struct fault *f)
 {
 	size_t i;
 	const json_t *d;
@@ -180,6 +182,7 @@ static int ws_datasets(const json_t *v, char **out, struct fault *f)
 		json_array_append_new(norm, one);
 	}
 	*out = json_dumps(norm, JSON_COMPACT);
+	*count = (int64_t)json_array_size(norm);
 	json_decref(norm);
 	if (!*out)
 		return fault_set(f, ERR_INTERNAL, "datasets: cannot encode");
@@ -221,6 +224,48 @@ static json_t *ws_json(const struct db_worksheet *w)
 	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:o}", "uuid", w->uuid, "name", w->name,
 	                 "owner", w->owner, "ctime", util_iso8601(w->ctime, ctime, sizeof(ctime)),
 	                 "mtime", util_iso8601(w->mtime, mtime, sizeof(mtime)), "datasets", ds);
+}
+
+/* A listing's view of a worksheet: what the store keeps beside the datasets. */
+static json_t *ws_summary_json(const struct db_worksheet *w)
+{
+	char ctime[32], mtime[32];
+
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "uuid", w->uuid, "name", w->name,
+	                 "owner", w->owner, "ctime", util_iso8601(w->ctime, ctime, sizeof(ctime)),
+	                 "mtime", util_iso8601(w->mtime, mtime, sizeof(mtime)), "dataset_count",
+	                 (json_int_t)w->dataset_count);
+}
+
+/* The bytes a worksheet takes against WORKSHEET_BYTES_PER_OWNER. */
+static int64_t ws_bytes(const struct db_worksheet *w)
+{
+	return (int64_t)(strlen(w->name) + strlen(w->datasets ? w->datasets : "[]"));
+}
+
+/* Refuses a change that would take owner's worksheets past WORKSHEET_BYTES_PER_OWNER
+ * (or past WORKSHEETS_PER_OWNER when adding one). old_bytes: what the changed worksheet
+ * takes now (0: a new one). What does not grow is allowed, even for an owner over the cap
+ * (worksheets stored before it existed). */
+static int ws_within_limits(const char *owner, int64_t old_bytes, int64_t new_bytes, bool adding,
+                            const char *field, struct fault *f)
+{
+	int64_t count, bytes;
+
+	if (db_worksheet_usage(ws_db, owner, &count, &bytes) != 0)
+		return fault_set(f, ERR_INTERNAL, "database error");
+	if (adding && count >= WORKSHEETS_PER_OWNER)
+		return fault_set(f, ERR_OVER_LIMIT,
+		                 "name: %s has %d worksheets, the most one may own", owner,
+		                 WORKSHEETS_PER_OWNER);
+	if (new_bytes > old_bytes && bytes - old_bytes + new_bytes > WORKSHEET_BYTES_PER_OWNER)
+		return fault_set(
+		    f, ERR_OVER_LIMIT,
+		    "%s: %s's worksheets would take %lld bytes, over the cap of %d bytes "
+		    "per owner (%lld now; this worksheet %lld)",
+		    field, owner, (long long)(bytes - old_bytes + new_bytes),
+		    WORKSHEET_BYTES_PER_OWNER, (long long)bytes, (long long)new_bytes);
+	return 0;
 }
 
 static int ws_uuid(char out[37], struct fault *f)
@@ -279,27 +324,34 @@ static int ws_may_change(const struct db_worksheet *w, const struct identity *ac
 
 /* ---- the API of this module */
 
-struct ws_list_ctx {
-	json_t *arr;
-};
-
 static int ws_list_cb(void *arg, const struct db_worksheet *w)
 {
-	struct ws_list_ctx *c = arg;
-	json_array_append_new(c->arr, ws_json(w));
+	json_array_append_new(arg, ws_summary_json(w));
 	return 0;
 }
 
-int worksheets_list(const char *owner, json_t **out, struct fault *f)
+int worksheets_list(const char *owner, int64_t start, int limit, json_t **out, bool *more,
+                    struct fault *f)
 {
-	struct ws_list_ctx c = {json_array()};
+	json_t *arr = json_array();
 
 	*out = NULL;
-	if (db_worksheet_list(ws_db, owner, ws_list_cb, &c) != 0) {
-		json_decref(c.arr);
+	*more = false;
+	if (start < 0 || limit < 1 || limit > WORKSHEETS_LIST_MAX) {
+		json_decref(arr);
+		return fault_set(f, ERR_INVALID_ARG, "%s: out of range",
+		                 start < 0 ? "start" : "limit");
+	}
+	/* One more than asked tells whether another page follows. */
+	if (db_worksheet_list(ws_db, owner, start, limit + 1, ws_list_cb, arr) != 0) {
+		json_decref(arr);
 		return fault_set(f, ERR_INTERNAL, "database error");
 	}
-	*out = c.arr;
+	if (json_array_size(arr) > (size_t)limit) {
+		json_array_remove(arr, (size_t)limit);
+		*more = true;
+	}
+	*out = arr;
 	return 0;
 }
 
@@ -321,7 +373,7 @@ int worksheets_create(const json_t *body, const struct identity *actor, const ch
 	struct db_worksheet w;
 	const char *name;
 	const json_t *ds = json_object_get(body, "datasets");
-	int rc, n;
+	int rc;
 
 	*out = NULL;
 	if (ws_known_keys(body, f) < 0)
@@ -331,25 +383,16 @@ int worksheets_create(const json_t *body, const struct identity *actor, const ch
 	if (ws_name(json_object_get(body, "name"), &name, f) < 0)
 		return -1;
 	memset(&w, 0, sizeof(w));
-	if (ds && ws_datasets(ds, &w.datasets, f) < 0)
+	if (ds && ws_datasets(ds, &w.datasets, &w.dataset_count, f) < 0)
 		return -1;
-	n = db_worksheet_count(ws_db, actor->user);
-	if (n < 0) {
-		free(w.datasets);
-		return fault_set(f, ERR_INTERNAL, "database error");
-	}
-	if (n >= WORKSHEETS_PER_OWNER) {
-		free(w.datasets);
-		return fault_set(f, ERR_OVER_LIMIT,
-		                 "name: %s has %d worksheets, the most one may own", actor->user,
-		                 WORKSHEETS_PER_OWNER);
-	}
-	if (ws_uuid(w.uuid, f) < 0) {
-		free(w.datasets);
-		return -1;
-	}
 	snprintf(w.name, sizeof(w.name), "%s", name);
 	snprintf(w.owner, sizeof(w.owner), "%s", actor->user);
+	w.bytes = ws_bytes(&w);
+	if (ws_within_limits(w.owner, 0, w.bytes, true, ds ? "datasets" : "name", f) < 0 ||
+	    ws_uuid(w.uuid, f) < 0) {
+		free(w.datasets);
+		return -1;
+	}
 	w.ctime = w.mtime = util_now();
 	rc = db_worksheet_insert(ws_db, &w);
 	if (rc == DB_EXISTS) {
@@ -373,11 +416,13 @@ int worksheets_update(const char *uuid, const json_t *body, const struct identit
 	struct db_worksheet w;
 	const json_t *v;
 	char *datasets = NULL;
+	int64_t old_bytes;
 	int rc;
 
 	*out = NULL;
 	if (ws_known_keys(body, f) < 0 || ws_load(uuid, &w, f) < 0)
 		return -1;
+	old_bytes = w.bytes;
 	if (ws_may_change(&w, actor, peer, "worksheet.update", f) < 0)
 		goto fail;
 	v = json_object_get(body, "name");
@@ -389,11 +434,14 @@ int worksheets_update(const char *uuid, const json_t *body, const struct identit
 	}
 	v = json_object_get(body, "datasets");
 	if (v) {
-		if (ws_datasets(v, &datasets, f) < 0)
+		if (ws_datasets(v, &datasets, &w.dataset_count, f) < 0)
 			goto fail;
 		free(w.datasets);
 		w.datasets = datasets;
 	}
+	w.bytes = ws_bytes(&w);
+	if (ws_within_limits(w.owner, old_bytes, w.bytes, false, v ? "datasets" : "name", f) < 0)
+		goto fail;
 	w.mtime = util_now();
 	rc = db_worksheet_update(ws_db, &w);
 	if (rc == DB_EXISTS) {

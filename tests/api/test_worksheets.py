@@ -1,7 +1,11 @@
 """Worksheets: saved sets of dataset views. Life cycle, the rules (dataset names from the
-catalog, names unique per owner, who may change what), bad input as a table, persistence."""
+catalog, names unique per owner, who may change what), bad input as a table, persistence,
+listings as pages of summaries, and what one owner's worksheets may take."""
+import json
 import re
+import sqlite3
 import time
+import uuid
 
 import pytest
 
@@ -14,6 +18,9 @@ DISK_OPS = "io.ops[disk]"
 CPU_MODE = "cpu.utilization[mode]"
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
 NO_SUCH = "00000000-0000-4000-8000-000000000000"
+SUMMARY_KEYS = {"uuid", "name", "owner", "ctime", "mtime", "dataset_count", "href"}
+BYTES_PER_OWNER = 4 << 20           # WORKSHEET_BYTES_PER_OWNER (server/worksheets.h)
+LIST_DEFAULT, LIST_MAX = 100, 1000  # WORKSHEETS_LIST_DEFAULT, WORKSHEETS_LIST_MAX
 
 
 def create(client, name=None, datasets=None, status=201):
@@ -25,6 +32,29 @@ def create(client, name=None, datasets=None, status=201):
 
 def ws_url(ws):
     return f"{WS}/{ws['uuid']}"
+
+
+def summary(ws):
+    """What a listing shows of a worksheet."""
+    return {**{k: ws[k] for k in SUMMARY_KEYS - {"dataset_count"}},
+            "dataset_count": len(ws["datasets"])}
+
+
+def list_all(client, **params):
+    """The whole listing, page after page as each page's "next" says."""
+    doc = expect(client.get(WS, params=params), 200)
+    items = doc["worksheets"]
+    while doc["next"]:
+        doc = expect(client.get(doc["next"]), 200)
+        items += doc["worksheets"]
+    return items
+
+
+def largest(tag=""):
+    """Datasets of the largest shape: 64 views of 64 drilldowns of 128 bytes (~540 KB)."""
+    return [{"name": DISK_OPS, "seconds": 31536000,
+             "drilldowns": [f"{tag}{i:02d}-{j:02d}".ljust(128, "x") for j in range(64)]}
+            for i in range(64)]
 
 
 def test_create_get_list(clients):
@@ -47,24 +77,25 @@ def test_create_get_list(clients):
 
     # Anyone with worksheet:read reads every worksheet, the owner's or not.
     assert expect(mon.get(ws_url(ws)), 200)["worksheet"] == ws
-    listing = expect(mon.get(WS), 200)["worksheets"]
-    assert [w for w in listing if w["uuid"] == ws["uuid"]] == [ws]
-    assert all(w["href"] == ws_url(w) for w in listing)
+    listing = list_all(mon)
+    assert [w for w in listing if w["uuid"] == ws["uuid"]] == [summary(ws)]
+    assert all(set(w) == SUMMARY_KEYS and w["href"] == ws_url(w) for w in listing)
 
 
 def test_list_by_owner(clients):
     op, admin = clients["operator"], clients["admin"]
     mine = create(op)
     theirs = create(admin)
-    by_op = expect(admin.get(WS, params={"owner": "op"}), 200)["worksheets"]
+    by_op = list_all(admin, owner="op")
     assert mine["uuid"] in {w["uuid"] for w in by_op}
     assert all(w["owner"] == "op" for w in by_op)
     assert theirs["uuid"] not in {w["uuid"] for w in by_op}
     # Ordered by owner, then name.
-    listing = expect(admin.get(WS), 200)["worksheets"]
+    listing = list_all(admin)
     keys = [(w["owner"], w["name"]) for w in listing]
     assert keys == sorted(keys)
-    assert expect(admin.get(WS, params={"owner": unique("nobody")}), 200)["worksheets"] == []
+    assert expect(admin.get(WS, params={"owner": unique("nobody")}), 200) == {
+        "worksheets": [], "next": None}
     expect_fault(admin.get(WS, params={"sort": "name"}), 400, "ERR_UNKNOWN_ARG", "sort")
 
 
@@ -99,7 +130,7 @@ def test_delete(clients):
     assert resp.status_code == 204 and not resp.content
     expect_fault(op.get(ws_url(ws)), 404, "ERR_NOT_FOUND", "uuid")
     expect_fault(op.delete(ws_url(ws)), 404, "ERR_NOT_FOUND", "uuid")
-    assert ws["uuid"] not in {w["uuid"] for w in expect(op.get(WS), 200)["worksheets"]}
+    assert ws["uuid"] not in {w["uuid"] for w in list_all(op)}
 
 
 def test_names_unique_per_owner(clients):
@@ -252,3 +283,128 @@ def test_survive_restart(spawn):
     srv.stop()
     srv.start()
     assert expect(srv.admin().get(ws_url(ws)), 200)["worksheet"] == ws
+
+
+# ---- listings are pages of summaries; what one owner may store ----------------------
+
+def stored_bytes(name, datasets):
+    """What a worksheet counts against its owner's cap: its name and its datasets as
+    stored (compact JSON, drilldowns and seconds filled in)."""
+    norm = [{"name": d["name"], "drilldowns": d.get("drilldowns", []),
+             "seconds": d.get("seconds", 60)} for d in datasets]
+    return len(name.encode()) + len(json.dumps(norm, separators=(",", ":"),
+                                               ensure_ascii=False).encode())
+
+
+def test_list_pages(spawn):
+    """A listing is a page of summaries in (owner, name) order: limit of them (100 unless
+    asked, 1000 at most) from the start-th on; "next" is the path of the page after, and
+    null on the last."""
+    srv = spawn()
+    admin = srv.admin()
+    other = make_user(admin, ["operator"])
+    mine = [create(admin, f"w{i:03d}", [{"name": CPU_MODE}] * (i % 3)) for i in range(105)]
+    theirs = [create(srv.login_client(other, PASSWORD), f"t{i}") for i in range(3)]
+    everything = sorted(mine + theirs, key=lambda w: (w["owner"], w["name"]))
+
+    doc = expect(admin.get(WS), 200)
+    assert set(doc) == {"worksheets", "next"}
+    assert doc["worksheets"] == [summary(w) for w in everything[:LIST_DEFAULT]]
+    assert doc["next"] == f"{WS}?start={LIST_DEFAULT}&limit={LIST_DEFAULT}"
+    doc = expect(admin.get(doc["next"]), 200)
+    assert doc == {"worksheets": [summary(w) for w in everything[LIST_DEFAULT:]], "next": None}
+    assert expect(admin.get(WS, params={"limit": LIST_MAX}), 200) == {
+        "worksheets": [summary(w) for w in everything], "next": None}
+    assert list_all(admin, limit=7) == [summary(w) for w in everything]
+    doc = expect(admin.get(WS, params={"start": 104, "limit": 1}), 200)
+    assert doc == {"worksheets": [summary(everything[104])],
+                   "next": f"{WS}?start=105&limit=1"}
+    assert expect(admin.get(WS, params={"start": 500}), 200) == {"worksheets": [], "next": None}
+
+    # The owner filter stays in "next".
+    doc = expect(admin.get(WS, params={"owner": "admin", "limit": 50}), 200)
+    assert doc["next"] == f"{WS}?start=50&limit=50&owner=admin"
+    assert list_all(admin, owner=other, limit=2) == [summary(w) for w in theirs]
+
+    for params, field in [({"start": -1}, "start"), ({"start": "x"}, "start"),
+                          ({"start": "1.5"}, "start"), ({"start": ""}, "start"),
+                          ({"limit": 0}, "limit"), ({"limit": LIST_MAX + 1}, "limit"),
+                          ({"limit": "ten"}, "limit")]:
+        fault = expect_fault(admin.get(WS, params=params), 400, "ERR_INVALID_ARG")
+        assert fault["details"].startswith(field + ":"), (params, fault)
+
+
+def test_what_one_owner_may_store(spawn):
+    """One owner's worksheets take at most 4 MiB (names and datasets as stored). A create
+    or an update that would pass it is 413 ERR_OVER_LIMIT naming the field, the total and
+    the cap, and changes nothing; what does not grow the total is allowed; other owners
+    have their own."""
+    srv = spawn()
+    admin = srv.admin()
+    other = srv.login_client(make_user(admin, ["operator"]), PASSWORD)
+    big = [create(admin, f"big{i}", largest(str(i))) for i in range(7)]
+    used = sum(stored_bytes(w["name"], w["datasets"]) for w in big)
+    assert used + stored_bytes("big7", largest()) > BYTES_PER_OWNER > used
+
+    fault = expect_fault(admin.post(WS, json={"name": "big7", "datasets": largest()}), 413,
+                         "ERR_OVER_LIMIT")
+    assert fault["details"].startswith("datasets: admin's worksheets would take "
+                                       f"{used + stored_bytes('big7', largest())} bytes, "
+                                       f"over the cap of {BYTES_PER_OWNER} bytes"), fault
+    assert [w["name"] for w in list_all(admin, owner="admin")] == [w["name"] for w in big]
+
+    small = create(admin, "small", [{"name": CPU_MODE}])
+    fault = expect_fault(admin.put(ws_url(small), json={"datasets": largest()}), 413,
+                         "ERR_OVER_LIMIT")
+    assert fault["details"].startswith("datasets:"), fault
+    assert expect(admin.get(ws_url(small)), 200)["worksheet"] == small
+    # Same size, smaller, renamed within the cap: fine.
+    expect(admin.put(ws_url(big[0]), json={"datasets": largest("x")}), 200)
+    expect(admin.put(ws_url(big[1]), json={"datasets": largest()[:1]}), 200)
+    expect(admin.put(ws_url(big[2]), json={"name": "big2-renamed"}), 200)
+    # Another owner stores as much again; a holder of user:modify changing it counts
+    # against that owner, not itself.
+    theirs = create(other, "big", largest())
+    expect(admin.put(ws_url(theirs), json={"datasets": largest("y")}), 200)
+    # Room made, the refused one fits.
+    expect(admin.delete(ws_url(big[3])), 204)
+    create(admin, "big7", largest())
+
+
+def test_a_listing_of_the_largest_worksheets_stays_small(spawn):
+    """256 worksheets of the largest shape (138 MB of datasets), stored before listings
+    were summaries and the cap existed (a database of schema version 5, upgraded at
+    start): a page of all of them is tens of KB; the owner, far over the cap, may shrink
+    and delete but not grow."""
+    srv = spawn()
+    admin = srv.admin()
+    first = create(admin, "big000", largest())
+    srv.stop()
+    with sqlite3.connect(srv.state_dir / "spindle.db") as c:
+        c.execute("DROP INDEX worksheets_summary")
+        c.execute("ALTER TABLE worksheets DROP COLUMN bytes")
+        c.execute("ALTER TABLE worksheets DROP COLUMN dataset_count")
+        c.executemany("INSERT INTO worksheets (uuid, name, owner, ctime, mtime, datasets)"
+                      " SELECT ?, ?, owner, ctime, mtime, datasets FROM worksheets"
+                      " WHERE uuid = ?",
+                      [(str(uuid.uuid4()), f"big{i:03d}", first["uuid"]) for i in range(1, 256)])
+        c.execute("PRAGMA user_version = 5")
+    c.close()
+    srv.start()
+    admin = srv.admin()
+
+    resp = admin.get(WS, params={"limit": LIST_MAX})
+    doc = expect(resp, 200)
+    assert [w["name"] for w in doc["worksheets"]] == [f"big{i:03d}" for i in range(256)]
+    assert all(set(w) == SUMMARY_KEYS and w["dataset_count"] == 64 for w in doc["worksheets"])
+    assert doc["next"] is None
+    assert len(resp.content) < 256 * 400, len(resp.content)
+    assert expect(admin.get(ws_url(first)), 200)["worksheet"] == first
+
+    expect_fault(admin.post(WS, json={"name": "more"}), 413, "ERR_OVER_LIMIT", "256")
+    expect(admin.delete(doc["worksheets"][1]["href"]), 204)
+    fault = expect_fault(admin.post(WS, json={"name": "more"}), 413, "ERR_OVER_LIMIT")
+    assert fault["details"].startswith("name: admin's worksheets would take"), fault
+    expect(admin.put(ws_url(first), json={"datasets": [{"name": CPU_MODE}]}), 200)
+    listing = list_all(admin)
+    assert len(listing) == 255 and listing[0]["dataset_count"] == 1
