@@ -5,7 +5,8 @@
  *
  * Refusals: ERR_INVALID_ARG for values breaking a rule, ERR_DENIED for what the actor
  * may not do (fields needing user:modify, granting authorizations the actor does not
- * hold, built-in roles, removing the last admin), ERR_OBJECT_EXISTS for taken names and
+ * hold, changing a user who holds some the actor does not, built-in roles, removing the
+ * last admin), ERR_OBJECT_EXISTS for taken names and
  * roles still held. details always starts with the field at fault. */
 #include "accounts.h"
 #include "audit.h"
@@ -413,6 +414,11 @@ static void user_update_finish(struct user_job *j)
 		user_job_fail(j, &f);
 		return;
 	}
+	/* The user may have gained authorizations while the password was hashed. */
+	if (auth_may_manage(&j->actor, j->name, &f) < 0) {
+		user_job_fail(j, &f);
+		return;
+	}
 
 	after = before;
 	struct strbuf d = {0};
@@ -585,6 +591,8 @@ void accounts_user_update(const char *name, json_t *body, const struct identity 
 		fault_set(&f, ERR_DENIED, "name: changing another user needs user:modify");
 		goto fail;
 	}
+	if (auth_may_manage(actor, name, &f) < 0)
+		goto fail;
 
 	const char *password = NULL, *current = NULL;
 	j->want = before;
@@ -680,6 +688,8 @@ int accounts_user_delete(const char *name, const struct identity *actor, const c
 		return fault_set(f, ERR_INTERNAL, "not ready");
 	if (user_load(name, &u, f) < 0)
 		return -1;
+	if (auth_may_manage(actor, name, f) < 0)
+		return refuse(actor, peer, "user.delete", name, f);
 	if (user_has_role(&u, ADMIN_ROLE)) {
 		int n = db_role_holders(auth_db(), ADMIN_ROLE);
 		if (n < 0)

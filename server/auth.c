@@ -384,6 +384,32 @@ void auth_users_changed(void)
 	auth.gen++;
 }
 
+int auth_may_manage(const struct identity *actor, const char *user, struct fault *f)
+{
+	const struct user_info *ui;
+	if (!auth.ready)
+		return fault_set(f, ERR_INTERNAL, "authentication is not ready");
+	int rc = auth_name_valid(user) ? auth_user_info(user, &ui) : DB_NOTFOUND;
+	if (rc < 0)
+		return fault_set(f, ERR_INTERNAL, "database error");
+	if (rc != 0)
+		return fault_set(f, ERR_NOT_FOUND, "user '%.64s' not found", user ? user : "");
+	if (actor && strcmp(actor->user, user) == 0)
+		return 0;
+	uint32_t missing = ui->perms & ~(actor ? actor->perms : 0);
+	if (!missing)
+		return 0;
+	char list[256];
+	size_t n = 0;
+	list[0] = '\0';
+	for (size_t i = 0; i < nitems(perm_names) && n < sizeof(list); i++)
+		if (missing & (1u << i))
+			n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", n ? ", " : "",
+			                      perm_names[i]);
+	return fault_set(f, ERR_DENIED, "name: user '%s' holds authorizations you do not: %s", user,
+	                 list);
+}
+
 /* ---- Sessions */
 
 static void session_forget_token(struct session *s)
@@ -926,6 +952,15 @@ static json_t *token_json(const struct session *s)
 	                 util_iso8601(s->s.expires, expires, sizeof(expires)));
 }
 
+/* Refusals of what the actor may not do are security events: keep them in the trail. */
+static int auth_refuse(const struct identity *actor, const char *peer, const char *action,
+                       const char *target, const struct fault *f)
+{
+	if (f->kind == ERR_DENIED)
+		audit_log(actor ? actor->user : "", peer, action, target, false, "%s", f->details);
+	return -1;
+}
+
 static int auth_user_exists(const char *user, struct fault *f)
 {
 	struct db_user u;
@@ -945,6 +980,8 @@ int auth_token_create(const char *user, const char *name, int expires_days,
 		return fault_set(f, ERR_INTERNAL, "authentication is not ready");
 	if (auth_user_exists(user, f) < 0)
 		return -1;
+	if (auth_may_manage(actor, user, f) < 0)
+		return auth_refuse(actor, peer, "token.create", user, f);
 	if (!auth_name_valid(name))
 		return fault_set(f, ERR_INVALID_ARG,
 		                 "name: 1-64 of A-Z a-z 0-9 . _ -, not starting with . or -");
@@ -1014,6 +1051,8 @@ int auth_token_delete(const char *user, const char *id, const struct identity *a
 		return fault_set(f, ERR_INTERNAL, "authentication is not ready");
 	if (auth_user_exists(user, f) < 0)
 		return -1;
+	if (auth_may_manage(actor, user, f) < 0)
+		return auth_refuse(actor, peer, "token.delete", user, f);
 	struct session *s =
 	    id && auth_jti_valid(id) ? smap_get(&auth.sessions, id, strlen(id)) : NULL;
 	if (!s || s->s.kind != DB_SESSION_TOKEN || strcmp(s->s.user, user) != 0)

@@ -84,6 +84,12 @@ int auth_token_list(const char *user, json_t **out, struct fault *f); /* {"token
 int auth_token_delete(const char *user, const char *id, const struct identity *actor,
                       const char *peer, struct fault *f);
 
+/* Whether actor may change user (password, roles, other fields, tokens, deletion): always
+ * when it is the actor itself, else only when the actor holds every authorization the
+ * user holds, so user:modify alone is no way to another user's power. 0, or -1 with
+ * ERR_DENIED naming what the actor lacks (ERR_NOT_FOUND, ERR_INTERNAL). */
+int auth_may_manage(const struct identity *actor, const char *user, struct fault *f);
+
 /* Accounts call these after changing users or roles, so the next request sees it. */
 void auth_users_changed(void);
 /* Revoke every session and token of a user (deleted user, password changed by admin). */
