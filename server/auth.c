@@ -2,9 +2,9 @@
  * in memory: every request checks the in-memory copy (so a revocation is immediate and
  * nothing touches disk), and a verified token string is remembered with its session so
  * its HMAC is computed once, not once per request. Sliding last_seen stays in memory and
- * is written back by a 30 s timer. Logins are throttled per user and per address, and
- * their KDF runs on the helper threads. Everything here runs on the loop thread except
- * the login_work function. */
+ * is written back by a 30 s timer. Logins are throttled per address and per (user,
+ * address), and their KDF runs on the helper threads. Everything here runs on the loop
+ * thread except the login_work function. */
 #include "auth.h"
 #include "audit.h"
 #include "dbw.h"
@@ -33,15 +33,21 @@
 #define AUTH_TOKEN_DAYS_DEFAULT 365
 #define AUTH_TOKEN_DAYS_MAX     3650
 
-/* Login throttle: USER_LIMIT failures for one user name (ADDR_LIMIT from one address)
- * within WINDOW lock it for BACKOFF_MIN seconds, doubling at each further lock up to
- * BACKOFF_MAX; a quiet WINDOW forgets. Known or not, a name is throttled the same way. */
-#define THROTTLE_USER_LIMIT  5
+/* Login throttle, so that guessing slows the guesser and not the account's owner. Within
+ * WINDOW, PAIR_LIMIT failures for one user name from one address lock that pair, and
+ * ADDR_LIMIT failures from one address (any names) lock the address, for BACKOFF_MIN
+ * seconds, doubling at each further lock up to BACKOFF_MAX; a quiet WINDOW forgets.
+ * USER_LIMIT failures for one name from all addresses lock the name too, but only for
+ * the addresses that failed on it: one that has not failed is never refused for others'
+ * guesses. Known or not, a name is throttled the same way. */
+#define THROTTLE_PAIR_LIMIT  5
 #define THROTTLE_ADDR_LIMIT  20
+#define THROTTLE_USER_LIMIT  10
 #define THROTTLE_WINDOW      (15 * 60)
 #define THROTTLE_BACKOFF_MIN 30
 #define THROTTLE_BACKOFF_MAX (15 * 60)
 #define THROTTLE_MAX_ENTRIES 10000 /* per table; memory stays bounded under a flood */
+#define THROTTLE_KEY_MAX     160   /* "user\naddress": a valid name, an address, and room */
 
 /* ---- A string-keyed hash map (SipHash with a random key: user names and addresses
  * are attacker-chosen). Keys compare in constant time: one of the maps is keyed by
@@ -311,8 +317,9 @@ static struct {
 	struct smap sessions;       /* jti -> struct session */
 	struct smap tokens;         /* token string -> struct session (not owned) */
 	struct smap users;          /* user name -> struct user_info */
-	struct smap throttle_users; /* user name -> struct throttle */
+	struct smap throttle_pairs; /* "user\naddress" -> struct throttle */
 	struct smap throttle_addrs; /* address -> struct throttle */
+	struct smap throttle_users; /* user name -> struct throttle (every address) */
 } auth;
 
 struct db *auth_db(void)
@@ -650,7 +657,7 @@ static bool throttle_stale(void *val, void *ctx)
 
 static struct throttle *throttle_get(struct smap *m, const char *key, bool create, int64_t now)
 {
-	size_t len = strnlen(key, DB_NAME_MAX + 1);
+	size_t len = strnlen(key, THROTTLE_KEY_MAX);
 	struct throttle *t = smap_get(m, key, len);
 	if (t || !create)
 		return t;
@@ -706,22 +713,47 @@ static int throttle_fail(struct smap *m, const char *key, int limit, int64_t now
 	return (int)backoff;
 }
 
+/* Names longer than any valid one are cut: they are throttled by their first 64 bytes. */
+static const char *throttle_pair_key(const char *user, const char *peer, char key[THROTTLE_KEY_MAX])
+{
+	snprintf(key, THROTTLE_KEY_MAX, "%.*s\n%s", DB_NAME_MAX, user, peer);
+	return key;
+}
+
+/* The name's lock holds only against addresses that failed on that name lately. */
+static int throttle_user_wait(const char *user, const char *pair, int64_t now)
+{
+	struct throttle *tu = throttle_get(&auth.throttle_users, user, false, now);
+	struct throttle *tp = throttle_get(&auth.throttle_pairs, pair, false, now);
+	if (!tu || now >= tu->locked_until || !tp || tp->fails == 0 ||
+	    now - tp->last_fail > THROTTLE_WINDOW)
+		return 0;
+	return (int)(tu->locked_until - now);
+}
+
 int auth_password_attempt(const char *user, const char *peer, struct fault *f)
 {
 	int64_t now = util_now();
+	char pair[THROTTLE_KEY_MAX];
 	user = user ? user : "";
 	peer = peer ? peer : "";
-	int wu = throttle_wait(&auth.throttle_users, user, THROTTLE_USER_LIMIT, now);
+	throttle_pair_key(user, peer, pair);
+	int wp = throttle_wait(&auth.throttle_pairs, pair, THROTTLE_PAIR_LIMIT, now);
 	int wa = throttle_wait(&auth.throttle_addrs, peer, THROTTLE_ADDR_LIMIT, now);
-	if (wu || wa) {
+	int wu = throttle_user_wait(user, pair, now);
+	int wait = wp > wa ? wp : wa;
+	wait = wait > wu ? wait : wu;
+	if (wait) {
 		fault_set(f, ERR_TOO_MANY, "too many failed attempts; retry later");
-		f->retry_after = wu > wa ? wu : wa;
+		f->retry_after = wait;
 		return -1;
 	}
-	struct throttle *tu = throttle_get(&auth.throttle_users, user, true, now);
+	/* In flight per pair and address only: others' guesses in flight for this name must
+	 * not refuse an address that has not failed. */
+	struct throttle *tp = throttle_get(&auth.throttle_pairs, pair, true, now);
 	struct throttle *ta = throttle_get(&auth.throttle_addrs, peer, true, now);
-	if (tu)
-		tu->inflight++;
+	if (tp)
+		tp->inflight++;
 	if (ta)
 		ta->inflight++;
 	return 0;
@@ -730,10 +762,12 @@ int auth_password_attempt(const char *user, const char *peer, struct fault *f)
 void auth_password_cancel(const char *user, const char *peer)
 {
 	int64_t now = util_now();
-	struct throttle *tu = throttle_get(&auth.throttle_users, user ? user : "", false, now);
+	char pair[THROTTLE_KEY_MAX];
+	throttle_pair_key(user ? user : "", peer ? peer : "", pair);
+	struct throttle *tp = throttle_get(&auth.throttle_pairs, pair, false, now);
 	struct throttle *ta = throttle_get(&auth.throttle_addrs, peer ? peer : "", false, now);
-	if (tu && tu->inflight > 0)
-		tu->inflight--;
+	if (tp && tp->inflight > 0)
+		tp->inflight--;
 	if (ta && ta->inflight > 0)
 		ta->inflight--;
 }
@@ -741,26 +775,36 @@ void auth_password_cancel(const char *user, const char *peer)
 int auth_password_result(const char *user, const char *peer, bool ok)
 {
 	int64_t now = util_now();
+	char pair[THROTTLE_KEY_MAX];
 	user = user ? user : "";
 	peer = peer ? peer : "";
+	throttle_pair_key(user, peer, pair);
 	auth_password_cancel(user, peer);
 	if (ok) {
-		/* Success clears the user's record, not the address's: one valid account must
-		 * not reset the count of an address guessing at others. */
-		struct throttle *tu = throttle_get(&auth.throttle_users, user, false, now);
-		if (tu && tu->inflight == 0)
-			free(smap_del(&auth.throttle_users, user, strnlen(user, DB_NAME_MAX + 1)));
-		else if (tu)
-			tu->fails = tu->lockouts = 0;
+		/* Success clears this pair's record only: the owner's login must not reset the
+		 * name's count against guessers elsewhere, nor one valid account the count of
+		 * an address guessing at others. */
+		struct throttle *tp = throttle_get(&auth.throttle_pairs, pair, false, now);
+		if (tp && tp->inflight == 0)
+			free(smap_del(&auth.throttle_pairs, pair, strnlen(pair, THROTTLE_KEY_MAX)));
+		else if (tp)
+			tp->fails = tp->lockouts = 0;
 		return 0;
 	}
-	int lu = throttle_fail(&auth.throttle_users, user, THROTTLE_USER_LIMIT, now);
+	int lp = throttle_fail(&auth.throttle_pairs, pair, THROTTLE_PAIR_LIMIT, now);
 	int la = throttle_fail(&auth.throttle_addrs, peer, THROTTLE_ADDR_LIMIT, now);
-	if (lu)
-		log_warn("auth: repeated failed logins for '%.64s': locked for %d s", user, lu);
+	int lu = throttle_fail(&auth.throttle_users, user, THROTTLE_USER_LIMIT, now);
+	if (lp)
+		log_warn("auth: repeated failed logins for '%.64s' from %s: locked for %d s", user,
+		         peer, lp);
 	if (la)
 		log_warn("auth: repeated failed logins from %s: locked for %d s", peer, la);
-	return lu > la ? lu : la;
+	if (lu)
+		log_warn("auth: repeated failed logins for '%.64s' from several addresses: locked "
+		         "for %d s for the addresses that failed",
+		         user, lu);
+	int lock = lp > la ? lp : la;
+	return lock > lu ? lock : lu;
 }
 
 /* ---- Login */
@@ -1169,8 +1213,9 @@ static void auth_tick(evutil_socket_t fd, short what, void *arg)
 	auth_flush_last_seen(t.now);
 	if (t.dropped)
 		log_debug("auth: %d session(s) ended", t.dropped);
-	smap_filter(&auth.throttle_users, throttle_stale, &t.now);
+	smap_filter(&auth.throttle_pairs, throttle_stale, &t.now);
 	smap_filter(&auth.throttle_addrs, throttle_stale, &t.now);
+	smap_filter(&auth.throttle_users, throttle_stale, &t.now);
 }
 
 /* ---- Start-up */
@@ -1433,8 +1478,9 @@ void auth_shutdown(void)
 	smap_filter(&auth.sessions, shutdown_session_cb, NULL);
 	smap_clear(&auth.sessions);
 	smap_clear(&auth.users);
-	smap_clear(&auth.throttle_users);
+	smap_clear(&auth.throttle_pairs);
 	smap_clear(&auth.throttle_addrs);
+	smap_clear(&auth.throttle_users);
 	free(auth.state_dir);
 	audit_init(NULL);                     /* the database is about to close */
 	OPENSSL_cleanse(&auth, sizeof(auth)); /* zeroes: the key goes too */

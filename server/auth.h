@@ -69,8 +69,9 @@ struct auth_login_result {
 /* f is NULL on success; res is valid only during the call. */
 typedef void (*auth_login_done)(void *arg, const struct auth_login_result *res,
                                 const struct fault *f);
-/* Throttled per user and per address (ERR_TOO_MANY with retry_after); unknown users
- * cost as much as known ones. cb may run before auth_login returns (throttled). */
+/* Throttled per address and per (user, address) (ERR_TOO_MANY with retry_after), so a
+ * guesser locks out itself, not the user; unknown users cost as much as known ones.
+ * cb may run before auth_login returns (throttled). */
 void auth_login(const char *user, const char *password, const char *peer, auth_login_done cb,
                 void *arg);
 int auth_logout(const struct identity *who, const char *peer, struct fault *f);
