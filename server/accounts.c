@@ -304,7 +304,7 @@ struct user_job {
 	struct db_user want; /* create: the new user; update: the requested values */
 	bool set_fullname, set_roles, set_timeout;
 	char *password, *current; /* owned, wiped */
-	unsigned iterations;
+	unsigned iterations, floor;
 	char stored[sizeof(((struct db_user *)0)->pwhash)]; /* what current is checked against */
 	bool current_ok, hashed;
 	char newhash[KDF_HASH_MAX];
@@ -340,7 +340,7 @@ static void user_work(void *p)
 {
 	struct user_job *j = p;
 	if (j->current) {
-		j->current_ok = kdf_verify(j->current, j->stored);
+		j->current_ok = kdf_verify_floor(j->current, j->stored, j->floor);
 		OPENSSL_cleanse(j->current, strlen(j->current));
 	}
 	if (j->password && (!j->current || j->current_ok))
@@ -665,6 +665,7 @@ void accounts_user_update(const char *name, json_t *body, const struct identity 
 			goto fail;
 		j->current = xstrdup(current);
 		snprintf(j->stored, sizeof(j->stored), "%s", before.pwhash);
+		j->floor = auth_kdf_floor(); /* a password check like a login's */
 	}
 	if (workq_submit(auth_workq(), user_work, user_done, j) < 0) {
 		if (j->current)

@@ -311,7 +311,11 @@ static struct {
 	char *state_dir;
 	unsigned char key[AUTH_KEY_MAX];
 	size_t keylen;
-	char dummy_hash[KDF_HASH_MAX]; /* what unknown users are verified against */
+	/* Every password check costs at least kdf_floor iterations, the configured count or the
+	 * costliest stored hash if more: unknown users (checked against dummy_hash, made with
+	 * kdf_floor), weaker hashes not yet upgraded and current ones all cost the same. */
+	unsigned kdf_floor;
+	char dummy_hash[KDF_HASH_MAX];
 	struct event *tick;
 	uint64_t gen;               /* bumped by auth_users_changed() */
 	struct smap sessions;       /* jti -> struct session */
@@ -335,6 +339,11 @@ struct workq *auth_workq(void)
 unsigned auth_kdf_iterations(void)
 {
 	return auth.cfg.kdf_iterations;
+}
+
+unsigned auth_kdf_floor(void)
+{
+	return auth.kdf_floor;
 }
 
 int auth_default_timeout_min(void)
@@ -807,6 +816,25 @@ int auth_password_result(const char *user, const char *peer, bool ok)
 	return lock > lu ? lock : lu;
 }
 
+/* Any well-formed hash of the floor's cost makes an unknown user take as long as a known
+ * one; no KDF needed to build it. */
+static int auth_set_kdf_floor(unsigned floor)
+{
+	unsigned char salt[16], hash[32];
+	char salt_s[32], hash_s[48];
+	if (util_random(salt, sizeof(salt)) < 0 || util_random(hash, sizeof(hash)) < 0)
+		return -1;
+	util_b64url(salt, sizeof(salt), salt_s);
+	util_b64url(hash, sizeof(hash), hash_s);
+	char dummy[sizeof(auth.dummy_hash)];
+	snprintf(dummy, sizeof(dummy), "pbkdf2-sha256$%u$%s$%s", floor, salt_s, hash_s);
+	if (kdf_iterations(dummy) != floor)
+		return -1;
+	memcpy(auth.dummy_hash, dummy, sizeof(dummy));
+	auth.kdf_floor = floor;
+	return 0;
+}
+
 /* ---- Login */
 
 struct login_job {
@@ -815,7 +843,7 @@ struct login_job {
 	char *password;
 	bool known;
 	char stored[sizeof(((struct db_user *)0)->pwhash)];
-	unsigned iterations;
+	unsigned iterations, floor;
 	bool ok, rehash;
 	char newhash[KDF_HASH_MAX];
 	auth_login_done cb;
@@ -826,7 +854,7 @@ struct login_job {
 static void login_work(void *p)
 {
 	struct login_job *j = p;
-	j->ok = kdf_verify(j->password, j->stored) && j->known;
+	j->ok = kdf_verify_floor(j->password, j->stored, j->floor) && j->known;
 	if (j->ok && kdf_iterations(j->stored) < j->iterations)
 		j->rehash =
 		    kdf_hash(j->password, j->iterations, j->newhash, sizeof(j->newhash)) == 0;
@@ -952,7 +980,12 @@ void auth_login(const char *user, const char *password, const char *peer, auth_l
 	}
 	/* Unknown users, and accounts whose hash can't be used, cost a full KDF too. */
 	j->known = rc == 0 && kdf_iterations(u.pwhash) != 0;
+	/* A row written behind our back may cost more than the floor: raise it. */
+	if (j->known && kdf_iterations(u.pwhash) > auth.kdf_floor &&
+	    auth_set_kdf_floor(kdf_iterations(u.pwhash)) < 0)
+		log_warn("auth: no randomness for the unknown users' hash");
 	snprintf(j->stored, sizeof(j->stored), "%s", j->known ? u.pwhash : auth.dummy_hash);
+	j->floor = auth.kdf_floor;
 	if (workq_submit(auth.wq, login_work, login_done, j) < 0) {
 		auth_password_cancel(j->user, j->peer);
 		login_fail(j, ERR_BUSY, "too many logins in progress; retry shortly");
@@ -1377,19 +1410,27 @@ out:
 	return rc;
 }
 
-static int auth_make_dummy_hash(void)
+static int auth_costliest_cb(void *arg, const struct db_user *u)
 {
-	unsigned char salt[16], hash[32];
-	char salt_s[32], hash_s[48];
-	/* Any well-formed hash of the configured cost makes an unknown user take as long as a
-	 * known one; no KDF needed to build it. */
-	if (util_random(salt, sizeof(salt)) < 0 || util_random(hash, sizeof(hash)) < 0)
+	unsigned *most = arg, it = kdf_iterations(u->pwhash);
+	if (it > *most)
+		*most = it;
+	return 0;
+}
+
+/* Hashes made before a change of kdf_iterations stay until their next login: the floor
+ * starts at the costliest stored, never below the configured count. */
+static int auth_init_kdf_floor(void)
+{
+	unsigned floor = auth.cfg.kdf_iterations;
+	if (db_user_list(auth.db, auth_costliest_cb, &floor) < 0)
 		return -1;
-	util_b64url(salt, sizeof(salt), salt_s);
-	util_b64url(hash, sizeof(hash), hash_s);
-	snprintf(auth.dummy_hash, sizeof(auth.dummy_hash), "pbkdf2-sha256$%u$%s$%s",
-	         auth.cfg.kdf_iterations, salt_s, hash_s);
-	return kdf_iterations(auth.dummy_hash) == auth.cfg.kdf_iterations ? 0 : -1;
+	if (floor != auth.cfg.kdf_iterations)
+		log_info(
+		    "auth: stored password hashes of up to %u iterations: every check costs as "
+		    "much",
+		    floor);
+	return auth_set_kdf_floor(floor);
 }
 
 int auth_init(struct event_base *base, struct db *db, struct workq *wq,
@@ -1424,7 +1465,7 @@ int auth_init(struct event_base *base, struct db *db, struct workq *wq,
 		auth.cfg.session_max_hours = AUTH_DEFAULT_MAX_HOURS;
 	audit_init(db);
 
-	if (util_random(smap_seed, sizeof(smap_seed)) < 0 || auth_make_dummy_hash() < 0) {
+	if (util_random(smap_seed, sizeof(smap_seed)) < 0) {
 		log_err("auth: no randomness");
 		goto fail;
 	}
@@ -1432,6 +1473,10 @@ int auth_init(struct event_base *base, struct db *db, struct workq *wq,
 		goto fail;
 	if (auth_builtin_roles() < 0 || auth_initial_admin() < 0) {
 		log_err("auth: cannot set up the built-in roles and users");
+		goto fail;
+	}
+	if (auth_init_kdf_floor() < 0) {
+		log_err("auth: cannot read the stored password hashes");
 		goto fail;
 	}
 	int64_t now = util_now();

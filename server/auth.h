@@ -103,6 +103,9 @@ bool auth_name_valid(const char *name);
 struct db *auth_db(void);
 struct workq *auth_workq(void);
 unsigned auth_kdf_iterations(void);
+/* What every password check costs at least (kdf_verify_floor): the configured count, or
+ * the costliest stored hash when that is more. */
+unsigned auth_kdf_floor(void);
 int auth_default_timeout_min(void);
 /* The login throttle around any password check: attempt before submitting the KDF
  * (-1 with ERR_TOO_MANY and retry_after when throttled), then exactly one of result

@@ -578,19 +578,50 @@ int main(void)
 	is_int(auth_verify(keep, &tmp, &f), 0, "session survives restart");
 	stop();
 
-	/* rehash on login when the configured cost went up */
+	/* rehash on login when the configured cost went up; meanwhile a failed login costs the
+	 * same KDF work (counted, not timed) for an unknown user as for a weaker stored hash */
 	cfg.kdf_iterations = 2000;
 	is_int(start(), 0, "restart with 2000 iterations");
 	{
 		struct db_user u;
 		db_user_get(db, "admin", &u);
 		is_int(kdf_iterations(u.pwhash), 1000, "stored at 1000");
+		unsigned long long w0 = kdf_work();
+		lr = login("admin", "wrong", "10.0.6.1");
+		unsigned long long w1 = kdf_work();
+		lr2 = login("ghost", "wrong", "10.0.6.1");
+		unsigned long long w2 = kdf_work();
+		ok(lr.failed && lr2.failed, "wrong password and unknown user refused");
+		ok(w1 - w0 == 2000 && w2 - w1 == 2000,
+		   "both cost 2000 iterations (wrong password %llu, unknown user %llu)", w1 - w0,
+		   w2 - w1);
 		lr = login("admin", pw, "10.0.0.1");
 		ok(!lr.failed, "login");
+		ok(kdf_work() - w2 == 4000, "the check, then the new hash: 2000 + 2000 (%llu)",
+		   kdf_work() - w2);
 		db_user_get(db, "admin", &u);
 		is_int(kdf_iterations(u.pwhash), 2000, "upgraded to 2000");
 		lr = login("admin", pw, "10.0.0.1");
 		ok(!lr.failed, "login after upgrade");
+		auth_verify(lr.token, &admin, &f);
+	}
+	/* the configured cost went down: hashes of more stay until their next login, and until
+	 * then an unknown user costs what the costliest of them costs */
+	stop();
+	cfg.kdf_iterations = 1000;
+	is_int(start(), 0, "restart with 1000 iterations");
+	{
+		unsigned long long w0 = kdf_work();
+		login("ghost", "wrong", "10.0.6.2");
+		unsigned long long w1 = kdf_work();
+		login("mon", "wrong", "10.0.6.2");
+		unsigned long long w2 = kdf_work();
+		login("admin", "wrong", "10.0.6.2");
+		unsigned long long w3 = kdf_work();
+		ok(w1 - w0 == 2000 && w2 - w1 == 2000 && w3 - w2 == 2000,
+		   "unknown, 1000- and 2000-iteration users: 2000 each (%llu %llu %llu)", w1 - w0,
+		   w2 - w1, w3 - w2);
+		lr = login("admin", pw, "10.0.0.1");
 		auth_verify(lr.token, &admin, &f);
 	}
 	/* the timer: expired token pruned, last_seen written back */
