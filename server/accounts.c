@@ -5,7 +5,8 @@
  *
  * Refusals: ERR_INVALID_ARG for values breaking a rule, ERR_DENIED for what the actor
  * may not do (fields needing user:modify, granting authorizations the actor does not
- * hold, built-in roles, removing the last admin), ERR_OBJECT_EXISTS for taken names and
+ * hold, changing a user who holds some the actor does not, built-in roles, removing the
+ * last admin), ERR_OBJECT_EXISTS for taken names and
  * roles still held. details always starts with the field at fault. */
 #include "accounts.h"
 #include "audit.h"
@@ -303,7 +304,7 @@ struct user_job {
 	struct db_user want; /* create: the new user; update: the requested values */
 	bool set_fullname, set_roles, set_timeout;
 	char *password, *current; /* owned, wiped */
-	unsigned iterations;
+	unsigned iterations, floor;
 	char stored[sizeof(((struct db_user *)0)->pwhash)]; /* what current is checked against */
 	bool current_ok, hashed;
 	char newhash[KDF_HASH_MAX];
@@ -339,7 +340,7 @@ static void user_work(void *p)
 {
 	struct user_job *j = p;
 	if (j->current) {
-		j->current_ok = kdf_verify(j->current, j->stored);
+		j->current_ok = kdf_verify_floor(j->current, j->stored, j->floor);
 		OPENSSL_cleanse(j->current, strlen(j->current));
 	}
 	if (j->password && (!j->current || j->current_ok))
@@ -410,6 +411,11 @@ static void user_update_finish(struct user_job *j)
 	}
 	if (j->password && !j->hashed) {
 		fault_set(&f, ERR_INTERNAL, "password: could not hash");
+		user_job_fail(j, &f);
+		return;
+	}
+	/* The user may have gained authorizations while the password was hashed. */
+	if (auth_may_manage(&j->actor, j->name, &f) < 0) {
 		user_job_fail(j, &f);
 		return;
 	}
@@ -585,6 +591,8 @@ void accounts_user_update(const char *name, json_t *body, const struct identity 
 		fault_set(&f, ERR_DENIED, "name: changing another user needs user:modify");
 		goto fail;
 	}
+	if (auth_may_manage(actor, name, &f) < 0)
+		goto fail;
 
 	const char *password = NULL, *current = NULL;
 	j->want = before;
@@ -657,6 +665,7 @@ void accounts_user_update(const char *name, json_t *body, const struct identity 
 			goto fail;
 		j->current = xstrdup(current);
 		snprintf(j->stored, sizeof(j->stored), "%s", before.pwhash);
+		j->floor = auth_kdf_floor(); /* a password check like a login's */
 	}
 	if (workq_submit(auth_workq(), user_work, user_done, j) < 0) {
 		if (j->current)
@@ -680,6 +689,8 @@ int accounts_user_delete(const char *name, const struct identity *actor, const c
 		return fault_set(f, ERR_INTERNAL, "not ready");
 	if (user_load(name, &u, f) < 0)
 		return -1;
+	if (auth_may_manage(actor, name, f) < 0)
+		return refuse(actor, peer, "user.delete", name, f);
 	if (user_has_role(&u, ADMIN_ROLE)) {
 		int n = db_role_holders(auth_db(), ADMIN_ROLE);
 		if (n < 0)

@@ -20,7 +20,8 @@ void accounts_user_create(json_t *body, const struct identity *actor, const char
                           accounts_done cb, void *arg);
 /* body: fullname?, roles?, session_timeout_min?, password?, current_password?.
  * A user without user:modify may change only their own password and fullname, and
- * must give current_password. */
+ * must give current_password. Another user, and (delete) only one holding no
+ * authorization the actor lacks (auth_may_manage). */
 void accounts_user_update(const char *name, json_t *body, const struct identity *actor,
                           const char *peer, accounts_done cb, void *arg);
 int accounts_user_delete(const char *name, const struct identity *actor, const char *peer,

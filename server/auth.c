@@ -2,9 +2,9 @@
  * in memory: every request checks the in-memory copy (so a revocation is immediate and
  * nothing touches disk), and a verified token string is remembered with its session so
  * its HMAC is computed once, not once per request. Sliding last_seen stays in memory and
- * is written back by a 30 s timer. Logins are throttled per user and per address, and
- * their KDF runs on the helper threads. Everything here runs on the loop thread except
- * the login_work function. */
+ * is written back by a 30 s timer. Logins are throttled per address and per (user,
+ * address), and their KDF runs on the helper threads. Everything here runs on the loop
+ * thread except the login_work function. */
 #include "auth.h"
 #include "audit.h"
 #include "dbw.h"
@@ -33,15 +33,21 @@
 #define AUTH_TOKEN_DAYS_DEFAULT 365
 #define AUTH_TOKEN_DAYS_MAX     3650
 
-/* Login throttle: USER_LIMIT failures for one user name (ADDR_LIMIT from one address)
- * within WINDOW lock it for BACKOFF_MIN seconds, doubling at each further lock up to
- * BACKOFF_MAX; a quiet WINDOW forgets. Known or not, a name is throttled the same way. */
-#define THROTTLE_USER_LIMIT  5
+/* Login throttle, so that guessing slows the guesser and not the account's owner. Within
+ * WINDOW, PAIR_LIMIT failures for one user name from one address lock that pair, and
+ * ADDR_LIMIT failures from one address (any names) lock the address, for BACKOFF_MIN
+ * seconds, doubling at each further lock up to BACKOFF_MAX; a quiet WINDOW forgets.
+ * USER_LIMIT failures for one name from all addresses lock the name too, but only for
+ * the addresses that failed on it: one that has not failed is never refused for others'
+ * guesses. Known or not, a name is throttled the same way. */
+#define THROTTLE_PAIR_LIMIT  5
 #define THROTTLE_ADDR_LIMIT  20
+#define THROTTLE_USER_LIMIT  10
 #define THROTTLE_WINDOW      (15 * 60)
 #define THROTTLE_BACKOFF_MIN 30
 #define THROTTLE_BACKOFF_MAX (15 * 60)
 #define THROTTLE_MAX_ENTRIES 10000 /* per table; memory stays bounded under a flood */
+#define THROTTLE_KEY_MAX     160   /* "user\naddress": a valid name, an address, and room */
 
 /* ---- A string-keyed hash map (SipHash with a random key: user names and addresses
  * are attacker-chosen). Keys compare in constant time: one of the maps is keyed by
@@ -305,14 +311,19 @@ static struct {
 	char *state_dir;
 	unsigned char key[AUTH_KEY_MAX];
 	size_t keylen;
-	char dummy_hash[KDF_HASH_MAX]; /* what unknown users are verified against */
+	/* Every password check costs at least kdf_floor iterations, the configured count or the
+	 * costliest stored hash if more: unknown users (checked against dummy_hash, made with
+	 * kdf_floor), weaker hashes not yet upgraded and current ones all cost the same. */
+	unsigned kdf_floor;
+	char dummy_hash[KDF_HASH_MAX];
 	struct event *tick;
 	uint64_t gen;               /* bumped by auth_users_changed() */
 	struct smap sessions;       /* jti -> struct session */
 	struct smap tokens;         /* token string -> struct session (not owned) */
 	struct smap users;          /* user name -> struct user_info */
-	struct smap throttle_users; /* user name -> struct throttle */
+	struct smap throttle_pairs; /* "user\naddress" -> struct throttle */
 	struct smap throttle_addrs; /* address -> struct throttle */
+	struct smap throttle_users; /* user name -> struct throttle (every address) */
 } auth;
 
 struct db *auth_db(void)
@@ -328,6 +339,11 @@ struct workq *auth_workq(void)
 unsigned auth_kdf_iterations(void)
 {
 	return auth.cfg.kdf_iterations;
+}
+
+unsigned auth_kdf_floor(void)
+{
+	return auth.kdf_floor;
 }
 
 int auth_default_timeout_min(void)
@@ -382,6 +398,32 @@ static int auth_user_info(const char *name, const struct user_info **out)
 void auth_users_changed(void)
 {
 	auth.gen++;
+}
+
+int auth_may_manage(const struct identity *actor, const char *user, struct fault *f)
+{
+	const struct user_info *ui;
+	if (!auth.ready)
+		return fault_set(f, ERR_INTERNAL, "authentication is not ready");
+	int rc = auth_name_valid(user) ? auth_user_info(user, &ui) : DB_NOTFOUND;
+	if (rc < 0)
+		return fault_set(f, ERR_INTERNAL, "database error");
+	if (rc != 0)
+		return fault_set(f, ERR_NOT_FOUND, "user '%.64s' not found", user ? user : "");
+	if (actor && strcmp(actor->user, user) == 0)
+		return 0;
+	uint32_t missing = ui->perms & ~(actor ? actor->perms : 0);
+	if (!missing)
+		return 0;
+	char list[256];
+	size_t n = 0;
+	list[0] = '\0';
+	for (size_t i = 0; i < nitems(perm_names) && n < sizeof(list); i++)
+		if (missing & (1u << i))
+			n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", n ? ", " : "",
+			                      perm_names[i]);
+	return fault_set(f, ERR_DENIED, "name: user '%s' holds authorizations you do not: %s", user,
+	                 list);
 }
 
 /* ---- Sessions */
@@ -624,7 +666,7 @@ static bool throttle_stale(void *val, void *ctx)
 
 static struct throttle *throttle_get(struct smap *m, const char *key, bool create, int64_t now)
 {
-	size_t len = strnlen(key, DB_NAME_MAX + 1);
+	size_t len = strnlen(key, THROTTLE_KEY_MAX);
 	struct throttle *t = smap_get(m, key, len);
 	if (t || !create)
 		return t;
@@ -680,22 +722,47 @@ static int throttle_fail(struct smap *m, const char *key, int limit, int64_t now
 	return (int)backoff;
 }
 
+/* Names longer than any valid one are cut: they are throttled by their first 64 bytes. */
+static const char *throttle_pair_key(const char *user, const char *peer, char key[THROTTLE_KEY_MAX])
+{
+	snprintf(key, THROTTLE_KEY_MAX, "%.*s\n%s", DB_NAME_MAX, user, peer);
+	return key;
+}
+
+/* The name's lock holds only against addresses that failed on that name lately. */
+static int throttle_user_wait(const char *user, const char *pair, int64_t now)
+{
+	struct throttle *tu = throttle_get(&auth.throttle_users, user, false, now);
+	struct throttle *tp = throttle_get(&auth.throttle_pairs, pair, false, now);
+	if (!tu || now >= tu->locked_until || !tp || tp->fails == 0 ||
+	    now - tp->last_fail > THROTTLE_WINDOW)
+		return 0;
+	return (int)(tu->locked_until - now);
+}
+
 int auth_password_attempt(const char *user, const char *peer, struct fault *f)
 {
 	int64_t now = util_now();
+	char pair[THROTTLE_KEY_MAX];
 	user = user ? user : "";
 	peer = peer ? peer : "";
-	int wu = throttle_wait(&auth.throttle_users, user, THROTTLE_USER_LIMIT, now);
+	throttle_pair_key(user, peer, pair);
+	int wp = throttle_wait(&auth.throttle_pairs, pair, THROTTLE_PAIR_LIMIT, now);
 	int wa = throttle_wait(&auth.throttle_addrs, peer, THROTTLE_ADDR_LIMIT, now);
-	if (wu || wa) {
+	int wu = throttle_user_wait(user, pair, now);
+	int wait = wp > wa ? wp : wa;
+	wait = wait > wu ? wait : wu;
+	if (wait) {
 		fault_set(f, ERR_TOO_MANY, "too many failed attempts; retry later");
-		f->retry_after = wu > wa ? wu : wa;
+		f->retry_after = wait;
 		return -1;
 	}
-	struct throttle *tu = throttle_get(&auth.throttle_users, user, true, now);
+	/* In flight per pair and address only: others' guesses in flight for this name must
+	 * not refuse an address that has not failed. */
+	struct throttle *tp = throttle_get(&auth.throttle_pairs, pair, true, now);
 	struct throttle *ta = throttle_get(&auth.throttle_addrs, peer, true, now);
-	if (tu)
-		tu->inflight++;
+	if (tp)
+		tp->inflight++;
 	if (ta)
 		ta->inflight++;
 	return 0;
@@ -704,10 +771,12 @@ int auth_password_attempt(const char *user, const char *peer, struct fault *f)
 void auth_password_cancel(const char *user, const char *peer)
 {
 	int64_t now = util_now();
-	struct throttle *tu = throttle_get(&auth.throttle_users, user ? user : "", false, now);
+	char pair[THROTTLE_KEY_MAX];
+	throttle_pair_key(user ? user : "", peer ? peer : "", pair);
+	struct throttle *tp = throttle_get(&auth.throttle_pairs, pair, false, now);
 	struct throttle *ta = throttle_get(&auth.throttle_addrs, peer ? peer : "", false, now);
-	if (tu && tu->inflight > 0)
-		tu->inflight--;
+	if (tp && tp->inflight > 0)
+		tp->inflight--;
 	if (ta && ta->inflight > 0)
 		ta->inflight--;
 }
@@ -715,26 +784,55 @@ void auth_password_cancel(const char *user, const char *peer)
 int auth_password_result(const char *user, const char *peer, bool ok)
 {
 	int64_t now = util_now();
+	char pair[THROTTLE_KEY_MAX];
 	user = user ? user : "";
 	peer = peer ? peer : "";
+	throttle_pair_key(user, peer, pair);
 	auth_password_cancel(user, peer);
 	if (ok) {
-		/* Success clears the user's record, not the address's: one valid account must
-		 * not reset the count of an address guessing at others. */
-		struct throttle *tu = throttle_get(&auth.throttle_users, user, false, now);
-		if (tu && tu->inflight == 0)
-			free(smap_del(&auth.throttle_users, user, strnlen(user, DB_NAME_MAX + 1)));
-		else if (tu)
-			tu->fails = tu->lockouts = 0;
+		/* Success clears this pair's record only: the owner's login must not reset the
+		 * name's count against guessers elsewhere, nor one valid account the count of
+		 * an address guessing at others. */
+		struct throttle *tp = throttle_get(&auth.throttle_pairs, pair, false, now);
+		if (tp && tp->inflight == 0)
+			free(smap_del(&auth.throttle_pairs, pair, strnlen(pair, THROTTLE_KEY_MAX)));
+		else if (tp)
+			tp->fails = tp->lockouts = 0;
 		return 0;
 	}
-	int lu = throttle_fail(&auth.throttle_users, user, THROTTLE_USER_LIMIT, now);
+	int lp = throttle_fail(&auth.throttle_pairs, pair, THROTTLE_PAIR_LIMIT, now);
 	int la = throttle_fail(&auth.throttle_addrs, peer, THROTTLE_ADDR_LIMIT, now);
-	if (lu)
-		log_warn("auth: repeated failed logins for '%.64s': locked for %d s", user, lu);
+	int lu = throttle_fail(&auth.throttle_users, user, THROTTLE_USER_LIMIT, now);
+	if (lp)
+		log_warn("auth: repeated failed logins for '%.64s' from %s: locked for %d s", user,
+		         peer, lp);
 	if (la)
 		log_warn("auth: repeated failed logins from %s: locked for %d s", peer, la);
-	return lu > la ? lu : la;
+	if (lu)
+		log_warn("auth: repeated failed logins for '%.64s' from several addresses: locked "
+		         "for %d s for the addresses that failed",
+		         user, lu);
+	int lock = lp > la ? lp : la;
+	return lock > lu ? lock : lu;
+}
+
+/* Any well-formed hash of the floor's cost makes an unknown user take as long as a known
+ * one; no KDF needed to build it. */
+static int auth_set_kdf_floor(unsigned floor)
+{
+	unsigned char salt[16], hash[32];
+	char salt_s[32], hash_s[48];
+	if (util_random(salt, sizeof(salt)) < 0 || util_random(hash, sizeof(hash)) < 0)
+		return -1;
+	util_b64url(salt, sizeof(salt), salt_s);
+	util_b64url(hash, sizeof(hash), hash_s);
+	char dummy[sizeof(auth.dummy_hash)];
+	snprintf(dummy, sizeof(dummy), "pbkdf2-sha256$%u$%s$%s", floor, salt_s, hash_s);
+	if (kdf_iterations(dummy) != floor)
+		return -1;
+	memcpy(auth.dummy_hash, dummy, sizeof(dummy));
+	auth.kdf_floor = floor;
+	return 0;
 }
 
 /* ---- Login */
@@ -745,7 +843,7 @@ struct login_job {
 	char *password;
 	bool known;
 	char stored[sizeof(((struct db_user *)0)->pwhash)];
-	unsigned iterations;
+	unsigned iterations, floor;
 	bool ok, rehash;
 	char newhash[KDF_HASH_MAX];
 	auth_login_done cb;
@@ -756,7 +854,7 @@ struct login_job {
 static void login_work(void *p)
 {
 	struct login_job *j = p;
-	j->ok = kdf_verify(j->password, j->stored) && j->known;
+	j->ok = kdf_verify_floor(j->password, j->stored, j->floor) && j->known;
 	if (j->ok && kdf_iterations(j->stored) < j->iterations)
 		j->rehash =
 		    kdf_hash(j->password, j->iterations, j->newhash, sizeof(j->newhash)) == 0;
@@ -882,7 +980,12 @@ void auth_login(const char *user, const char *password, const char *peer, auth_l
 	}
 	/* Unknown users, and accounts whose hash can't be used, cost a full KDF too. */
 	j->known = rc == 0 && kdf_iterations(u.pwhash) != 0;
+	/* A row written behind our back may cost more than the floor: raise it. */
+	if (j->known && kdf_iterations(u.pwhash) > auth.kdf_floor &&
+	    auth_set_kdf_floor(kdf_iterations(u.pwhash)) < 0)
+		log_warn("auth: no randomness for the unknown users' hash");
 	snprintf(j->stored, sizeof(j->stored), "%s", j->known ? u.pwhash : auth.dummy_hash);
+	j->floor = auth.kdf_floor;
 	if (workq_submit(auth.wq, login_work, login_done, j) < 0) {
 		auth_password_cancel(j->user, j->peer);
 		login_fail(j, ERR_BUSY, "too many logins in progress; retry shortly");
@@ -926,6 +1029,15 @@ static json_t *token_json(const struct session *s)
 	                 util_iso8601(s->s.expires, expires, sizeof(expires)));
 }
 
+/* Refusals of what the actor may not do are security events: keep them in the trail. */
+static int auth_refuse(const struct identity *actor, const char *peer, const char *action,
+                       const char *target, const struct fault *f)
+{
+	if (f->kind == ERR_DENIED)
+		audit_log(actor ? actor->user : "", peer, action, target, false, "%s", f->details);
+	return -1;
+}
+
 static int auth_user_exists(const char *user, struct fault *f)
 {
 	struct db_user u;
@@ -945,6 +1057,8 @@ int auth_token_create(const char *user, const char *name, int expires_days,
 		return fault_set(f, ERR_INTERNAL, "authentication is not ready");
 	if (auth_user_exists(user, f) < 0)
 		return -1;
+	if (auth_may_manage(actor, user, f) < 0)
+		return auth_refuse(actor, peer, "token.create", user, f);
 	if (!auth_name_valid(name))
 		return fault_set(f, ERR_INVALID_ARG,
 		                 "name: 1-64 of A-Z a-z 0-9 . _ -, not starting with . or -");
@@ -1014,6 +1128,8 @@ int auth_token_delete(const char *user, const char *id, const struct identity *a
 		return fault_set(f, ERR_INTERNAL, "authentication is not ready");
 	if (auth_user_exists(user, f) < 0)
 		return -1;
+	if (auth_may_manage(actor, user, f) < 0)
+		return auth_refuse(actor, peer, "token.delete", user, f);
 	struct session *s =
 	    id && auth_jti_valid(id) ? smap_get(&auth.sessions, id, strlen(id)) : NULL;
 	if (!s || s->s.kind != DB_SESSION_TOKEN || strcmp(s->s.user, user) != 0)
@@ -1130,8 +1246,9 @@ static void auth_tick(evutil_socket_t fd, short what, void *arg)
 	auth_flush_last_seen(t.now);
 	if (t.dropped)
 		log_debug("auth: %d session(s) ended", t.dropped);
-	smap_filter(&auth.throttle_users, throttle_stale, &t.now);
+	smap_filter(&auth.throttle_pairs, throttle_stale, &t.now);
 	smap_filter(&auth.throttle_addrs, throttle_stale, &t.now);
+	smap_filter(&auth.throttle_users, throttle_stale, &t.now);
 }
 
 /* ---- Start-up */
@@ -1293,19 +1410,27 @@ out:
 	return rc;
 }
 
-static int auth_make_dummy_hash(void)
+static int auth_costliest_cb(void *arg, const struct db_user *u)
 {
-	unsigned char salt[16], hash[32];
-	char salt_s[32], hash_s[48];
-	/* Any well-formed hash of the configured cost makes an unknown user take as long as a
-	 * known one; no KDF needed to build it. */
-	if (util_random(salt, sizeof(salt)) < 0 || util_random(hash, sizeof(hash)) < 0)
+	unsigned *most = arg, it = kdf_iterations(u->pwhash);
+	if (it > *most)
+		*most = it;
+	return 0;
+}
+
+/* Hashes made before a change of kdf_iterations stay until their next login: the floor
+ * starts at the costliest stored, never below the configured count. */
+static int auth_init_kdf_floor(void)
+{
+	unsigned floor = auth.cfg.kdf_iterations;
+	if (db_user_list(auth.db, auth_costliest_cb, &floor) < 0)
 		return -1;
-	util_b64url(salt, sizeof(salt), salt_s);
-	util_b64url(hash, sizeof(hash), hash_s);
-	snprintf(auth.dummy_hash, sizeof(auth.dummy_hash), "pbkdf2-sha256$%u$%s$%s",
-	         auth.cfg.kdf_iterations, salt_s, hash_s);
-	return kdf_iterations(auth.dummy_hash) == auth.cfg.kdf_iterations ? 0 : -1;
+	if (floor != auth.cfg.kdf_iterations)
+		log_info(
+		    "auth: stored password hashes of up to %u iterations: every check costs as "
+		    "much",
+		    floor);
+	return auth_set_kdf_floor(floor);
 }
 
 int auth_init(struct event_base *base, struct db *db, struct workq *wq,
@@ -1340,7 +1465,7 @@ int auth_init(struct event_base *base, struct db *db, struct workq *wq,
 		auth.cfg.session_max_hours = AUTH_DEFAULT_MAX_HOURS;
 	audit_init(db);
 
-	if (util_random(smap_seed, sizeof(smap_seed)) < 0 || auth_make_dummy_hash() < 0) {
+	if (util_random(smap_seed, sizeof(smap_seed)) < 0) {
 		log_err("auth: no randomness");
 		goto fail;
 	}
@@ -1348,6 +1473,10 @@ int auth_init(struct event_base *base, struct db *db, struct workq *wq,
 		goto fail;
 	if (auth_builtin_roles() < 0 || auth_initial_admin() < 0) {
 		log_err("auth: cannot set up the built-in roles and users");
+		goto fail;
+	}
+	if (auth_init_kdf_floor() < 0) {
+		log_err("auth: cannot read the stored password hashes");
 		goto fail;
 	}
 	int64_t now = util_now();
@@ -1394,8 +1523,9 @@ void auth_shutdown(void)
 	smap_filter(&auth.sessions, shutdown_session_cb, NULL);
 	smap_clear(&auth.sessions);
 	smap_clear(&auth.users);
-	smap_clear(&auth.throttle_users);
+	smap_clear(&auth.throttle_pairs);
 	smap_clear(&auth.throttle_addrs);
+	smap_clear(&auth.throttle_users);
 	free(auth.state_dir);
 	audit_init(NULL);                     /* the database is about to close */
 	OPENSSL_cleanse(&auth, sizeof(auth)); /* zeroes: the key goes too */

@@ -69,8 +69,9 @@ struct auth_login_result {
 /* f is NULL on success; res is valid only during the call. */
 typedef void (*auth_login_done)(void *arg, const struct auth_login_result *res,
                                 const struct fault *f);
-/* Throttled per user and per address (ERR_TOO_MANY with retry_after); unknown users
- * cost as much as known ones. cb may run before auth_login returns (throttled). */
+/* Throttled per address and per (user, address) (ERR_TOO_MANY with retry_after), so a
+ * guesser locks out itself, not the user; unknown users cost as much as known ones.
+ * cb may run before auth_login returns (throttled). */
 void auth_login(const char *user, const char *password, const char *peer, auth_login_done cb,
                 void *arg);
 int auth_logout(const struct identity *who, const char *peer, struct fault *f);
@@ -84,6 +85,12 @@ int auth_token_list(const char *user, json_t **out, struct fault *f); /* {"token
 int auth_token_delete(const char *user, const char *id, const struct identity *actor,
                       const char *peer, struct fault *f);
 
+/* Whether actor may change user (password, roles, other fields, tokens, deletion): always
+ * when it is the actor itself, else only when the actor holds every authorization the
+ * user holds, so user:modify alone is no way to another user's power. 0, or -1 with
+ * ERR_DENIED naming what the actor lacks (ERR_NOT_FOUND, ERR_INTERNAL). */
+int auth_may_manage(const struct identity *actor, const char *user, struct fault *f);
+
 /* Accounts call these after changing users or roles, so the next request sees it. */
 void auth_users_changed(void);
 /* Revoke every session and token of a user (deleted user, password changed by admin). */
@@ -96,6 +103,9 @@ bool auth_name_valid(const char *name);
 struct db *auth_db(void);
 struct workq *auth_workq(void);
 unsigned auth_kdf_iterations(void);
+/* What every password check costs at least (kdf_verify_floor): the configured count, or
+ * the costliest stored hash when that is more. */
+unsigned auth_kdf_floor(void);
 int auth_default_timeout_min(void);
 /* The login throttle around any password check: attempt before submitting the KDF
  * (-1 with ERR_TOO_MANY and retry_after when throttled), then exactly one of result

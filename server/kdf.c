@@ -1,8 +1,9 @@
 /* Password hashing with PBKDF2-HMAC-SHA256 (OpenSSL). Runs on helper threads: no
- * globals, no logging, nothing but the caller's buffers. */
+ * logging, nothing but the caller's buffers and one atomic counter. */
 #include "kdf.h"
 #include "util.h"
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,6 +15,8 @@
 #define KDF_PREFIX   "pbkdf2-sha256$"
 #define KDF_SALT_LEN 16
 #define KDF_OUT_LEN  32
+
+static atomic_ullong kdf_done;
 
 /* Strict base64url (no padding) of exactly outlen bytes: the encoded length must be the
  * canonical one and unused trailing bits zero, so each hash has exactly one spelling. */
@@ -87,7 +90,10 @@ static int kdf_derive(const char *password, const unsigned char *salt, unsigned 
 {
 	int rc = PKCS5_PBKDF2_HMAC(password, (int)strlen(password), salt, KDF_SALT_LEN,
 	                           (int)iterations, EVP_sha256(), KDF_OUT_LEN, out);
-	return rc == 1 ? 0 : -1;
+	if (rc != 1)
+		return -1;
+	atomic_fetch_add(&kdf_done, iterations);
+	return 0;
 }
 
 int kdf_hash(const char *password, unsigned iterations, char *out, size_t outlen)
@@ -112,19 +118,50 @@ int kdf_hash(const char *password, unsigned iterations, char *out, size_t outlen
 	return 0;
 }
 
-bool kdf_verify(const char *password, const char *stored)
+/* The check; *spent: the iterations it derived (0 when it refused before deriving). */
+static bool kdf_check(const char *password, const char *stored, unsigned *spent)
 {
 	unsigned iterations;
 	unsigned char salt[KDF_SALT_LEN], want[KDF_OUT_LEN], got[KDF_OUT_LEN];
 
+	*spent = 0;
 	if (!password || strlen(password) > INT32_MAX ||
 	    kdf_parse(stored, &iterations, salt, want) < 0)
 		return false;
 	if (kdf_derive(password, salt, iterations, got) < 0)
 		return false;
+	*spent = iterations;
 	bool ok = CRYPTO_memcmp(got, want, sizeof(got)) == 0;
 	OPENSSL_cleanse(got, sizeof(got));
 	return ok;
+}
+
+bool kdf_verify(const char *password, const char *stored)
+{
+	unsigned spent;
+	return kdf_check(password, stored, &spent);
+}
+
+bool kdf_verify_floor(const char *password, const char *stored, unsigned floor)
+{
+	static const unsigned char salt[KDF_SALT_LEN];
+	unsigned char pad[KDF_OUT_LEN];
+	unsigned spent;
+
+	bool ok = kdf_check(password, stored, &spent);
+	if (floor > KDF_MAX_ITERATIONS)
+		floor = KDF_MAX_ITERATIONS;
+	/* The same PBKDF2 for the iterations still owed, right or wrong: the split costs one
+	 * more setup of an HMAC key (microseconds) against thousands of iterations. */
+	if (spent < floor && kdf_derive(password && strlen(password) <= INT32_MAX ? password : "",
+	                                salt, floor - spent, pad) == 0)
+		OPENSSL_cleanse(pad, sizeof(pad));
+	return ok;
+}
+
+unsigned long long kdf_work(void)
+{
+	return atomic_load(&kdf_done);
 }
 
 unsigned kdf_iterations(const char *stored)

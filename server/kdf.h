@@ -16,7 +16,13 @@
 int kdf_hash(const char *password, unsigned iterations, char *out, size_t outlen);
 /* Constant-time check; false for a malformed stored hash. */
 bool kdf_verify(const char *password, const char *stored);
+/* kdf_verify that costs at least floor iterations whatever the stored hash holds (fewer,
+ * or none when malformed): a failed check then costs the same for every account. */
+bool kdf_verify_floor(const char *password, const char *stored, unsigned floor);
 /* Iterations the stored hash was made with, 0 if malformed. */
 unsigned kdf_iterations(const char *stored);
+/* Iterations derived so far by this process, all threads: the cost of the checks,
+ * counted (tests compare it instead of timing). */
+unsigned long long kdf_work(void);
 
 #endif

@@ -114,3 +114,63 @@ ROWS = [
     Row("GET", BENCH + "/compare", None, (401, 400, 400, 400)),
     Row("GET", BENCH + "/presets", None, (401, 200, 200, 200)),
 ]
+
+# ---- Users changing other users --------------------------------------------------------
+# user:modify reaches no further than the actor's own authorizations: a user who holds one
+# the actor lacks is not the actor's to change, whatever the write. Oneself always is.
+#
+# WRITES: every write on one user, each a column of OVER_ROWS. Placeholders as above, and
+#   {actor_role}  the actor's own role (granting it needs nothing the actor lacks)
+# Setup "token": admin makes an API token for the target; its id is {id}.
+# OVER_ROWS: the actor's authorizations, the target's ("self": the actor itself), each a
+# name in HOLDS, and the status of each write. Actor and target are fresh users holding
+# one fresh role with exactly those authorizations, both with conftest's PASSWORD.
+
+Write = namedtuple("Write", "method path body setup", defaults=((),))
+Over = namedtuple("Over", "actor target expect")
+
+WRITES = {
+    "password": Write("PUT", U + "/users/{target}", {"password": "Spindle-test-pw-2"}),
+    "roles": Write("PUT", U + "/users/{target}", {"roles": ["{actor_role}"]}),
+    "fullname": Write("PUT", U + "/users/{target}", {"fullname": "Changed"}),
+    "timeout": Write("PUT", U + "/users/{target}", {"session_timeout_min": 5}),
+    "token": Write("POST", U + "/users/{target}/tokens", {"name": "t"}),
+    "revoke": Write("DELETE", U + "/users/{target}/tokens/{id}", None, ("token",)),
+    "delete": Write("DELETE", U + "/users/{target}", None),
+}
+
+MONITOR = ("stat:read", "worksheet:read", "hardware:read", "hardware:locate", "bench:read")
+USERMOD = ("user:read", "user:modify")
+HOLDS = {
+    "nothing": (),
+    "usermod": USERMOD,
+    "usermod+stat": USERMOD + ("stat:read",),
+    "usermod+monitor": USERMOD + MONITOR,
+    "monitor": MONITOR,
+    "operator": MONITOR + ("worksheet:modify", "bench:run", "user:read"),
+    "all": MONITOR + ("worksheet:modify", "bench:run", "user:read", "user:modify",
+                      "role:modify", "settings:modify"),
+}
+#            password roles fullname timeout token revoke delete
+WRITES_OK = (200,     200,  200,     200,    201,  204,   204)
+DENIED = (403,) * len(WRITES)
+
+OVER_ROWS = [
+    # user:modify against more than the actor holds: admin's power, a monitor's, one more
+    Over("usermod", "all", DENIED),
+    Over("usermod", "monitor", DENIED),
+    Over("usermod", "usermod+stat", DENIED),
+    Over("usermod+monitor", "all", DENIED),
+    # the actor holds all the target holds: as much, more, or the target holds nothing
+    Over("usermod", "usermod", WRITES_OK),
+    Over("usermod+monitor", "monitor", WRITES_OK),
+    Over("usermod", "nothing", WRITES_OK),
+    Over("all", "all", WRITES_OK),
+    # without user:modify, another user is out of reach whatever they hold
+    Over("operator", "monitor", DENIED),
+    Over("operator", "nothing", DENIED),
+    # oneself: everything with user:modify; without it, own password (with
+    # current_password, so 400 here), fullname and tokens only
+    Over("usermod", "self", WRITES_OK),
+    Over("monitor", "self", (400, 403, 200, 403, 201, 204, 403)),
+]

@@ -207,14 +207,30 @@ def check_common_headers(resp, path):
 _OWN = object()
 
 
-class Client:
-    """A keep-alive connection to one listener, optionally carrying a session token."""
+class _SourceAdapter(requests.adapters.HTTPAdapter):
+    """Connects from a chosen source address: the whole 127/8 is loopback on Linux, so a
+    test can be a client at 127.0.0.2 of a server listening on 127.0.0.1."""
 
-    def __init__(self, base, token=None):
+    def __init__(self, source):
+        self.source = source
+        super().__init__()
+
+    def init_poolmanager(self, *args, **kw):
+        super().init_poolmanager(*args, source_address=(self.source, 0), **kw)
+
+
+class Client:
+    """A keep-alive connection to one listener, optionally carrying a session token;
+    source: the client's address (default: the kernel's choice, 127.0.0.1)."""
+
+    def __init__(self, base, token=None, source=None):
         self.base, self.token = base, token
         self.http = requests.Session()
         self.http.verify = False        # self-signed certificate
         self.http.trust_env = False     # no proxies for 127.0.0.1
+        if source:
+            for prefix in ("http://", "https://"):
+                self.http.mount(prefix, _SourceAdapter(source))
 
     def request(self, method, path, token=_OWN, headers=None, **kw):
         headers = dict(headers or {})
@@ -345,12 +361,13 @@ class Server:
     def admin_password(self):
         return (self.state_dir / "initial-admin-password").read_text().strip()
 
-    def client(self, token=None, scheme="https"):
-        return Client(self.https if scheme == "https" else self.http, token)
+    def client(self, token=None, scheme="https", source=None):
+        return Client(self.https if scheme == "https" else self.http, token, source)
 
-    def login(self, user, password, via="body", scheme="https"):
-        """POST /api/access/v1 with the credentials sent one of three ways; the response."""
-        c = self.client(scheme=scheme)
+    def login(self, user, password, via="body", scheme="https", source=None):
+        """POST /api/access/v1 with the credentials sent one of three ways; the response.
+        source: the client's loopback address (127.0.0.2, ...), for the throttle."""
+        c = self.client(scheme=scheme, source=source)
         if via == "headers":
             return c.post(ACCESS, headers={"X-Auth-User": user, "X-Auth-Key": password})
         if via == "basic":

@@ -168,6 +168,24 @@ def test_password_hash_is_pbkdf2(spawn, iterations, least):
     assert b64url_decode(digest) == expected, "hash is not PBKDF2-HMAC-SHA256(password, salt)"
 
 
+def test_password_hash_upgraded_at_login(spawn):
+    """After --kdf-iterations goes up, a hash is redone at its user's next successful login
+    (and only then), stored where the password lives."""
+    first = spawn()
+    name = make_user(first.admin())
+    first.stop()
+    srv = spawn(state_dir=first.state_dir, kdf_iterations=2 * TEST_KDF_ITERATIONS)
+    assert pwhash(srv.state_dir, name).split("$")[1] == str(TEST_KDF_ITERATIONS)
+    expect_fault(srv.login(name, "wrong-" + PASSWORD), 401, "ERR_UNAUTHORIZED")
+    assert pwhash(srv.state_dir, name).split("$")[1] == str(TEST_KDF_ITERATIONS)
+    expect(srv.login(name, PASSWORD), 201)
+    algo, count, salt, digest = pwhash(srv.state_dir, name).split("$")
+    assert int(count) == 2 * TEST_KDF_ITERATIONS
+    expected = hashlib.pbkdf2_hmac("sha256", PASSWORD.encode(), b64url_decode(salt), int(count))
+    assert b64url_decode(digest) == expected
+    expect(srv.login(name, PASSWORD), 201)
+
+
 def test_log_holds_no_secrets(spawn):
     srv = spawn()       # at --log-level debug
     admin = srv.admin()

@@ -198,6 +198,29 @@ def test_login_throttle(spawn):
     expect(admin.get(ACCESS), 200)                      # existing sessions keep working
 
 
+def test_login_throttle_spares_other_addresses(spawn):
+    """Issue 10, row 5: 5 wrong admin passwords from 127.0.0.2 locked admin out of
+    127.0.0.1. The guesser locks out itself (per user and address, per address); a lock
+    on the name holds only against addresses that failed on it."""
+    srv = spawn()
+    for _ in range(5):
+        expect_fault(srv.login("admin", "wrong-password", source="127.0.0.2"), 401,
+                     "ERR_UNAUTHORIZED")
+    resp = srv.login("admin", srv.admin_password, source="127.0.0.2")
+    expect_fault(resp, 429, "ERR_TOO_MANY")             # the guesser's own address
+    assert int(resp.headers["Retry-After"]) > 0
+    expect(srv.login("admin", srv.admin_password), 201)  # the owner, from 127.0.0.1
+    expect(srv.login("admin", srv.admin_password, source="127.0.0.3"), 201)
+    # failures for admin from ten addresses lock the name, but only for those addresses
+    for i in range(3, 13):
+        expect_fault(srv.login("admin", "wrong-password", source=f"127.0.0.{i}"), 401,
+                     "ERR_UNAUTHORIZED")
+    expect_fault(srv.login("admin", srv.admin_password, source="127.0.0.4"), 429,
+                 "ERR_TOO_MANY")
+    expect(srv.login("admin", srv.admin_password), 201)
+    expect(srv.login("admin", srv.admin_password, source="127.0.0.99"), 201)
+
+
 @pytest.mark.parametrize("path", ["/api/system/v1/health", "/api/user/v1/users", "/api/nosuch"])
 def test_head_answer_carries_no_body(server, path):
     """Whatever HEAD gets (200, 404, 405), a body after its headers would be read as the

@@ -3,9 +3,9 @@ import time
 
 import pytest
 
-from conftest import (ACCESS, BUILTIN_ROLES, PASSWORD, ROLES, USERS, expect, expect_fault,
-                      expect_refusal, jwt_part, keys_deep, make_token, make_user, parse_time,
-                      unique)
+from conftest import (ACCESS, AUDIT, BUILTIN_ROLES, PASSWORD, ROLES, USERS, expect,
+                      expect_fault, expect_refusal, jwt_part, keys_deep, make_role, make_token,
+                      make_user, parse_time, unique)
 
 SECRET_KEYS = {"password", "pwhash", "hash", "salt", "secret", "current_password"}
 NEW_PASSWORD = "Spindle-new-pw-2"
@@ -104,6 +104,30 @@ def test_monitor_cannot_change_another_password(server, admin):
                                                 "current_password": PASSWORD}),
                  403, "ERR_DENIED")
     expect(server.login(victim, PASSWORD), 201)
+
+
+def test_user_modify_alone_cannot_take_over_admin(spawn):
+    """Issue 10, row 3: user:modify + user:read set admin's password or minted a token
+    carrying all of admin's authorizations. Both are refused, named and audited."""
+    srv = spawn()   # own server: its real admin is the target
+    admin = srv.admin()
+    role = make_role(admin, authorizations=("user:modify", "user:read"))
+    name = make_user(admin, [role])
+    me = srv.login_client(name, PASSWORD)
+    fault = expect_fault(me.put(user_url("admin"), json={"password": NEW_PASSWORD}),
+                         403, "ERR_DENIED")
+    assert "settings:modify" in fault["details"] and "role:modify" in fault["details"]
+    expect_fault(me.post(user_url("admin") + "/tokens", json={"name": "mine"}), 403,
+                 "ERR_DENIED", "settings:modify")
+    expect_fault(me.put(user_url(name), json={"roles": ["admin"]}), 403, "ERR_DENIED")
+    expect(srv.login("admin", srv.admin_password), 201)
+    assert expect(admin.get(user_url("admin") + "/tokens"), 200)["tokens"] == []
+    refused = [e for e in expect(admin.get(AUDIT + "?start=0&limit=1000"), 200)["logs"]
+               if e["user"] == name and e["result"] == "failure"]
+    assert {e["action"] for e in refused} >= {"user.update", "token.create"}
+    # oneself keeps working: own password (user:modify needs no current_password), tokens
+    expect(me.put(user_url(name), json={"password": NEW_PASSWORD}), 200)
+    make_token(me, name)
 
 
 def test_admin_sets_password_and_revokes_sessions(server, admin):

@@ -309,30 +309,48 @@ int main(void)
 	uint64_t t2 = util_mono_ns();
 	diag("wrong pw known %.2f ms, unknown %.2f ms", (t1 - t0) / 1e6, (t2 - t1) / 1e6);
 
-	/* throttle: admin had 2 failures so far from .2/.3 */
-	for (int i = 0; i < 3; i++)
+	/* throttle per (user, address): 5 failures lock the pair, doubling at each lock */
+	for (int i = 0; i < 5; i++)
 		lr = login("victim", "x", "10.0.0.4");
-	lr = login("victim", "x", "10.0.0.4");
-	lr = login("victim", "x", "10.0.0.4");
 	ok(lr.failed && lr.f.kind == ERR_UNAUTHORIZED, "5th failure still 401");
-	lr = login("victim", "x", "10.0.0.5");
+	lr = login("victim", "x", "10.0.0.4");
 	ok(lr.failed && lr.f.kind == ERR_TOO_MANY && lr.f.retry_after > 25 &&
 	       lr.f.retry_after <= 30,
-	   "6th: 429 retry_after %d", lr.f.retry_after);
+	   "6th from that address: 429 retry_after %d", lr.f.retry_after);
+	lr = login("victim", "x", "10.0.0.5");
+	ok(lr.failed && lr.f.kind == ERR_UNAUTHORIZED,
+	   "from an address that has not failed: not refused (%s)", lr.f.details);
 	time_offset += 31;
-	lr = login("victim", "x", "10.0.0.5");
+	lr = login("victim", "x", "10.0.0.4");
 	ok(lr.failed && lr.f.kind == ERR_UNAUTHORIZED, "after 30 s: one more try (401)");
-	lr = login("victim", "x", "10.0.0.5");
+	lr = login("victim", "x", "10.0.0.4");
 	ok(lr.failed && lr.f.kind == ERR_TOO_MANY && lr.f.retry_after > 55, "then locked 60 s (%d)",
 	   lr.f.retry_after);
 	time_offset += 61;
-	lr = login("victim", "x", "10.0.0.5");
-	lr = login("victim", "x", "10.0.0.5");
+	lr = login("victim", "x", "10.0.0.4");
+	lr = login("victim", "x", "10.0.0.4");
 	ok(lr.failed && lr.f.kind == ERR_TOO_MANY && lr.f.retry_after > 115, "then 120 s (%d)",
 	   lr.f.retry_after);
 	time_offset += 20 * 60;
-	lr = login("victim", "x", "10.0.0.5");
+	lr = login("victim", "x", "10.0.0.4");
 	ok(lr.failed && lr.f.kind == ERR_UNAUTHORIZED, "quiet window forgets");
+	/* throttle per user: 10 failures from 10 addresses lock the name for those addresses
+	 * only; the owner, elsewhere, logs in (admin's failures above are a window old) */
+	for (int i = 1; i <= 10; i++) {
+		char peer[32];
+		snprintf(peer, sizeof(peer), "10.0.3.%d", i);
+		lr = login("admin", "wrong", peer);
+	}
+	ok(lr.failed && lr.f.kind == ERR_UNAUTHORIZED, "10 failures from 10 addresses: 401");
+	lr = login("admin", pw, "10.0.3.1");
+	ok(lr.failed && lr.f.kind == ERR_TOO_MANY && lr.f.retry_after > 25,
+	   "an address that failed on the name: 429 even with the password (%d)", lr.f.retry_after);
+	lr = login("admin", "wrong", "10.0.3.99");
+	ok(lr.failed && lr.f.kind == ERR_UNAUTHORIZED, "a new address is not refused (%s)",
+	   lr.f.details);
+	lr = login("admin", pw, "10.0.0.1");
+	ok(!lr.failed, "the owner from an address that never failed logs in (%s)",
+	   lr.failed ? lr.f.details : "");
 	/* parallel attempts are counted while in flight */
 	{
 		struct login_res par[10];
@@ -560,19 +578,50 @@ int main(void)
 	is_int(auth_verify(keep, &tmp, &f), 0, "session survives restart");
 	stop();
 
-	/* rehash on login when the configured cost went up */
+	/* rehash on login when the configured cost went up; meanwhile a failed login costs the
+	 * same KDF work (counted, not timed) for an unknown user as for a weaker stored hash */
 	cfg.kdf_iterations = 2000;
 	is_int(start(), 0, "restart with 2000 iterations");
 	{
 		struct db_user u;
 		db_user_get(db, "admin", &u);
 		is_int(kdf_iterations(u.pwhash), 1000, "stored at 1000");
+		unsigned long long w0 = kdf_work();
+		lr = login("admin", "wrong", "10.0.6.1");
+		unsigned long long w1 = kdf_work();
+		lr2 = login("ghost", "wrong", "10.0.6.1");
+		unsigned long long w2 = kdf_work();
+		ok(lr.failed && lr2.failed, "wrong password and unknown user refused");
+		ok(w1 - w0 == 2000 && w2 - w1 == 2000,
+		   "both cost 2000 iterations (wrong password %llu, unknown user %llu)", w1 - w0,
+		   w2 - w1);
 		lr = login("admin", pw, "10.0.0.1");
 		ok(!lr.failed, "login");
+		ok(kdf_work() - w2 == 4000, "the check, then the new hash: 2000 + 2000 (%llu)",
+		   kdf_work() - w2);
 		db_user_get(db, "admin", &u);
 		is_int(kdf_iterations(u.pwhash), 2000, "upgraded to 2000");
 		lr = login("admin", pw, "10.0.0.1");
 		ok(!lr.failed, "login after upgrade");
+		auth_verify(lr.token, &admin, &f);
+	}
+	/* the configured cost went down: hashes of more stay until their next login, and until
+	 * then an unknown user costs what the costliest of them costs */
+	stop();
+	cfg.kdf_iterations = 1000;
+	is_int(start(), 0, "restart with 1000 iterations");
+	{
+		unsigned long long w0 = kdf_work();
+		login("ghost", "wrong", "10.0.6.2");
+		unsigned long long w1 = kdf_work();
+		login("mon", "wrong", "10.0.6.2");
+		unsigned long long w2 = kdf_work();
+		login("admin", "wrong", "10.0.6.2");
+		unsigned long long w3 = kdf_work();
+		ok(w1 - w0 == 2000 && w2 - w1 == 2000 && w3 - w2 == 2000,
+		   "unknown, 1000- and 2000-iteration users: 2000 each (%llu %llu %llu)", w1 - w0,
+		   w2 - w1, w3 - w2);
+		lr = login("admin", pw, "10.0.0.1");
 		auth_verify(lr.token, &admin, &f);
 	}
 	/* the timer: expired token pruned, last_seen written back */

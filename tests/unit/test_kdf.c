@@ -172,12 +172,49 @@ static void test_cost(void)
 	diag("kdf_hash: %.0f ms at %u iterations", b - a, (unsigned)KDF_DEFAULT_ITERATIONS);
 }
 
+/* Iterations kdf_verify_floor derived for one check (kdf_work counts them). */
+static unsigned long long floor_work(const char *password, const char *stored, unsigned floor,
+                                     bool *okv)
+{
+	unsigned long long before = kdf_work();
+	*okv = kdf_verify_floor(password, stored, floor);
+	return kdf_work() - before;
+}
+
+/* A check costs the same, counted in iterations, whether the hash is weaker than the floor,
+ * missing, or as strong; right or wrong. Counting, not timing: no machine-speed flakes. */
+static void test_floor(void)
+{
+	char h2000[KDF_HASH_MAX], h5000[KDF_HASH_MAX];
+	bool v;
+
+	unsigned long long w = kdf_work();
+	is_int(kdf_hash("pw-two", 2000, h2000, sizeof(h2000)), 0, "hash at 2000");
+	ok(kdf_work() - w == 2000, "kdf_work counts the 2000 iterations of a hash");
+	is_int(kdf_hash("pw-five", 5000, h5000, sizeof(h5000)), 0, "hash at 5000");
+
+	ok(floor_work("password", KAT_ASCII, 5000, &v) == 5000 && v,
+	   "right password, 1000-iteration hash, floor 5000: 5000 iterations, verifies");
+	ok(floor_work("wrong", KAT_ASCII, 5000, &v) == 5000 && !v,
+	   "wrong password, 1000-iteration hash, floor 5000: 5000 iterations");
+	ok(floor_work("wrong", h2000, 5000, &v) == 5000 && !v, "wrong, 2000 iterations: 5000");
+	ok(floor_work("wrong", h5000, 5000, &v) == 5000 && !v, "wrong, 5000 iterations: 5000");
+	ok(floor_work("pw-five", h5000, 5000, &v) == 5000 && v, "right, 5000 iterations: 5000");
+	ok(floor_work("wrong", "!", 5000, &v) == 5000 && !v, "malformed hash: 5000");
+	ok(floor_work(NULL, h2000, 5000, &v) == 5000 && !v, "no password: 5000");
+	ok(floor_work("wrong", h5000, 1000, &v) == 5000 && !v,
+	   "a hash costlier than the floor costs what it costs");
+	ok(floor_work("pw-two", h2000, 0, &v) == 2000 && v, "floor 0: kdf_verify");
+	ok(kdf_verify("pw-two", h2000) && !kdf_verify("wrong", h2000), "kdf_verify unchanged");
+}
+
 int main(void)
 {
 	test_roundtrip();
 	test_known_answers();
 	test_hash_refusals();
 	test_malformed();
+	test_floor();
 	test_cost();
 	return done_testing();
 }
