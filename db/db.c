@@ -16,8 +16,20 @@
 #include "log.h"
 #include "util.h"
 
+bool db_conn_full(sqlite3 *conn)
+{
+	int rc = sqlite3_extended_errcode(conn) & 0xff, err = sqlite3_system_errno(conn);
+	return rc == SQLITE_FULL || (rc == SQLITE_IOERR && (err == ENOSPC || err == EDQUOT));
+}
+
+bool db_full(const struct db *db)
+{
+	return db->full;
+}
+
 void db_log(struct db *db, const char *what)
 {
+	db->full = db_conn_full(db->conn);
 	log_err("db: %s: %s (%d)", what, sqlite3_errmsg(db->conn),
 	        sqlite3_extended_errcode(db->conn));
 }
@@ -61,6 +73,7 @@ int db_bind_text(struct db *db, sqlite3_stmt *st, int idx, const char *s, size_t
 	}
 	if (rc != SQLITE_OK) {
 		log_err("db: binding parameter %d: %s", idx, sqlite3_errstr(rc));
+		db->full = false;
 		db_reset(st);
 		return -1;
 	}
@@ -73,6 +86,7 @@ int db_bind_int64(struct db *db, sqlite3_stmt *st, int idx, int64_t v)
 
 	if (rc != SQLITE_OK) {
 		log_err("db: binding parameter %d: %s", idx, sqlite3_errstr(rc));
+		db->full = false;
 		db_reset(st);
 		return -1;
 	}

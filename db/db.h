@@ -26,6 +26,10 @@ struct db;
  * NULL with a message in err on failure. */
 struct db *db_open(const char *path, char *err, size_t errlen);
 void db_close(struct db *db);
+/* Whether the last -1 from a function on db was for want of space (the filesystem, or
+ * the database, is full): nothing was changed, and the same write may succeed once space
+ * returns. Callers answer it as ERR_NO_SPACE. */
+bool db_full(const struct db *db);
 int db_schema_version(struct db *db);
 /* Bytes the database file(s) take on disk. */
 int64_t db_size_bytes(struct db *db);
@@ -188,6 +192,8 @@ void db_samples_close(struct db_samples *ds);
 /* A write transaction (BEGIN IMMEDIATE) on a writer, a read snapshot on a reader. */
 int db_samples_begin(struct db_samples *ds);
 int db_samples_end(struct db_samples *ds, int ret); /* commits when ret is 0 */
+/* As db_full, for the samples connection. */
+bool db_samples_full(const struct db_samples *ds);
 /* Insert or replace the row of (series, start): an hour block of seconds (start the hour),
  * an hour of minute rollups, a day of hour rollups. span is not stored. */
 int db_samples_put(struct db_samples *ds, enum db_samples_level level, int64_t series,

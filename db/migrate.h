@@ -3,6 +3,7 @@
 #ifndef SPINDLE_DB_MIGRATE_H
 #define SPINDLE_DB_MIGRATE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sqlite3.h>
@@ -83,6 +84,7 @@ struct db {
 	int version; /* PRAGMA user_version after migrating */
 	sqlite3_stmt *stmt[DB_STMT_COUNT];
 	const char *sql[DB_STMT_COUNT]; /* the text each id was prepared from, to catch mix-ups */
+	bool full;                      /* the last error logged was for want of space (db_full) */
 };
 
 /* What db_write() ran into besides success and plain errors; callers turn these into
@@ -90,8 +92,12 @@ struct db {
 #define DB_CONFLICT_UNIQUE 101 /* primary key or unique index */
 #define DB_CONFLICT_FK     102 /* foreign key */
 
-/* Logs the connection's last error: "db: <what>: <sqlite message>". */
+/* Logs the connection's last error: "db: <what>: <sqlite message>"; notes for db_full
+ * whether it was for want of space. */
 void db_log(struct db *db, const char *what);
+/* Whether the connection's last error is for want of space: SQLITE_FULL, or an I/O error
+ * whose system error is ENOSPC or EDQUOT. */
+bool db_conn_full(sqlite3 *conn);
 
 /* The statement for id, prepared (persistent) on first use; NULL on error (logged). */
 sqlite3_stmt *db_stmt(struct db *db, enum db_stmt_id id, const char *sql);

@@ -198,11 +198,13 @@ static const char *const samples_sql[SS_COUNT] = {
 struct db_samples {
 	sqlite3 *conn;
 	bool readonly;
+	bool full; /* the last error logged was for want of space */
 	sqlite3_stmt *st[SS_COUNT];
 };
 
 static void samples_log(struct db_samples *ds, const char *what)
 {
+	ds->full = db_conn_full(ds->conn);
 	log_err("db: samples: %s: %s (%d)", what, sqlite3_errmsg(ds->conn),
 	        sqlite3_extended_errcode(ds->conn));
 }
@@ -266,6 +268,11 @@ static int samples_exec(struct db_samples *ds, sqlite3_stmt *st, const char *wha
 		return 0;
 	samples_log(ds, what);
 	return -1;
+}
+
+bool db_samples_full(const struct db_samples *ds)
+{
+	return ds->full;
 }
 
 int db_samples_begin(struct db_samples *ds)

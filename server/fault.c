@@ -25,6 +25,7 @@ static const struct {
     [ERR_BACKEND] = {"ERR_BACKEND", 502},
     [ERR_BUSY] = {"ERR_BUSY", 503},
     [ERR_TIMEOUT] = {"ERR_TIMEOUT", 504},
+    [ERR_NO_SPACE] = {"ERR_NO_SPACE", 507},
 };
 
 /* Length of the valid UTF-8 sequence at s, or 0. */
@@ -92,6 +93,14 @@ const char *fault_name(enum fault_kind kind)
 	if ((unsigned)kind >= sizeof(fault_table) / sizeof(fault_table[0]))
 		return "ERR_INTERNAL";
 	return fault_table[kind].name;
+}
+
+int fault_store(struct fault *f, bool no_space, const char *what)
+{
+	if (no_space)
+		return fault_set(f, ERR_NO_SPACE, "%s: not stored: the state filesystem is full",
+		                 what);
+	return fault_set(f, ERR_INTERNAL, "%s: database error", what);
 }
 
 json_t *fault_json(const struct fault *f)

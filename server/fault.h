@@ -3,6 +3,7 @@
 #define SPINDLE_FAULT_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <jansson.h>
 
 enum fault_kind {
@@ -23,6 +24,7 @@ enum fault_kind {
 	ERR_BACKEND,           /* 502 */
 	ERR_BUSY,              /* 503 */
 	ERR_TIMEOUT,           /* 504 */
+	ERR_NO_SPACE,          /* 507: a write could not be stored (the state filesystem is full) */
 };
 
 struct fault {
@@ -37,6 +39,9 @@ int fault_set(struct fault *f, enum fault_kind kind, const char *fmt, ...)
 int fault_vset(struct fault *f, enum fault_kind kind, const char *fmt, va_list ap);
 int fault_status(enum fault_kind kind);
 const char *fault_name(enum fault_kind kind);
+/* A write to the store failed: ERR_NO_SPACE when for want of space ("<what>: not stored:
+ * the state filesystem is full"), else ERR_INTERNAL ("<what>: database error"). -1. */
+int fault_store(struct fault *f, bool no_space, const char *what);
 /* New reference: {"fault":{...}}. */
 json_t *fault_json(const struct fault *f);
 
