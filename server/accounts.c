@@ -372,7 +372,7 @@ static void user_create_finish(struct user_job *j)
 	else if (rc == DB_NOTFOUND)
 		fault_set(&f, ERR_INVALID_ARG, "roles: a role was deleted meanwhile");
 	else if (rc != 0)
-		fault_set(&f, ERR_INTERNAL, "database error");
+		fault_store(&f, db_full(auth_db()), "user");
 	if (rc != 0) {
 		user_job_fail(j, &f);
 		return;
@@ -459,7 +459,7 @@ static void user_update_finish(struct user_job *j)
 		if (rc == DB_NOTFOUND)
 			fault_set(&f, ERR_NOT_FOUND, "user '%s' not found", j->name);
 		else
-			fault_set(&f, ERR_INTERNAL, "database error");
+			fault_store(&f, db_full(auth_db()), "user");
 		user_job_fail(j, &f);
 		return;
 	}
@@ -705,7 +705,7 @@ int accounts_user_delete(const char *name, const struct identity *actor, const c
 	if (rc == DB_NOTFOUND)
 		return fault_set(f, ERR_NOT_FOUND, "user '%s' not found", name);
 	if (rc != 0)
-		return fault_set(f, ERR_INTERNAL, "database error");
+		return fault_store(f, db_full(auth_db()), "user");
 	struct strbuf d = {0};
 	sb_add(&d, NULL, "roles: ");
 	sb_roles(&d, &u);
@@ -866,7 +866,7 @@ int accounts_role_create(json_t *body, const struct identity *actor, const char 
 	if (rc == DB_EXISTS)
 		return fault_set(f, ERR_OBJECT_EXISTS, "name: role '%s' exists", name);
 	if (rc != 0)
-		return fault_set(f, ERR_INTERNAL, "database error");
+		return fault_store(f, db_full(auth_db()), "role");
 	struct strbuf d = {0};
 	sb_add(&d, NULL, "authorizations: ");
 	sb_perms(&d, perms);
@@ -933,7 +933,7 @@ int accounts_role_update(const char *name, json_t *body, const struct identity *
 	if (rc == DB_NOTFOUND)
 		return fault_set(f, ERR_NOT_FOUND, "role '%s' not found", name);
 	if (rc != 0)
-		return fault_set(f, ERR_INTERNAL, "database error");
+		return fault_store(f, db_full(auth_db()), "role");
 	audit_log(actor_name(actor), peer, "role.update", name, true, "%s", d.s);
 	auth_users_changed(); /* its holders' next request sees the new authorizations */
 	*out = role_json(&r);
@@ -991,7 +991,7 @@ int accounts_role_delete(const char *name, const struct identity *actor, const c
 	if (rc == DB_NOTFOUND)
 		return fault_set(f, ERR_NOT_FOUND, "role '%s' not found", name);
 	if (rc != 0)
-		return fault_set(f, ERR_INTERNAL, "database error");
+		return fault_store(f, db_full(auth_db()), "role");
 	struct strbuf d = {0};
 	sb_add(&d, NULL, "authorizations: ");
 	sb_perms(&d, role_mask(&r));

@@ -556,7 +556,7 @@ static int dataset_insert(const struct statistic *st, int drill, bool quiet, str
 	if (rc == DB_EXISTS)
 		return fault_set(f, ERR_OBJECT_EXISTS, "name: %s exists", row.name);
 	if (rc != 0)
-		return fault_set(f, ERR_INTERNAL, "dataset: cannot be stored");
+		return fault_store(f, db_full(D.db), "dataset");
 	struct dataset *d = dataset_add(&row, st, drill);
 	if (out)
 		*out = d;
@@ -629,7 +629,7 @@ int datasets_suspend(struct dataset *d, bool suspended, const char *actor, const
 	if (rc != 0) {
 		audit_log(actor, peer, suspended ? "dataset.suspend" : "dataset.resume", d->name,
 		          false, "cannot be stored");
-		return fault_set(f, ERR_INTERNAL, "dataset: cannot be stored");
+		return fault_store(f, db_full(D.db), "dataset");
 	}
 	d->suspended = suspended;
 	audit_log(actor, peer, suspended ? "dataset.suspend" : "dataset.resume", d->name, true,
@@ -641,8 +641,9 @@ int datasets_delete(struct dataset *d, const char *actor, const char *peer, stru
 {
 	int rc = db_dataset_delete(D.db, d->id);
 	if (rc != 0 && rc != DB_NOTFOUND) {
+		bool full = db_full(D.db);
 		audit_log(actor, peer, "dataset.delete", d->name, false, "cannot be stored");
-		return fault_set(f, ERR_INTERNAL, "dataset: cannot be deleted");
+		return fault_store(f, full, "dataset");
 	}
 	audit_log(actor, peer, "dataset.delete", d->name, true, "%s", "");
 	size_t i = 0;
@@ -669,7 +670,7 @@ int datasets_set_retention(const struct series_retention *r, const char *actor, 
 	const int64_t values[] = {r->second_h, r->minute_h, r->hour_h};
 	if (db_analytics_settings_set(D.db, names, values, 3) < 0) {
 		audit_log(actor, peer, "analytics.settings", "", false, "cannot be stored");
-		return fault_set(f, ERR_INTERNAL, "settings: cannot be stored");
+		return fault_store(f, db_full(D.db), "settings");
 	}
 	D.ret = *r;
 	series_retention_set(r);

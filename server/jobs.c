@@ -1126,8 +1126,9 @@ int jobs_submit(const json_t *body, const struct identity *who, const char *peer
 	run->ctime = util_now();
 	run->spec = xstrdup("{}");
 	if (db_run_insert(jobs.db, run) < 0) {
+		bool full = db_full(jobs.db);
 		job_free(j);
-		return fault_set(f, ERR_INTERNAL, "jobs: cannot record the job");
+		return fault_store(f, full, "job");
 	}
 	if (!j->spec.target[0])
 		job_target(j, f); /* its own file, named after the id when it has no name */
@@ -1138,9 +1139,10 @@ int jobs_submit(const json_t *body, const struct identity *who, const char *peer
 	json_decref(canon);
 	/* the stored spec is what the worker gets: with the resolved target */
 	if (job_store(j) < 0) {
+		bool full = db_full(jobs.db);
 		db_run_delete(jobs.db, run->id);
 		job_free(j);
-		return fault_set(f, ERR_INTERNAL, "jobs: cannot record the job");
+		return fault_store(f, full, "job");
 	}
 	audit_log(who->user, peer, "bench.submit", run->target, true, "job %lld (%s), %s",
 	          (long long)run->id, run->name, spec_pattern_name(j->spec.pattern));
@@ -1272,7 +1274,7 @@ int jobs_delete(const char *id_text, const struct identity *who, const char *pee
 	if (rc == DB_NOTFOUND)
 		return fault_set(f, ERR_NOT_FOUND, "job: no job %lld", (long long)id);
 	if (rc)
-		return fault_set(f, ERR_INTERNAL, "jobs: cannot delete job %lld", (long long)id);
+		return fault_store(f, db_full(jobs.db), "job");
 	audit_log(who->user, peer, "bench.delete", "", true, "job %lld", (long long)id);
 	return 0;
 }

@@ -402,7 +402,7 @@ int worksheets_create(const json_t *body, const struct identity *actor, const ch
 	}
 	if (rc != 0) {
 		free(w.datasets);
-		return fault_set(f, ERR_INTERNAL, "database error");
+		return fault_store(f, db_full(ws_db), "worksheet");
 	}
 	audit_log(actor->user, peer, "worksheet.create", w.uuid, true, "name: %s", w.name);
 	*out = ws_json(&w);
@@ -454,7 +454,7 @@ int worksheets_update(const char *uuid, const json_t *body, const struct identit
 		goto fail;
 	}
 	if (rc != 0) {
-		fault_set(f, ERR_INTERNAL, "database error");
+		fault_store(f, db_full(ws_db), "worksheet");
 		goto fail;
 	}
 	audit_log(actor->user, peer, "worksheet.update", w.uuid, true, "name: %s", w.name);
@@ -481,7 +481,7 @@ int worksheets_delete(const char *uuid, const struct identity *actor, const char
 	if (rc == DB_NOTFOUND)
 		return fault_set(f, ERR_NOT_FOUND, "uuid: no worksheet %s", w.uuid);
 	if (rc != 0)
-		return fault_set(f, ERR_INTERNAL, "database error");
+		return fault_store(f, db_full(ws_db), "worksheet");
 	audit_log(actor->user, peer, "worksheet.delete", w.uuid, true, "name: %s", w.name);
 	return 0;
 }
