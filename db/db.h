@@ -108,6 +108,8 @@ struct db_audit {
 };
 
 int db_audit_insert(struct db *db, const struct db_audit *a);
+/* All of them, in one transaction. */
+int db_audit_insert_many(struct db *db, const struct db_audit *a, size_t n);
 /* Deletes entries with time < before, in transactions of at most 5000 rows so that no
  * other writer waits long; how many, or -1. */
 int db_audit_prune(struct db *db, int64_t before);

@@ -50,6 +50,14 @@ int db_audit_insert(struct db *db, const struct db_audit *a)
 	return 0;
 }
 
+int db_audit_insert_many(struct db *db, const struct db_audit *a, size_t n)
+{
+	int rc = db_begin(db);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		rc = db_audit_insert(db, &a[i]);
+	return db_end(db, rc);
+}
+
 static void db_audit_list_row(sqlite3_stmt *st, void *row)
 {
 	struct db_audit *a = row;
