@@ -154,6 +154,8 @@ struct db_led {
 };
 
 int db_led_put(struct db *db, const struct db_led *l); /* insert or replace */
+/* The row and the audit entry of its change, in one transaction. */
+int db_led_put_audited(struct db *db, const struct db_led *l, const struct db_audit *a);
 int db_led_list(struct db *db, int (*cb)(void *arg, const struct db_led *l), void *arg);
 
 /* Analytics (db/store_samples.c): the dataset catalog and settings on this connection. */

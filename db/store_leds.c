@@ -27,6 +27,16 @@ int db_led_put(struct db *db, const struct db_led *l)
 	return 0;
 }
 
+int db_led_put_audited(struct db *db, const struct db_led *l, const struct db_audit *a)
+{
+	int rc = db_begin(db);
+	if (rc == 0)
+		rc = db_led_put(db, l);
+	if (rc == 0)
+		rc = db_audit_insert(db, a);
+	return db_end(db, rc);
+}
+
 static void db_led_list_row(sqlite3_stmt *st, void *row)
 {
 	struct db_led *l = row;

@@ -89,6 +89,10 @@ struct op {
 	char device[32];
 	char command[96]; /* as run, for messages */
 	int old, now, faulted, err;
+	/* the change could not be stored: it is being undone, then this is the answer */
+	bool undoing;
+	struct fault unstored;
+	struct op *next_store; /* in L.stores while its row is with the writer */
 };
 
 struct scan_job {
@@ -111,6 +115,7 @@ static struct {
 	struct op *waiters, *waiters_tail;
 	struct rec *recs;
 	size_t nrecs, caprecs;
+	struct op *stores; /* changes whose row and audit entry are with the writer */
 	bool started, stopping;
 } L;
 
@@ -676,19 +681,22 @@ static void led_put_work(struct db *db, void *arg)
 		log_warn("leds: could not record %s as %s", row->component, onoff(row->locate));
 }
 
-/* The change took: record it, audit it, answer with the object. */
-static void locate_commit(struct op *op)
+static void led_row(struct db_led *row, const struct op *op)
 {
-	struct rec *r = rec_get(op->key);
-	r->busy = false;
-	r->locate = op->on;
-	r->fault[0] = '\0';
-	/* memory (r) is the truth; the row is for the next start, written off the loop */
-	struct db_led *row = xcalloc(1, sizeof(*row));
 	row->locate = op->on;
 	snprintf(row->component, sizeof(row->component), "%s", op->key);
 	snprintf(row->backend, sizeof(row->backend), "%s", backend_names[op->backend]);
-	dbw_submit(L.db, led_put_work, free, row);
+}
+
+/* What the hardware now shows, into the snapshot; the record follows when set. */
+static void locate_apply(struct op *op, bool record)
+{
+	struct rec *r = rec_get(op->key);
+	r->busy = false;
+	if (record) {
+		r->locate = op->on;
+		r->fault[0] = '\0';
+	}
 	long idx;
 	bool disk;
 	struct comp *c = comp_by_key(L.snap, op->key, &idx, &disk);
@@ -697,17 +705,104 @@ static void locate_commit(struct op *op)
 		if (disk && op->fault_path)
 			L.snap->inv.disks[idx].faulted = op->faulted;
 	}
+}
+
+static void locate_failed(struct op *op, enum fault_kind kind, const char *why);
+static void locate_backend(struct op *op);
+
+/* A change is answered only once its row and audit entry are committed together. */
+struct store_job {
+	struct db_led row;
+	struct db_audit audit;
+	struct op *op;
+	int rc;
+	bool full;
+};
+
+static void store_work(struct db *db, void *arg)
+{
+	struct store_job *j = arg;
+	j->rc = db_led_put_audited(db, &j->row, &j->audit);
+	j->full = j->rc != 0 && db_full(db);
+}
+
+static void stores_remove(struct op *op)
+{
+	for (struct op **p = &L.stores; *p; p = &(*p)->next_store)
+		if (*p == op) {
+			*p = op->next_store;
+			return;
+		}
+}
+
+static void store_done(void *arg)
+{
+	struct store_job *j = arg;
+	struct op *op = j->op;
+	bool ok = j->rc == 0, full = j->full;
+	free(j);
+	if (!L.started) {
+		op_free(op); /* answered at shutdown (leds_shutdown) */
+		return;
+	}
+	stores_remove(op);
+	if (ok) {
+		locate_apply(op, true);
+		log_info("leds: %s locate %s -> %s (%s) by %s", op->target, onoff(op->old),
+		         onoff(op->on), backend_names[op->backend], op->user);
+		op_answer(op);
+		return;
+	}
+	/* Not stored: not done. The hardware goes back to what it showed, and the answer
+	 * says why. */
+	char what[sizeof(op->target) + 32];
+	snprintf(what, sizeof(what), "locate: %s %s", op->target, onoff(op->on));
+	fault_store(&op->unstored, full, what);
+	audit_log(op->user, op->peer, "hardware.locate", op->target, false,
+	          "locate %s -> %s (%s) not recorded: %s", onoff(op->old), onoff(op->on),
+	          backend_names[op->backend],
+	          full ? "the state filesystem is full" : "database error");
+	log_warn("leds: %s", op->unstored.details);
+	op->undoing = true;
+	if (op->backend == LED_VIRTUAL || op->old < 0 || op->old == (op->on ? 1 : 0)) {
+		locate_apply(op, false);
+		op_fail(op, op->unstored.kind, "%s", op->unstored.details);
+		return;
+	}
+	op->on = op->old == 1;
+	op->now = -1;
+	locate_backend(op);
+}
+
+/* The change took on the hardware: record it (with its audit entry) before answering. */
+static void locate_commit(struct op *op)
+{
 	if (op->kind == OP_REAPPLY) {
+		/* the record says on already; the row is written again for its backend */
+		locate_apply(op, true);
+		struct db_led *row = xcalloc(1, sizeof(*row));
+		led_row(row, op);
+		dbw_submit(L.db, led_put_work, free, row);
 		log_info("leds: %s re-applied: locate on (%s)", op->key,
 		         backend_names[op->backend]);
 		op_free(op);
 		return;
 	}
-	audit_log(op->user, op->peer, "hardware.locate", op->target, true, "locate %s -> %s (%s)",
-	          onoff(op->old), onoff(op->on), backend_names[op->backend]);
-	log_info("leds: %s locate %s -> %s (%s) by %s", op->target, onoff(op->old), onoff(op->on),
-	         backend_names[op->backend], op->user);
-	op_answer(op);
+	if (op->undoing) {
+		locate_apply(op, false);
+		log_info("leds: %s turned back %s", op->target, onoff(op->on));
+		op_fail(op, op->unstored.kind, "%s", op->unstored.details);
+		return;
+	}
+	struct store_job *j = xcalloc(1, sizeof(*j));
+	led_row(&j->row, op);
+	audit_entry(&j->audit, op->user, op->peer, "hardware.locate", op->target, true,
+	            "locate %s -> %s (%s)", onoff(op->old), onoff(op->on),
+	            backend_names[op->backend]);
+	j->op = op;
+	op->next_store = L.stores;
+	L.stores = op;
+	dbw_submit(L.db, store_work, store_done, j);
 }
 
 /* The change failed: the recorded state stays as it was. */
@@ -716,6 +811,13 @@ static void locate_failed(struct op *op, enum fault_kind kind, const char *why)
 	struct rec *r = rec_find(op->key);
 	if (r)
 		r->busy = false;
+	if (op->undoing) {
+		log_warn("leds: %s could not be turned back %s: %s", op->target, onoff(op->on),
+		         why);
+		op_fail(op, op->unstored.kind, "%.120s; turning it back %s failed: %.100s",
+		        op->unstored.details, onoff(op->on), why);
+		return;
+	}
 	if (op->kind == OP_REAPPLY) {
 		if (r)
 			snprintf(r->fault, sizeof(r->fault), "re-applying at start failed: %s",
@@ -886,6 +988,12 @@ static void locate_start(struct op *op, long ci, long di)
 		return;
 	}
 	r->busy = true;
+	locate_backend(op);
+}
+
+/* Sets op->on on the op's backend; then locate_commit or locate_failed. */
+static void locate_backend(struct op *op)
+{
 	switch (op->backend) {
 	case LED_VIRTUAL:
 		op->now = op->on;
@@ -893,8 +1001,12 @@ static void locate_start(struct op *op, long ci, long di)
 		break;
 	case LED_SES:
 	case LED_LEDS:
-		if (workq_submit(L.wq, write_work, write_done, op) < 0) {
-			r->busy = false;
+		if (workq_submit(L.wq, write_work, write_done, op) == 0)
+			break;
+		if (op->undoing) {
+			locate_failed(op, ERR_BUSY, "too many hardware requests at once");
+		} else {
+			rec_get(op->key)->busy = false;
 			op_fail(op, ERR_BUSY, "locate: too many hardware requests at once");
 		}
 		break;
@@ -1105,6 +1217,17 @@ void leds_shutdown(void)
 	/* Its done callbacks answer whoever waits on a scan, a read or a write. */
 	workq_free(L.wq);
 	L.wq = NULL;
+	/* Changes whose row the writer still holds are answered now, while their requests
+	 * live; the writer's done callback then only frees them. */
+	for (struct op *op = L.stores; op; op = op->next_store) {
+		struct fault f = {.kind = ERR_BUSY, .retry_after = 1};
+		snprintf(f.details, sizeof(f.details),
+		         "locate: the server is stopping; the change may not have been stored");
+		if (op->cb)
+			op->cb(op->arg, NULL, &f);
+		op->cb = NULL;
+	}
+	L.stores = NULL;
 	struct fault f = {.kind = ERR_BUSY, .retry_after = 1};
 	snprintf(f.details, sizeof(f.details), "chassis: the server is shutting down");
 	waiters_fail(&f);

@@ -10,7 +10,9 @@
  * processes with a timeout. The inventory is rescanned when a request finds it older than
  * a second; the LEDs a response shows are read back from the hardware for it. What was set
  * is kept in the database (led_state), re-applied at start for backends that cannot be
- * read, and every change goes to the audit log. */
+ * read, and every change goes to the audit log. A change is answered once its row and its
+ * audit entry are committed together; one the disk refuses is undone on the hardware and
+ * answered as a fault (ERR_NO_SPACE when the disk is full). */
 #ifndef SPINDLE_LEDS_H
 #define SPINDLE_LEDS_H
 
@@ -36,7 +38,8 @@ void leds_shutdown(void);
 
 /* f is NULL on success; result is a new reference the callee takes. cb may run before
  * the call returns. Faults: ERR_NOT_FOUND (details start with "chassis:" or "disk:"),
- * ERR_BUSY, and for a change ERR_BACKEND / ERR_TIMEOUT (details start with "locate:"). */
+ * ERR_BUSY, and for a change ERR_BACKEND / ERR_TIMEOUT / ERR_NO_SPACE (details start with
+ * "locate:"). */
 typedef void (*leds_done)(void *arg, json_t *result, const struct fault *f);
 
 /* Chassis objects: {"id","name","type":"system"|"enclosure","vendor","model","serial",
