@@ -2,7 +2,9 @@
  * in memory: every request checks the in-memory copy (so a revocation is immediate and
  * nothing touches disk), and a verified token string is remembered with its session so
  * its HMAC is computed once, not once per request. Sliding last_seen stays in memory and
- * is written back by a 30 s timer. Logins are throttled per address and per (user,
+ * is written back by a 30 s timer. A login on a full disk keeps its session in memory
+ * until the row can be written (tried every 5 s), and the rows of sessions ended while the
+ * disk refused their delete go then too. Logins are throttled per address and per (user,
  * address), and their KDF runs on the helper threads. Everything here runs on the loop
  * thread except the login_work function. */
 #include "auth.h"
@@ -25,6 +27,7 @@
 #include <openssl/crypto.h>
 
 #define AUTH_TICK_S             30  /* persist last_seen, prune expired sessions */
+#define AUTH_STORE_RETRY_S      5   /* retry what a full disk refused (sessions, deletes) */
 #define AUTH_DEFAULT_TIMEOUT    15  /* minutes idle, when neither config nor user says */
 #define AUTH_DEFAULT_MAX_HOURS  24  /* absolute lifetime of a login, when config says 0 */
 #define AUTH_KEY_MAX            512 /* jwt.key longer than this is a mistake, not a key */
@@ -32,6 +35,9 @@
 #define AUTH_TOKENS_PER_USER    100 /* named API tokens one user may hold */
 #define AUTH_TOKEN_DAYS_DEFAULT 365
 #define AUTH_TOKEN_DAYS_MAX     3650
+
+/* Rows of ended sessions still to delete (the disk refused it): more are forgotten. */
+#define AUTH_PENDING_DELETES 4096
 
 /* Login throttle, so that guessing slows the guesser and not the account's owner. Within
  * WINDOW, PAIR_LIMIT failures for one user name from one address lock that pair, and
@@ -284,6 +290,8 @@ bool auth_name_valid(const char *name)
 struct session {
 	struct db_session s; /* last_seen is the live, sliding value */
 	bool dirty;          /* last_seen changed since it was last written */
+	bool unstored;       /* a login made while the disk was full: no row yet (store_tick) */
+	bool storing;        /* a copy of it is on its way to the writer */
 	char *token;         /* verified token string, key in auth.tokens; NULL until used */
 };
 
@@ -317,6 +325,9 @@ static struct {
 	unsigned kdf_floor;
 	char dummy_hash[KDF_HASH_MAX];
 	struct event *tick;
+	struct event *store_ev;  /* store_tick, armed while the disk owes us something */
+	char (*pending_del)[33]; /* jtis of ended sessions whose rows must still go */
+	size_t npending_del, pending_del_cap;
 	uint64_t gen;               /* bumped by auth_users_changed() */
 	struct smap sessions;       /* jti -> struct session */
 	struct smap tokens;         /* token string -> struct session (not owned) */
@@ -444,14 +455,48 @@ static void session_cache_token(struct session *s, const char *token, size_t len
 	smap_put(&auth.tokens, s->token, len, s);
 }
 
+static void store_later(void);
+
+/* A row that must go once the disk lets it (the writer's copy of it may come first). */
+static void pending_delete(const char *jti)
+{
+	if (auth.npending_del >= AUTH_PENDING_DELETES) {
+		log_warn("auth: session %.8s ended but its row stays: too many deletes pending",
+		         jti);
+		return;
+	}
+	auth.pending_del =
+	    util_grow(auth.pending_del, &auth.pending_del_cap, auth.npending_del, 33);
+	snprintf(auth.pending_del[auth.npending_del++], 33, "%s", jti);
+	store_later();
+}
+
+/* The session's row goes: at once, or after the writer's copy of it (never before, or
+ * that copy would bring an ended session back at the next start). */
+static void session_row_delete(const struct session *s)
+{
+	if (s->storing) {
+		pending_delete(s->s.jti);
+		return;
+	}
+	if (s->unstored)
+		return;
+	if (db_session_delete(auth.db, s->s.jti) >= 0)
+		return;
+	if (db_full(auth.db)) {
+		log_warn("auth: session %.8s of %s ended; its row goes once space returns",
+		         s->s.jti, s->s.user);
+		pending_delete(s->s.jti);
+	} else {
+		log_warn("auth: could not delete session %.8s of %s", s->s.jti, s->s.user);
+	}
+}
+
 /* Out of memory, and out of the database when from_db. */
 static void session_drop(struct session *s, bool from_db)
 {
-	if (from_db) {
-		int rc = db_session_delete(auth.db, s->s.jti);
-		if (rc < 0)
-			log_warn("auth: could not delete session %.8s of %s", s->s.jti, s->s.user);
-	}
+	if (from_db)
+		session_row_delete(s);
 	session_forget_token(s);
 	smap_del(&auth.sessions, s->s.jti, strlen(s->s.jti));
 	OPENSSL_cleanse(s, sizeof(*s));
@@ -537,7 +582,14 @@ static struct session *session_create(const char *user, enum db_session_kind kin
 	s->s.expires = expires;
 	s->s.last_seen = now;
 	int rc = db_session_insert(auth.db, &s->s);
-	if (rc != 0) {
+	if (rc < 0 && kind == DB_SESSION_LOGIN && db_full(auth.db)) {
+		/* A login must work on a full disk: the session lives in memory until stored. */
+		log_warn("auth: session %.8s of %s kept in memory: the state filesystem is full; "
+		         "it is stored once space returns",
+		         s->s.jti, user);
+		s->unstored = true;
+		store_later();
+	} else if (rc != 0) {
 		free(s);
 		free(*token);
 		*token = NULL;
@@ -547,7 +599,8 @@ static struct session *session_create(const char *user, enum db_session_kind kin
 		else if (rc == DB_NOTFOUND)
 			fault_set(f, ERR_NOT_FOUND, "user '%s' not found", user);
 		else
-			fault_set(f, ERR_INTERNAL, "could not store the session");
+			fault_store(f, db_full(auth.db),
+			            kind == DB_SESSION_TOKEN ? "token" : "session");
 		return NULL;
 	}
 	smap_put(&auth.sessions, s->s.jti, strlen(s->s.jti), s);
@@ -622,6 +675,8 @@ int auth_verify(const char *token, struct identity *who, struct fault *f)
 struct revoke_ctx {
 	const char *user, *except;
 	int n;
+	char (*stored)[33]; /* jtis of the rows the user's delete must take */
+	size_t nstored, cap;
 };
 
 static bool revoke_cb(void *val, void *ctx)
@@ -630,6 +685,12 @@ static bool revoke_cb(void *val, void *ctx)
 	struct revoke_ctx *rc = ctx;
 	if (strcmp(s->s.user, rc->user) != 0 || (rc->except && strcmp(s->s.jti, rc->except) == 0))
 		return false;
+	if (s->storing) {
+		pending_delete(s->s.jti);
+	} else if (!s->unstored) {
+		rc->stored = util_grow(rc->stored, &rc->cap, rc->nstored, sizeof(*rc->stored));
+		memcpy(rc->stored[rc->nstored++], s->s.jti, sizeof(*rc->stored));
+	}
 	session_forget_token(s);
 	OPENSSL_cleanse(s, sizeof(*s));
 	free(s);
@@ -641,11 +702,16 @@ void auth_revoke_user(const char *user, const char *except_jti)
 {
 	if (!auth.ready || !user)
 		return;
-	struct revoke_ctx rc = {user, except_jti, 0};
+	struct revoke_ctx rc = {.user = user, .except = except_jti};
 	/* Memory first: even if the database fails, the sessions are dead from now on. */
 	smap_filter(&auth.sessions, revoke_cb, &rc);
-	if (db_session_delete_user(auth.db, user, except_jti) < 0)
-		log_warn("auth: could not delete the sessions of %s", user);
+	if (db_session_delete_user(auth.db, user, except_jti) < 0) {
+		log_warn("auth: could not delete the sessions of %s%s", user,
+		         db_full(auth.db) ? " yet: they go once space returns" : "");
+		for (size_t i = 0; db_full(auth.db) && i < rc.nstored; i++)
+			pending_delete(rc.stored[i]);
+	}
+	free(rc.stored);
 	free(smap_del(&auth.users, user, strlen(user)));
 	if (rc.n)
 		log_info("auth: revoked %d session(s) of %s", rc.n, user);
@@ -1134,9 +1200,12 @@ int auth_token_delete(const char *user, const char *id, const struct identity *a
 	    id && auth_jti_valid(id) ? smap_get(&auth.sessions, id, strlen(id)) : NULL;
 	if (!s || s->s.kind != DB_SESSION_TOKEN || strcmp(s->s.user, user) != 0)
 		return fault_set(f, ERR_NOT_FOUND, "token '%.64s' not found", id ? id : "");
+	/* The row first: a token deleted must not come back with the next start. */
+	if (db_session_delete(auth.db, s->s.jti) < 0)
+		return fault_store(f, db_full(auth.db), "token");
 	audit_log(actor ? actor->user : "", peer, "token.delete", user, true, "token '%s' (%.8s)",
 	          s->s.name, s->s.jti);
-	session_drop(s, true);
+	session_drop(s, false);
 	return 0;
 }
 
@@ -1165,8 +1234,8 @@ static bool tick_expire_cb(void *val, void *ctx)
 	if (!gone)
 		return false;
 	/* Past expires, db_session_prune deletes the row; idle or orphaned, we do. */
-	if (t->now < s->s.expires && db_session_delete(auth.db, s->s.jti) < 0)
-		log_warn("auth: could not delete session %.8s of %s", s->s.jti, s->s.user);
+	if (t->now < s->s.expires)
+		session_row_delete(s);
 	session_forget_token(s);
 	OPENSSL_cleanse(s, sizeof(*s));
 	free(s);
@@ -1235,6 +1304,122 @@ static void auth_flush_last_seen(int64_t prune_before)
 		dbw_submit(auth.db, touch_work, touch_done, t);
 	else
 		touch_done(t);
+}
+
+/* What a full disk refused, tried again: the sessions kept in memory and the rows of
+ * ended sessions, in that order (dbw keeps it), as copies. */
+struct store_job {
+	struct db_session *ins;
+	int *ins_rc; /* 0 stored, DB_NOTFOUND its user is gone, -1 not yet */
+	size_t nins, ins_cap;
+	char (*del)[33];
+	int *del_rc;
+	size_t ndel;
+	bool full;
+};
+
+static bool store_collect(void *val, void *ctx)
+{
+	struct session *s = val;
+	struct store_job *j = ctx;
+	if (!s->unstored || s->storing)
+		return false;
+	j->ins = util_grow(j->ins, &j->ins_cap, j->nins, sizeof(*j->ins));
+	j->ins[j->nins++] = s->s;
+	s->storing = true;
+	return false;
+}
+
+static void store_work(struct db *db, void *arg)
+{
+	struct store_job *j = arg;
+	for (size_t i = 0; i < j->nins; i++) {
+		int rc = db_session_insert(db, &j->ins[i]);
+		j->ins_rc[i] = rc == DB_EXISTS ? 0 : rc;
+		j->full |= rc < 0 && db_full(db);
+	}
+	for (size_t i = 0; i < j->ndel; i++) {
+		int rc = db_session_delete(db, j->del[i]);
+		j->del_rc[i] = rc == DB_NOTFOUND ? 0 : rc;
+		j->full |= rc < 0 && db_full(db);
+	}
+}
+
+static void store_done(void *arg)
+{
+	struct store_job *j = arg;
+	size_t stored = 0, left = 0, deleted = 0;
+	for (size_t i = 0; i < j->nins; i++) {
+		struct session *s =
+		    auth.ready ? smap_get(&auth.sessions, j->ins[i].jti, strlen(j->ins[i].jti))
+		               : NULL;
+		stored += j->ins_rc[i] == 0;
+		left += j->ins_rc[i] < 0;
+		if (!s)
+			continue; /* ended meanwhile: its delete is queued behind this */
+		s->storing = false;
+		if (j->ins_rc[i] == 0) {
+			s->unstored = false;
+			s->dirty = true; /* last_seen may have moved since the copy */
+		}
+	}
+	for (size_t i = 0; i < j->ndel; i++) {
+		if (j->del_rc[i] == 0)
+			deleted++;
+		else if (auth.ready)
+			pending_delete(j->del[i]);
+	}
+	if (stored)
+		log_info(
+		    "auth: %zu session(s) kept in memory while the disk was full are stored now",
+		    stored);
+	if (deleted)
+		log_info("auth: the rows of %zu ended session(s) are deleted now", deleted);
+	if (!auth.ready && (left || deleted < j->ndel))
+		log_warn("auth: stopping with %zu session(s) and %zu delete(s) not stored: %s",
+		         left, j->ndel - deleted,
+		         j->full ? "the state filesystem is full" : "database error");
+	else if (left || deleted < j->ndel)
+		store_later();
+	OPENSSL_cleanse(j->ins, j->ins_cap * sizeof(*j->ins));
+	free(j->ins);
+	free(j->ins_rc);
+	free(j->del);
+	free(j->del_rc);
+	free(j);
+}
+
+/* Hands what is owed to the writer; the done callback arms the timer again if the disk
+ * still refuses. */
+static void store_submit(void)
+{
+	struct store_job *j = xcalloc(1, sizeof(*j));
+	smap_filter(&auth.sessions, store_collect, j);
+	j->del = auth.pending_del;
+	j->ndel = auth.npending_del;
+	auth.pending_del = NULL;
+	auth.npending_del = auth.pending_del_cap = 0;
+	if (!j->nins && !j->ndel) {
+		free(j->ins);
+		free(j->del);
+		free(j);
+		return;
+	}
+	j->ins_rc = xcalloc(j->nins ? j->nins : 1, sizeof(*j->ins_rc));
+	j->del_rc = xcalloc(j->ndel ? j->ndel : 1, sizeof(*j->del_rc));
+	dbw_submit(auth.db, store_work, store_done, j);
+}
+
+static void store_tick(evutil_socket_t fd, short what, void *arg)
+{
+	store_submit();
+}
+
+static void store_later(void)
+{
+	struct timeval tv = {AUTH_STORE_RETRY_S, 0};
+	if (auth.store_ev && !evtimer_pending(auth.store_ev, NULL))
+		evtimer_add(auth.store_ev, &tv);
 }
 
 static void auth_tick(evutil_socket_t fd, short what, void *arg)
@@ -1485,8 +1670,9 @@ int auth_init(struct event_base *base, struct db *db, struct workq *wq,
 		goto fail;
 	}
 	auth.tick = event_new(base, -1, EV_PERSIST, auth_tick, NULL);
+	auth.store_ev = evtimer_new(base, store_tick, NULL);
 	struct timeval tv = {AUTH_TICK_S, 0};
-	if (!auth.tick || event_add(auth.tick, &tv) < 0) {
+	if (!auth.tick || !auth.store_ev || event_add(auth.tick, &tv) < 0) {
 		log_err("auth: cannot start the session timer");
 		goto fail;
 	}
@@ -1515,8 +1701,14 @@ void auth_shutdown(void)
 		return;
 	if (auth.tick)
 		event_free(auth.tick);
-	if (auth.db)
+	if (auth.store_ev)
+		event_free(auth.store_ev);
+	auth.store_ev = NULL;
+	if (auth.db) {
+		store_submit(); /* a last try; its done callback finds auth stopped */
 		auth_flush_last_seen(0);
+	}
+	free(auth.pending_del);
 	/* The token map doesn't own its values: empty it before the sessions go. */
 	smap_filter(&auth.tokens, smap_unlink_only, NULL);
 	smap_clear(&auth.tokens);
