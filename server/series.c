@@ -537,6 +537,7 @@ struct wbatch {
 	struct wpiece *pieces; /* what each series got, for the byte counts */
 	size_t npieces, pieces_cap;
 	struct series_buf data;
+	int64_t from; /* the first second it holds */
 	int64_t upto; /* every second before it is in this batch or an earlier one */
 	int64_t *ids; /* WB_PURGE */
 	size_t nids, ids_cap;
@@ -554,6 +555,9 @@ static struct {
 	pthread_cond_t wake, idle_cv;
 	struct wbatch *head, *tail;
 	bool stop, idle, unpaced;
+	/* the writer's: flushes the disk refused, oldest first, tried again before the next */
+	struct wbatch *failed, *failed_tail;
+	bool failed_full; /* the last refusal was for want of space */
 	struct series_retention ret;
 	bool prune_requested;
 	struct acct *acct; /* sorted by id */
@@ -671,7 +675,8 @@ static void batch_free(struct wbatch *b)
 	free(b);
 }
 
-static void writer_flush(struct wbatch *b)
+/* One flush in one transaction; false when the disk refused it (nothing stored). */
+static bool writer_flush(struct wbatch *b)
 {
 	int rc = db_samples_begin(W.ds);
 	for (size_t i = 0; rc == 0 && i < b->nnews; i++)
@@ -682,21 +687,75 @@ static void writer_flush(struct wbatch *b)
 		rc = db_samples_recent_add(W.ds, r->start, r->span, b->data.p + r->off, r->len);
 	}
 	if (db_samples_end(W.ds, rc) < 0) {
-		log_err("series: the samples up to %lld could not be stored", (long long)b->upto);
-	} else {
-		for (size_t i = 0; i < b->nnews; i++)
-			sorted_add(&W.ids, &W.nids, &W.ids_cap, b->news[i].id);
-		pthread_mutex_lock(&W.mu);
-		for (size_t i = 0; i < b->npieces; i++)
-			acct_find(b->pieces[i].series, true)->bytes += (int64_t)b->pieces[i].len;
-		pthread_mutex_unlock(&W.mu);
-		for (size_t i = 0; i < b->nrows; i++)
-			sorted_add(&W.hours, &W.nhours, &W.hours_cap,
-			           b->rows[i].start - b->rows[i].start % 3600);
+		W.failed_full = db_samples_full(W.ds);
+		return false;
 	}
+	for (size_t i = 0; i < b->nnews; i++)
+		sorted_add(&W.ids, &W.nids, &W.ids_cap, b->news[i].id);
+	pthread_mutex_lock(&W.mu);
+	for (size_t i = 0; i < b->npieces; i++)
+		acct_find(b->pieces[i].series, true)->bytes += (int64_t)b->pieces[i].len;
+	pthread_mutex_unlock(&W.mu);
+	for (size_t i = 0; i < b->nrows; i++)
+		sorted_add(&W.hours, &W.nhours, &W.hours_cap,
+		           b->rows[i].start - b->rows[i].start % 3600);
+	/* Hours are packed only up to here: a refused flush before it holds them back. */
 	if (b->upto > W.upto)
 		W.upto = b->upto;
-	W.now = b->upto;
+	return true;
+}
+
+static const char *refusal(void)
+{
+	return W.failed_full ? "the state filesystem is full" : "a database error";
+}
+
+/* The refused flushes, oldest first, until one is refused again. */
+static void writer_retry(void)
+{
+	int64_t from = W.failed ? W.failed->from : 0, upto = 0;
+	while (W.failed && writer_flush(W.failed)) {
+		struct wbatch *b = W.failed;
+		upto = b->upto;
+		W.failed = b->next;
+		if (!W.failed)
+			W.failed_tail = NULL;
+		batch_free(b);
+	}
+	if (upto)
+		log_info("series: the samples from %lld to %lld, kept in memory while the disk "
+		         "refused them, are stored now",
+		         (long long)from, (long long)upto);
+}
+
+/* Keeps a refused flush to try again, but no more than memory holds (SERIES_RING
+ * seconds): older ones are given up, logged; the series they introduce move on. */
+static void writer_keep(struct wbatch *b)
+{
+	if (!W.failed)
+		log_err("series: the samples from %lld on could not be stored (%s); they are kept "
+		        "in memory and tried again with every flush",
+		        (long long)b->from, refusal());
+	b->next = NULL;
+	if (W.failed_tail)
+		W.failed_tail->next = b;
+	else
+		W.failed = b;
+	W.failed_tail = b;
+	while (W.failed != b && W.failed->upto <= b->upto - SERIES_RING) {
+		struct wbatch *old = W.failed;
+		W.failed = old->next;
+		log_err("series: the samples from %lld to %lld are lost: the disk refused them "
+		        "(%s) for longer than memory holds them",
+		        (long long)old->from, (long long)old->upto, refusal());
+		for (size_t i = 0; i < old->nnews; i++) {
+			W.failed->news = util_grow(W.failed->news, &W.failed->news_cap,
+			                           W.failed->nnews, sizeof(*W.failed->news));
+			W.failed->news[W.failed->nnews++] = old->news[i];
+		}
+		old->nnews = 0;
+		batch_free(old);
+	}
 }
 
 struct unpack_ctx {
@@ -916,8 +975,14 @@ static void writer_batch(struct wbatch *b)
 			W.purge[W.npurge++] = b->ids[i];
 		}
 		W.prune_pos = 0; /* the list moved under the walk */
-	} else {
-		writer_flush(b);
+		batch_free(b);
+		return;
+	}
+	W.now = b->upto;
+	writer_retry();
+	if (W.failed || !writer_flush(b)) {
+		writer_keep(b);
+		return;
 	}
 	batch_free(b);
 }
@@ -955,6 +1020,13 @@ static void *writer_main(void *arg)
 		pthread_cond_broadcast(&W.idle_cv);
 		pthread_cond_wait(&W.wake, &W.mu);
 	}
+	pthread_mutex_unlock(&W.mu);
+	/* Stopping: a last try for what the disk refused; what stays refused is lost. */
+	writer_retry();
+	for (struct wbatch *b = W.failed; b; b = b->next)
+		log_err("series: stopping: the samples from %lld to %lld are lost (%s)",
+		        (long long)b->from, (long long)b->upto, refusal());
+	pthread_mutex_lock(&W.mu);
 	W.idle = true;
 	pthread_cond_broadcast(&W.idle_cv);
 	pthread_mutex_unlock(&W.mu);
@@ -1165,6 +1237,7 @@ static void flush_upto(int64_t upto)
 		b->data.len += body.len;
 		r->len = b->data.len - r->off;
 	}
+	b->from = lo;
 	S.flushed = upto;
 	writer_enqueue(b);
 }
@@ -1397,6 +1470,11 @@ void series_shutdown(void)
 	while (W.head) {
 		struct wbatch *b = W.head;
 		W.head = b->next;
+		batch_free(b);
+	}
+	while (W.failed) {
+		struct wbatch *b = W.failed;
+		W.failed = b->next;
 		batch_free(b);
 	}
 	db_samples_close(W.ds);

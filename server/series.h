@@ -9,6 +9,8 @@
  *   chunks into one block per series and writes the minute and hour rollups (min, max,
  *   sum, count); it prunes what is past retention and purges deleted datasets, in steps
  *   of a few milliseconds each, so the loop's own writes never wait long for the lock.
+ *   A flush the disk refuses (a full disk) is kept and tried again before each next one,
+ *   for as long as memory holds its seconds; what has to be given up is logged.
  * - Values keep 3 decimals (fixed point, |v| <= SERIES_MAX_VALUE); memory, disk and the
  *   rollups hold exactly the same numbers.
  * Everything here runs on the loop thread unless it says otherwise. */
