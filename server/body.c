@@ -1,5 +1,6 @@
 /* Request body validation against a field table. */
 #include "body.h"
+#include "suggest.h"
 
 #include <string.h>
 
@@ -97,6 +98,19 @@ static int check_value(const json_t *v, const struct field *fd, struct fault *f)
 	return fault_set(f, ERR_INVALID_ARG, "%s: must be %s", fd->name, type_name(fd->type));
 }
 
+/* An unknown key, with the known one it is probably a typo of. */
+static int body_unknown(const char *key, const struct field *fields, struct fault *f)
+{
+	struct suggest s;
+	suggest_init(&s, key);
+	for (const struct field *fd = fields; fd->name; fd++)
+		suggest_try(&s, fd->name);
+	if (suggest_best(&s))
+		return fault_set(f, ERR_UNKNOWN_ARG, "%.200s: unknown property; did you mean %s?",
+		                 key, suggest_best(&s));
+	return fault_set(f, ERR_UNKNOWN_ARG, "%.200s: unknown property", key);
+}
+
 int body_check(const json_t *obj, const struct field *fields, struct fault *f)
 {
 	if (!json_is_object(obj))
@@ -109,7 +123,7 @@ int body_check(const json_t *obj, const struct field *fields, struct fault *f)
 		while (fd->name && strcmp(fd->name, key) != 0)
 			fd++;
 		if (!fd->name)
-			return fault_set(f, ERR_UNKNOWN_ARG, "%.200s: unknown property", key);
+			return body_unknown(key, fields, f);
 		if (check_value(v, fd, f) < 0)
 			return -1;
 	}

@@ -3,6 +3,7 @@
 #include "config.h"
 #include "cidr.h"
 #include "kdf.h"
+#include "suggest.h"
 #include "util.h"
 
 #include <arpa/inet.h>
@@ -169,6 +170,30 @@ static const struct opt *opt_find(const char *name, bool ini)
 	return NULL;
 }
 
+/* "; did you mean --listen?" (or "listen" for the file) when name is a typo of an option,
+ * else "". name may be "--lisen=ADDR" as written on the command line. */
+static const char *opt_near(const char *name, bool ini, char *buf, size_t len)
+{
+	char word[SUGGEST_NAME_MAX + 1], spelt[SUGGEST_NAME_MAX + 1];
+	struct suggest s;
+	if (!ini && strncmp(name, "--", 2) == 0)
+		name += 2;
+	snprintf(word, sizeof(word), "%.*s", (int)strcspn(name, "="), name);
+	suggest_init(&s, word);
+	for (size_t i = 0; i < nitems(opts); i++)
+		if (!ini || strcmp(opts[i].name, "config") != 0)
+			suggest_try(&s, opts[i].name);
+	buf[0] = '\0';
+	if (!suggest_best(&s))
+		return buf;
+	snprintf(spelt, sizeof(spelt), "%s", suggest_best(&s));
+	for (char *p = spelt; ini && *p; p++)
+		if (*p == '-')
+			*p = '_'; /* the file's spelling */
+	snprintf(buf, len, "; did you mean %s%s?", ini ? "" : "--", spelt);
+	return buf;
+}
+
 /* Sets one option from its text; prints the one-line error itself. */
 static int opt_set(struct config *cfg, const struct opt *o, const char *val, const char *where)
 {
@@ -253,7 +278,9 @@ static int config_ini_entry(void *user, const char *section, const char *name, c
 	}
 	const struct opt *o = opt_find(name, true);
 	if (!o || strcmp(o->name, "config") == 0) {
-		fprintf(stderr, "spindled: %s: unknown key '%s'\n", where, name);
+		char near[96];
+		fprintf(stderr, "spindled: %s: unknown key '%s'%s\n", where, name,
+		        opt_near(name, true, near, sizeof(near)));
 		ctx->reported = true;
 		return 0;
 	}
@@ -345,8 +372,10 @@ enum config_result config_load(struct config *cfg, int argc, char **argv)
 			return CONFIG_EXIT_OK;
 		}
 		if (c == '?') {
-			fprintf(stderr, "spindled: unknown option '%s' (see --help)\n",
-			        argv[optind - 1]);
+			char near[96];
+			fprintf(stderr, "spindled: unknown option '%s'%s (see --help)\n",
+			        argv[optind - 1],
+			        opt_near(argv[optind - 1], false, near, sizeof(near)));
 			return CONFIG_ERROR;
 		}
 		if (c == ':') {

@@ -5,6 +5,7 @@
 #include "log.h"
 #include "util.h"
 #include "config.h"
+#include "suggest.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -623,9 +624,14 @@ int request_query_check(struct request *r, const char *const *allowed, struct fa
 		const char *const *a = allowed;
 		while (*a && strcmp(*a, kv->key) != 0)
 			a++;
-		if (!*a)
-			return fault_set(f, ERR_UNKNOWN_ARG, "%.200s: unknown query parameter",
-			                 kv->key);
+		if (*a)
+			continue;
+		const char *near = suggest_from(kv->key, allowed);
+		if (near)
+			return fault_set(f, ERR_UNKNOWN_ARG,
+			                 "%.200s: unknown query parameter; did you mean %s?",
+			                 kv->key, near);
+		return fault_set(f, ERR_UNKNOWN_ARG, "%.200s: unknown query parameter", kv->key);
 	}
 	return 0;
 }

@@ -11,6 +11,7 @@
 #include "audit.h"
 #include "datasets.h"
 #include "log.h"
+#include "suggest.h"
 #include "util.h"
 #include "db/db.h"
 
@@ -103,6 +104,14 @@ static int ws_drilldowns(const json_t *v, size_t i, json_t **out, struct fault *
 	return 0;
 }
 
+static bool ws_known(const char *key, const char *const *known)
+{
+	for (; *known; known++)
+		if (strcmp(key, *known) == 0)
+			return true;
+	return false;
+}
+
 /* One dataset view, checked and normalised to {name, drilldowns, seconds}. */
 static int ws_dataset(const json_t *d, size_t i, json_t **out, struct fault *f)
 {
@@ -118,10 +127,14 @@ static int ws_dataset(const json_t *d, size_t i, json_t **out, struct fault *f)
 		                 "datasets[%zu]: must be an object {name, drilldowns, seconds}", i);
 	json_object_foreach((json_t *)d, key, v)
 	{
-		if (strcmp(key, "name") != 0 && strcmp(key, "drilldowns") != 0 &&
-		    strcmp(key, "seconds") != 0)
-			return fault_set(f, ERR_UNKNOWN_ARG, "datasets[%zu].%.*s: unknown property",
-			                 i, utf8_cut(key, 100), key);
+		static const char *const known[] = {"name", "drilldowns", "seconds", NULL};
+		if (!ws_known(key, known)) {
+			const char *near = suggest_from(key, known);
+			return fault_set(f, ERR_UNKNOWN_ARG,
+			                 "datasets[%zu].%.*s: unknown property%s%s%s", i,
+			                 utf8_cut(key, 100), key, near ? "; did you mean " : "",
+			                 near ? near : "", near ? "?" : "");
+		}
 	}
 	v = json_object_get(d, "name");
 	if (!v)
@@ -199,9 +212,13 @@ static int ws_known_keys(const json_t *body, struct fault *f)
 		return fault_set(f, ERR_INVALID_ARG, "body: must be a JSON object");
 	json_object_foreach((json_t *)body, key, v)
 	{
-		if (strcmp(key, "name") != 0 && strcmp(key, "datasets") != 0)
-			return fault_set(f, ERR_UNKNOWN_ARG, "%.*s: unknown property",
-			                 utf8_cut(key, 200), key);
+		static const char *const known[] = {"name", "datasets", NULL};
+		if (!ws_known(key, known)) {
+			const char *near = suggest_from(key, known);
+			return fault_set(f, ERR_UNKNOWN_ARG, "%.*s: unknown property%s%s%s",
+			                 utf8_cut(key, 200), key, near ? "; did you mean " : "",
+			                 near ? near : "", near ? "?" : "");
+		}
 	}
 	return 0;
 }

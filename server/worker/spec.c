@@ -1,6 +1,7 @@
 /* The benchmark job spec: parsing with units, per-field errors, resolution of thread
  * groups and presets, and the canonical form spindled stores and hands to the worker. */
 #include "spec.h"
+#include "suggest.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -354,6 +355,19 @@ static bool spec_text_ok(const char *s)
 	return true;
 }
 
+/* An unknown field: the known one it is probably a typo of, else where they are listed. */
+static void spec_unknown(struct spec_errors *errs, const char *key)
+{
+	struct suggest sg;
+	suggest_init(&sg, key);
+	for (size_t i = 0; i < sizeof(spec_keys) / sizeof(spec_keys[0]); i++)
+		suggest_try(&sg, spec_keys[i].key);
+	if (suggest_best(&sg))
+		spec_error(errs, key, "unknown field; did you mean %s?", suggest_best(&sg));
+	else
+		spec_error(errs, key, "unknown field (see spindle-worker --help)");
+}
+
 int spec_parse(const json_t *doc, struct spec *s, struct spec_errors *errs)
 {
 	memset(s, 0, sizeof(*s));
@@ -373,7 +387,7 @@ int spec_parse(const json_t *doc, struct spec *s, struct spec_errors *errs)
 			if (strcmp(k, spec_keys[i].key) == 0)
 				break;
 		if (i == sizeof(spec_keys) / sizeof(spec_keys[0])) {
-			spec_error(errs, k, "unknown field (see spindle-worker --help)");
+			spec_unknown(errs, k);
 			continue;
 		}
 		enum spec_field f = spec_keys[i].field;

@@ -60,6 +60,10 @@ BAD_ARGS = {
     "unknown log level": (["--log-level", "loud"], ["log-level", "loud"]),
     "plain HTTP off loopback": (["--http-listen", "0.0.0.0:{port}"], []),
     "unknown config key": (["--config", "{config}"], ["no_such_key"]),
+    "a flag misspelt": (["--lisen", "127.0.0.1:1"], ["'--lisen'; did you mean --listen?"]),
+    "a flag misspelt, with =": (["--state_dir=/tmp"], ["did you mean --state-dir?"]),
+    "a config key misspelt": (["--config", "{typo}"], ["'kdf_iteration'; did you mean "
+                                                       "kdf_iterations?"]),
 }
 
 
@@ -67,7 +71,9 @@ BAD_ARGS = {
 def test_bad_invocation_exits_2(tmp_path, args, words):
     config = tmp_path / "bad.conf"
     config.write_text(f"state_dir={tmp_path / 'state'}\nno_such_key=1\n")
-    args = [a.format(port=free_port(), config=config) for a in args]
+    typo = tmp_path / "typo.conf"
+    typo.write_text("kdf_iteration=1000\n")
+    args = [a.format(port=free_port(), config=config, typo=typo) for a in args]
     rc, _, err = run_daemon("--foreground", "--state-dir", tmp_path / "state",
                             "--listen", f"127.0.0.1:{free_port()}", *args)
     assert rc == 2, err

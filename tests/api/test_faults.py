@@ -91,6 +91,28 @@ CASES = {
     "login, unknown key": Case("anon", "POST", ACCESS, {"user": "admin", "password": "x",
                                                         "otp": "1"},
                                400, "ERR_UNKNOWN_ARG", "otp"),
+    # 400: a misspelt name is answered with the one meant
+    "a field misspelt": Case("admin", "POST", USERS, new_user(fulname="Ann"), 400,
+                             "ERR_UNKNOWN_ARG", "fulname: unknown property; did you mean "
+                             "fullname?"),
+    "a field in camel case": Case("admin", "POST", USERS, new_user(sessionTimeoutMin=5), 400,
+                                  "ERR_UNKNOWN_ARG", "did you mean session_timeout_min?"),
+    "a query parameter misspelt": Case("admin", "GET", AUDIT + "?limt=3", None, 400,
+                                       "ERR_UNKNOWN_ARG", "limt: unknown query parameter; "
+                                       "did you mean limit?"),
+    "a job spec field misspelt": Case("admin", "POST", "/api/bench/v1/jobs",
+                                      {"pattern": "randread", "blocksize": "8k",
+                                       "size": "1M"}, 400, "ERR_UNKNOWN_ARG",
+                                      "blocksize: unknown field; did you mean block_size?"),
+    "a worksheet field misspelt": Case("admin", "POST", "/api/analytics/v1/worksheets",
+                                       {"name": "f-ws", "dataset": []}, 400, "ERR_UNKNOWN_ARG",
+                                       "dataset: unknown property; did you mean datasets?"),
+    "a worksheet view's field misspelt": Case(
+        "admin", "POST", "/api/analytics/v1/worksheets",
+        {"name": "f-ws", "datasets": [{"name": "io.ops[op]", "drilldown": []}]}, 400,
+        "ERR_UNKNOWN_ARG", "datasets[0].drilldown: unknown property; did you mean drilldowns?"),
+    "unknown and like nothing": Case("admin", "POST", USERS, new_user(colour="red"), 400,
+                                     "ERR_UNKNOWN_ARG", "colour: unknown property"),
     # 401, 403
     "no token": Case("anon", "GET", USERS, None, 401, "ERR_UNAUTHORIZED", None),
     "no token, mutating": Case("anon", "POST", USERS, new_user(name="f-anon"),

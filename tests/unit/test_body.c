@@ -1,8 +1,10 @@
-/* Request body validation: types, ranges, unknown, missing and duplicate keys. */
+/* Request body validation: types, ranges, unknown, missing and duplicate keys; the
+ * "did you mean" suggestion for an unknown key (server/suggest.c). */
 #include <stdio.h>
 #include <string.h>
 
 #include "body.h"
+#include "suggest.h"
 #include "tap.h"
 
 static const struct field fields[] = {
@@ -30,8 +32,85 @@ static void expect(const char *json, enum fault_kind kind, const char *details_h
 		   details_has, f.details);
 }
 
+/* The names of a bench job spec and some query parameters: what typos are made against. */
+static const char *const known[] = {
+    "name",        "label",      "target",        "pattern", "size",
+    "block_size",  "readers",    "writers",       "threads", "rwmix_read",
+    "engine",      "iodepth",    "iodepth_batch", "direct",  "runtime_s",
+    "ramp_s",      "io_size",    "fsync_every",   "seed",    "confirm",
+    "sessions",    "update_pct", "passes",        "start",   "seconds",
+    "granularity", "points",     "limit",         "owner",   "format",
+    NULL,
+};
+
+static const struct {
+	const char *word, *want; /* want NULL: nothing suggested */
+	const char *why;
+} near_cases[] = {
+    {"blocksize", "block_size", "a separator left out"},
+    {"block-size", "block_size", "another separator"},
+    {"BlockSize", "block_size", "camel case"},
+    {"Block_Size", "block_size", "upper case"},
+    {"blok_size", "block_size", "a letter left out"},
+    {"bolck_size", "block_size", "two letters swapped"},
+    {"blocksiez", "block_size", "a swap and a separator"},
+    {"runtime", "runtime_s", "the unit left off"},
+    {"run_tme", "runtime_s", "a letter left out and the unit left off"},
+    {"reader", "readers", "singular"},
+    {"iodepht", "iodepth", "swap at the end"},
+    {"io_depth", "iodepth", "a separator added"},
+    {"iodepth_batchs", "iodepth_batch", "a letter added"},
+    {"granularty", "granularity", "query parameter"},
+    {"point", "points", "query parameter, singular"},
+    {"sesions", "sessions", "a doubled letter left out"},
+    {"lable", "label", "swapped letters"},
+    {"pattren", "pattern", "swap in the middle"},
+    {"sise", "size", "one substitution in four letters"},
+    {"color", NULL, "nothing like it"},
+    {"bogus", NULL, "nothing like it either"},
+    {"x", NULL, "one letter"},
+    {"sz", NULL, "two letters are too few to guess from"},
+    {"blocksizeblocksize", NULL, "twice as long"},
+    {"", NULL, "empty"},
+    {"___", NULL, "only separators"},
+    {"name", NULL, "a known name is not a typo"},
+    {"verbose", NULL, "no field is like it"},
+    {"nmae", "name", "a swap in four letters"},
+    {"nam", "name", "a letter left out of four"},
+    {"seed_", "seed", "a trailing separator"},
+};
+
+static void suggest_table(void)
+{
+	for (size_t i = 0; i < sizeof(near_cases) / sizeof(near_cases[0]); i++) {
+		const char *got = suggest_from(near_cases[i].word, known);
+		const char *want = near_cases[i].want;
+		ok(want ? got && strcmp(got, want) == 0 : got == NULL,
+		   "suggest '%s' -> %s (%s)%s%s", near_cases[i].word, want ? want : "nothing",
+		   near_cases[i].why, got ? ", got " : "", got ? got : "");
+	}
+	is_int(suggest_distance("blocksize", "block_size"), 0, "separators do not count");
+	is_int(suggest_distance("ab", "ba"), 1, "a swap of neighbours is one edit");
+	is_int(suggest_distance("ca", "abc"), 3, "optimal string alignment: no edit of a swap");
+	is_int(suggest_distance("kitten", "sitting"), 3, "the classic pair");
+	char longword[SUGGEST_NAME_MAX + 2];
+	memset(longword, 'a', sizeof(longword) - 1);
+	longword[sizeof(longword) - 1] = '\0';
+	is_int(suggest_distance(longword, "a"), -1, "a name too long is not compared");
+	/* Equally near: the first offered wins, so canonical names listed before aliases win. */
+	static const char *const tie[] = {"abcd", "abce", NULL};
+	is_str(suggest_from("abcf", tie), "abcd", "ties go to the first candidate");
+}
+
 int main(void)
 {
+	suggest_table();
+	expect("{\"name\":\"a\",\"cuont\":1}", ERR_UNKNOWN_ARG,
+	       "cuont: unknown property; did you mean count?", "a typo of a field is named");
+	expect("{\"name\":\"a\",\"Ratio\":1}", ERR_UNKNOWN_ARG, "did you mean ratio?",
+	       "a field in another case");
+	expect("{\"name\":\"a\",\"colour\":1}", ERR_UNKNOWN_ARG, "colour: unknown property",
+	       "an unknown field like no other");
 	expect("{\"name\":\"a\"}", FAULT_NONE, NULL, "minimal");
 	expect("{\"name\":\"a\",\"count\":5,\"on\":true,\"tags\":[\"x\"],\"ratio\":0.5}",
 	       FAULT_NONE, NULL, "everything");

@@ -203,6 +203,24 @@ static void test_errors(void)
 	json_t *j = spec_errors_json(&e);
 	ok(json_array_size(j) == e.n, "the errors as JSON");
 	json_decref(j);
+	/* A typo of a field names the field meant; aliases are near too. */
+	static const struct {
+		const char *text, *message;
+	} typo[] = {
+	    {"{\"pattern\":\"randread\",\"blocksize\":\"8k\"}",
+	     "blocksize: unknown field; did you mean block_size?"},
+	    {"{\"pattern\":\"slob\",\"runtime\":5}",
+	     "runtime: unknown field; did you mean run_time?"},
+	    {"{\"pattern\":\"iozone\",\"recordsize\":\"8k\"}",
+	     "recordsize: unknown field; did you mean record_size?"},
+	    {"{\"pattern\":\"randread\",\"zzz\":0}",
+	     "zzz: unknown field (see spindle-worker --help)"},
+	};
+	for (size_t i = 0; i < sizeof(typo) / sizeof(typo[0]); i++) {
+		rc = parse(typo[i].text, &s, &e);
+		ok(rc < 0 && e.n >= 1 && strcmp(e.e[0].message, typo[i].message) == 0, "%s -> %s",
+		   typo[i].text, rc < 0 ? e.e[0].message : "accepted");
+	}
 }
 
 int main(void)
