@@ -337,7 +337,14 @@ static const char *reason_phrase(int status)
 static void finish(struct request *r, int status, struct evbuffer *body)
 {
 	common_headers(r);
-	/* evhttp leaves out Content-Length for HEAD but would still send a body. */
+	/* evhttp leaves out Content-Length for HEAD but would still send a body: the length
+	 * is the GET's, the body goes. */
+	if (r->method == METHOD_HEAD && status != 204 && status != 304) {
+		char len[24];
+		snprintf(len, sizeof(len), "%zu", body ? evbuffer_get_length(body) : (size_t)0);
+		evhttp_remove_header(evhttp_request_get_output_headers(r->ev), "Content-Length");
+		evhttp_add_header(evhttp_request_get_output_headers(r->ev), "Content-Length", len);
+	}
 	if (r->method == METHOD_HEAD)
 		body = NULL;
 	track_flush(r);
@@ -437,6 +444,7 @@ struct stream {
 	void *arg;
 	char *heartbeat;
 	struct event *beat;
+	struct event *head; /* HEAD: ends the stream once its headers are out */
 	struct evbuffer *buf;
 	bool wrote;    /* a chunk went out since the last heartbeat tick */
 	bool armed;    /* a chunk was queued; stream_written() will be called */
@@ -451,6 +459,8 @@ static void stream_free(struct stream *s)
 	LIST_REMOVE(s, link);
 	if (s->beat)
 		event_free(s->beat);
+	if (s->head)
+		event_free(s->head);
 	evbuffer_free(s->buf);
 	free(s->heartbeat);
 	s->r->stream = NULL;
@@ -507,6 +517,16 @@ static void stream_beat(evutil_socket_t fd, short what, void *arg)
 
 static void streams_stop(evutil_socket_t fd, short what, void *arg);
 
+/* HEAD on a streamed route: its owner is told to finish, as at shutdown. */
+static void stream_head_done(evutil_socket_t fd, short what, void *arg)
+{
+	struct stream *s = arg;
+	if (s->stopping || s->ending)
+		return;
+	s->stopping = true;
+	s->hook(s->r, STREAM_SERVER_STOPPING, s->arg);
+}
+
 void reply_stream_start(struct request *r, int status, const char *content_type,
                         const char *heartbeat, stream_hook hook, void *arg)
 {
@@ -532,15 +552,20 @@ void reply_stream_start(struct request *r, int status, const char *content_type,
 	s->heartbeat = xstrdup(heartbeat);
 	s->beat = event_new(srv->base, -1, EV_PERSIST, stream_beat, s);
 	event_add(s->beat, &tv);
-	/* A stream opened on a kept-alive connection after the stop signal is told at once. */
+	/* A stream opened on a kept-alive connection after the stop signal is told at once;
+	 * so is one answering HEAD, which has its headers and nothing to wait for. */
 	if (srv->stopping)
 		event_base_once(srv->base, -1, EV_TIMEOUT, streams_stop, srv, NULL);
+	else if (r->method == METHOD_HEAD) {
+		s->head = evtimer_new(srv->base, stream_head_done, s); /* dies with s */
+		event_active(s->head, EV_TIMEOUT, 0);
+	}
 }
 
 void reply_stream_chunk(struct request *r, const void *data, size_t len)
 {
 	struct stream *s = r->stream;
-	if (len == 0 || s->ending)
+	if (len == 0 || s->ending || r->method == METHOD_HEAD)
 		return; /* an empty chunk would end the body; after the end, nothing goes */
 	struct evhttp_connection *conn = evhttp_request_get_connection(r->ev);
 	evbuffer_add(s->buf, data, len);
@@ -835,12 +860,13 @@ static void http_request(struct evhttp_request *req, void *arg)
 		return;
 	}
 	if (strncmp(path, "/api/", 5) != 0 && strcmp(path, "/api") != 0 &&
-	    strcmp(path, "/metrics") != 0) {
+	    strcmp(path, "/metrics") != 0 && strcmp(path, "/metrics/") != 0) {
 		serve_static(r, path);
 		return;
 	}
 
 	unsigned allowed;
+	char canonical[1024];
 	r->route = router_match(srv->rt, r->method, path, &r->match, &allowed);
 	if (!r->route) {
 		if (allowed) {
@@ -848,6 +874,12 @@ static void http_request(struct evhttp_request *req, void *arg)
 			reply_header(r, "Allow",
 			             router_methods_str(allowed, methods, sizeof(methods)));
 			reply_error(r, ERR_METHOD, "method: %s allows %s", path, methods);
+		} else if (router_without_slash(srv->rt, path, canonical, sizeof(canonical))) {
+			/* One spelling per resource: a 308 would be followed by some clients and
+			 * not others (and never by curl without -L), hiding the mistake. */
+			reply_error(r, ERR_NOT_FOUND,
+			            "path: %.200s: no such resource; no trailing slash: use %.200s",
+			            path, canonical);
 		} else {
 			reply_error(r, ERR_NOT_FOUND, "path: %.200s: no such resource", path);
 		}

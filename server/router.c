@@ -156,8 +156,6 @@ const struct route *router_match(const struct router *rt, unsigned method, const
 		return NULL;
 	const char *p = path + 1;
 	size_t plen = strlen(p);
-	if (plen > 0 && p[plen - 1] == '/') /* one trailing slash is forgiven */
-		plen--;
 	while (plen > 0) {
 		const char *slash = memchr(p, '/', plen);
 		size_t len = slash ? (size_t)(slash - p) : plen;
@@ -173,8 +171,10 @@ const struct route *router_match(const struct router *rt, unsigned method, const
 		plen -= len + 1;
 		p = slash + 1;
 		if (plen == 0)
-			return NULL; /* an empty segment in the middle ("a//b") */
+			return NULL; /* a trailing slash: see router_without_slash() */
 	}
+	/* HEAD is GET without the body (RFC 9110 9.3.2): every GET route answers it. */
+	unsigned want = method == METHOD_HEAD ? METHOD_GET : method;
 
 	const struct route *found = NULL;
 	for (size_t i = 0; i < rt->n; i++) {
@@ -188,7 +188,9 @@ const struct route *router_match(const struct router *rt, unsigned method, const
 		if (k < nsegs)
 			continue;
 		*allowed |= c->route->method;
-		if (found || !(c->route->method & method))
+		if (c->route->method & METHOD_GET)
+			*allowed |= METHOD_HEAD;
+		if (found || !(c->route->method & want))
 			continue;
 		found = c->route;
 		for (k = 0; k < nsegs && m->nparams < ROUTE_MAX_PARAMS; k++)
@@ -196,4 +198,16 @@ const struct route *router_match(const struct router *rt, unsigned method, const
 				memcpy(m->params[m->nparams++], segs[k], ROUTE_PARAM_MAX);
 	}
 	return found;
+}
+
+bool router_without_slash(const struct router *rt, const char *path, char *buf, size_t len)
+{
+	size_t n = strlen(path);
+	struct route_match m;
+	unsigned allowed;
+	if (n < 2 || path[n - 1] != '/' || path[n - 2] == '/' || n > len)
+		return false;
+	memcpy(buf, path, n - 1);
+	buf[n - 1] = '\0';
+	return router_match(rt, METHOD_GET, buf, &m, &allowed) || allowed;
 }

@@ -3,6 +3,7 @@
 #ifndef SPINDLE_ROUTER_H
 #define SPINDLE_ROUTER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
 
@@ -51,9 +52,14 @@ struct router *router_new(const struct route *routes, size_t n);
 void router_free(struct router *rt);
 /* path is the raw (still percent-encoded) path without the query. Returns the route,
  * or NULL: then *allowed holds the methods the path does answer (0: unknown path). A
- * segment that decodes to contain '/' or NUL, or a ".." segment, never matches. */
+ * segment that decodes to contain '/' or NUL, or a ".." segment, never matches. HEAD
+ * matches the GET route of the path (and is allowed wherever GET is). Paths are
+ * canonical without a trailing slash: with one, nothing matches. */
 const struct route *router_match(const struct router *rt, unsigned method, const char *path,
                                  struct route_match *m, unsigned *allowed);
+/* True when path ends in one '/' and without it names a route (of any method); buf then
+ * holds that path, for the 404 that points there. */
+bool router_without_slash(const struct router *rt, const char *path, char *buf, size_t len);
 /* "GET, PUT" into buf. */
 char *router_methods_str(unsigned methods, char *buf, size_t len);
 const char *router_method_name(unsigned method);

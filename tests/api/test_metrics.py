@@ -158,4 +158,4 @@ def test_bad_allow_list_exits_2(tmp_path, value):
 def test_metrics_is_read_only(clients):
     resp = clients["admin"].post(METRICS, json={})
     expect_fault(resp, 405, "ERR_METHOD")
-    assert resp.headers["Allow"] == "GET"
+    assert resp.headers["Allow"] == "GET, HEAD"

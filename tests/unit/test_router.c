@@ -1,4 +1,4 @@
-/* Router: patterns, parameters, decoding, versions, 404 vs 405. */
+/* Router: patterns, parameters, decoding, versions, 404 vs 405, HEAD, trailing slashes. */
 #include <string.h>
 
 #include "router.h"
@@ -32,9 +32,10 @@ int main(void)
 	ok(r == &routes[1], "POST create");
 	r = router_match(rt, METHOD_PUT, "/api/user/v1/users", &m, &allowed);
 	ok(r == NULL, "PUT on a collection does not match");
-	is_int(allowed, METHOD_GET | METHOD_POST, "allowed methods reported for 405");
+	is_int(allowed, METHOD_GET | METHOD_POST | METHOD_HEAD, "allowed methods reported for 405");
 	char buf[64];
-	is_str(router_methods_str(allowed, buf, sizeof(buf)), "GET, POST", "Allow header text");
+	is_str(router_methods_str(allowed, buf, sizeof(buf)), "GET, POST, HEAD",
+	       "Allow header text");
 
 	r = router_match(rt, METHOD_GET, "/api/user/v1/users/alice", &m, &allowed);
 	ok(r == &routes[2], "GET one");
@@ -67,8 +68,31 @@ int main(void)
 	ok(r == NULL, "encoded '..' never matches");
 	r = router_match(rt, METHOD_GET, "/api/user/v1//users", &m, &allowed);
 	ok(r == NULL, "empty segment never matches");
+	/* One canonical form, without a trailing slash; the other is pointed at it. */
 	r = router_match(rt, METHOD_GET, "/api/user/v1/users/", &m, &allowed);
-	ok(r == &routes[0], "one trailing slash is forgiven");
+	ok(r == NULL && allowed == 0, "a trailing slash never matches");
+	r = router_match(rt, METHOD_POST, "/api/user/v1/users/", &m, &allowed);
+	ok(r == NULL && allowed == 0, "not for a POST either");
+	ok(router_without_slash(rt, "/api/user/v1/users/", buf, sizeof(buf)) &&
+	       strcmp(buf, "/api/user/v1/users") == 0,
+	   "the path without it is named");
+	ok(router_without_slash(rt, "/api/user/v1/users/bob/tokens/x/", buf, sizeof(buf)),
+	   "a route of another method counts");
+	ok(!router_without_slash(rt, "/api/user/v1/nothing/", buf, sizeof(buf)),
+	   "a path that names nothing either way is not");
+	ok(!router_without_slash(rt, "/api/user/v1/users//", buf, sizeof(buf)),
+	   "two slashes are not one too many");
+	ok(!router_without_slash(rt, "/api/user/v1/users", buf, sizeof(buf)),
+	   "the canonical path is not pointed anywhere");
+	ok(!router_without_slash(rt, "/", buf, sizeof(buf)), "nor the root");
+	ok(!router_without_slash(rt, "/api/user/v1/users/", buf, 10), "nor into a small buffer");
+
+	/* HEAD: GET without the body. */
+	r = router_match(rt, METHOD_HEAD, "/api/user/v1/users/alice", &m, &allowed);
+	ok(r == &routes[2], "HEAD matches the GET route");
+	is_str(m.params[0], "alice", "with its parameters");
+	r = router_match(rt, METHOD_HEAD, "/api/user/v1/users/bob/tokens/abc", &m, &allowed);
+	ok(r == NULL && allowed == METHOD_DELETE, "HEAD where there is no GET is a 405");
 	r = router_match(rt, METHOD_GET, "api/user/v1/users", &m, &allowed);
 	ok(r == NULL, "relative path never matches");
 
