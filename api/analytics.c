@@ -453,7 +453,8 @@ static void data_pump(struct data_req *dr)
 			return;
 		}
 		bool last = dr->next + 1 == dr->total;
-		if (bstart + dr->q.width > series_now() && !(last && dr->wend <= series_now()))
+		int64_t bend = last ? dr->q.end : bstart + dr->q.width;
+		if (bend > series_now() && !(last && dr->wend <= series_now()))
 			break; /* not complete yet: the next commit asks again */
 		/* The dataset's keys now: a disk that appeared meanwhile shows up. */
 		release_series(&dr->q);
@@ -667,6 +668,7 @@ void analytics_dataset_data(struct request *r)
 	dr->q.start = dr->wstart = a;
 	dr->q.gran = gran;
 	dr->q.width = per * gran;
+	dr->q.end = a + ngran * gran; /* the last sample stops where the window does */
 	/* What is complete now comes in one query; the rest streams. A window that ends by
 	 * now is answered whole, its last bucket with what it holds so far. */
 	dr->wend = e;

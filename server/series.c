@@ -1568,11 +1568,18 @@ static const struct frows *q_flushes(struct qjob *j, int64_t hour)
 	return f;
 }
 
+/* Where a query's buckets end: their last second, or the window's end before it. */
+static int64_t q_end(const struct series_query *q)
+{
+	int64_t wend = q->start + (int64_t)q->nbuckets * q->width;
+	return q->end > 0 && q->end < wend ? q->end : wend;
+}
+
 static void q_add(struct qjob *j, int64_t t, const struct series_agg *a)
 {
 	const struct series_query *q = j->q;
 	int64_t b = (t - q->start) / q->width;
-	if (t >= q->start && b < (int64_t)q->nbuckets)
+	if (t >= q->start && b < (int64_t)q->nbuckets && t < q_end(q))
 		agg_merge(&j->out[b], a);
 }
 
@@ -1645,7 +1652,7 @@ static int found_day(void *arg, int64_t start, int span, const void *data, size_
 static int q_series(struct qjob *j, int64_t id)
 {
 	const struct series_query *q = j->q;
-	int64_t wend = q->start + (int64_t)q->nbuckets * q->width;
+	int64_t wend = q_end(q);
 	int64_t a = j->lo, b = wend < j->split ? wend : j->split;
 
 	if (q->gran == 1)
@@ -1703,7 +1710,7 @@ static void q_disk(void *arg)
 
 void series_query_memory(struct series_query *q, int64_t from, int64_t to)
 {
-	int64_t wend = q->start + (int64_t)q->nbuckets * q->width;
+	int64_t wend = q_end(q);
 	if (from < q->start)
 		from = q->start;
 	if (to > wend)
@@ -1777,7 +1784,7 @@ void series_query(struct series_query *q, void (*done)(void *arg, int status), v
 
 	for (size_t i = 0; i < q->nseries; i++)
 		series_ref(q->series[i]);
-	int64_t wend = q->start + (int64_t)q->nbuckets * q->width;
+	int64_t wend = q_end(q);
 	if (j->lo >= j->split || j->lo >= wend || !S.ready) {
 		q_finish(j);
 		return;

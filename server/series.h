@@ -96,6 +96,8 @@ struct series_query {
 	int64_t width;   /* seconds per bucket, a multiple of gran */
 	size_t nbuckets; /* out holds nseries * nbuckets, series after series */
 	struct series_agg *out;
+	int64_t end; /* 0, or where the window ends (a multiple of gran): the last bucket
+	              * takes no second from there on, so buckets cover the window exactly */
 };
 
 /* Fills q->out (zeroing it first). Parts older than memory holds are read from disk on

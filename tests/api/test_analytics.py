@@ -355,6 +355,15 @@ def test_every_form_of_start_seconds_granularity_points(box):
             n, lo, hi, mean = agg(s["sample"], s["sample"] + 2)
             assert (s["samples"], s["data"]["min"], s["data"]["max"]) == (n, lo, hi)
             assert abs(s["data"]["value"] - mean) < 0.001
+        # points that do not divide the window: 10 s in 3 samples of 4 s, the last of
+        # them only the 2 s left of the window (not 12 s in all)
+        doc = expect(admin.get(data_path(name, start=m + 1, seconds=10, points=3)), 200)
+        assert doc["sample_seconds"] == 4 and len(doc["data"]) == 3, doc
+        for s in doc["data"]:
+            n, lo, hi, mean = agg(s["sample"], min(s["sample"] + 4, m + 11))
+            assert (s["samples"], s["data"]["min"], s["data"]["max"]) == (n, lo, hi), s
+            assert abs(s["data"]["value"] - mean) < 0.001
+        assert doc["data"][-1]["samples"] <= 2
     finally:
         expect(admin.put(href, json={"suspended": False}), 200)
 

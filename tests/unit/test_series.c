@@ -187,11 +187,12 @@ static void query_done(void *arg, int status)
 
 /* Buckets [start, start + n * width) at gran, for the series given, checked against the
  * stored values: returns the buckets that differ, -1 if the query failed. */
-static int check_query(struct series *tot, struct series *k, int64_t start, int64_t gran,
-                       int64_t width, size_t n, int64_t visible_from)
+static int check_query_to(struct series *tot, struct series *k, int64_t start, int64_t gran,
+                          int64_t width, size_t n, int64_t visible_from, int64_t end)
 {
 	struct series *ser[2] = {tot, k};
-	struct series_query q = {ser, 2, start, gran, width, n, xcalloc(2 * n, sizeof(*q.out))};
+	struct series_query q = {ser, 2, start, gran, width, n, xcalloc(2 * n, sizeof(*q.out)),
+	                         end};
 	done_status = -2;
 	series_query(&q, query_done, NULL);
 	if (done_status != 0) {
@@ -202,8 +203,9 @@ static int check_query(struct series *tot, struct series *k, int64_t start, int6
 	for (size_t i = 0; i < n; i++) {
 		int64_t a = start + (int64_t)i * width;
 		int64_t from = a > visible_from ? a : visible_from;
+		int64_t to = end && end < a + width ? end : a + width;
 		for (int s = 0; s < 2; s++) {
-			struct series_agg want = expect(from, a + width, s == 0);
+			struct series_agg want = expect(from, to, s == 0);
 			if (!agg_is(&q.out[(size_t)s * n + i], &want)) {
 				if (bad < 3)
 					diag("bucket %lld (%s): got %lld values %g..%g sum %g, "
@@ -221,6 +223,12 @@ static int check_query(struct series *tot, struct series *k, int64_t start, int6
 	}
 	free(q.out);
 	return bad;
+}
+
+static int check_query(struct series *tot, struct series *k, int64_t start, int64_t gran,
+                       int64_t width, size_t n, int64_t visible_from)
+{
+	return check_query_to(tot, k, start, gran, width, n, visible_from, 0);
 }
 
 struct rows {
@@ -336,6 +344,11 @@ static void test_store(void)
 	is_int(check_query(tot, k, T0 + 30, 1, 7, 500, 0), 0,
 	       "buckets of 7 seconds from an unaligned start");
 	is_int(check_query(tot, k, T0, 60, 600, 19, 0), 0, "points: 10 minutes a bucket");
+	/* The window's end inside the last bucket: that bucket stops there. */
+	is_int(check_query_to(tot, k, T0 + 30, 1, 7, 500, 0, T0 + 30 + 7 * 499 + 3), 0,
+	       "points: the last bucket of seconds ends with the window");
+	is_int(check_query_to(tot, k, T0, 60, 600, 19, 0, T0 + 60 * 185), 0,
+	       "points: the last bucket of minutes ends with the window");
 
 	/* What the disk holds while memory goes on: everything up to the last flush. */
 	run_until(tot, k, T0 + RUN, T0 + RUN + 5);
