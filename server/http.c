@@ -944,8 +944,16 @@ static int bind_listener(struct http_server *srv, struct listener *l, const char
 	if (setsockopt(evhttp_bound_socket_get_fd(l->sock), IPPROTO_TCP, TCP_NODELAY, &one,
 	               sizeof(one)) < 0)
 		log_warn("TCP_NODELAY on %s: %s", addr, strerror(errno));
-	log_info("listening on %s://%s%s%s:%u", tls ? "https" : "http",
-	         strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "", port);
+	/* The URL to open: ./quickstart run leaves it to this line to say where we are. */
+	const char *scheme = tls ? "https" : "http";
+	if (strcmp(host, "0.0.0.0") == 0 || strcmp(host, "::") == 0)
+		log_info("listening on %s://%s%s%s:%u (every address; on this machine "
+		         "%s://localhost:%u)",
+		         scheme, host[0] == ':' ? "[" : "", host, host[0] == ':' ? "]" : "", port,
+		         scheme, port);
+	else
+		log_info("listening on %s://%s%s%s:%u", scheme, strchr(host, ':') ? "[" : "", host,
+		         strchr(host, ':') ? "]" : "", port);
 	return 0;
 }
 

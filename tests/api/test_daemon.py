@@ -7,13 +7,14 @@ import socket
 import sqlite3
 import ssl
 import stat
+import subprocess
 import time
 
 import pytest
 
-from conftest import (ACCESS, PASSWORD, REPO, STOP_TIMEOUT, TEST_KDF_ITERATIONS, USERS,
-                      b64url_decode, expect, expect_fault, free_port, make_token, make_user,
-                      run_daemon)
+from conftest import (ACCESS, PASSWORD, REPO, SPINDLED, STOP_TIMEOUT, TEST_KDF_ITERATIONS,
+                      USERS, WRAPPER, b64url_decode, expect, expect_fault, free_port,
+                      make_token, make_user, run_daemon)
 
 FLAGS = ["--foreground", "--state-dir", "--listen", "--http-listen", "--log-level",
          "--kdf-iterations", "--config", "--max-body", "--max-connections",
@@ -190,6 +191,41 @@ def test_password_hash_upgraded_at_login(spawn):
     expected = hashlib.pbkdf2_hmac("sha256", PASSWORD.encode(), b64url_decode(salt), int(count))
     assert b64url_decode(digest) == expected
     expect(srv.login(name, PASSWORD), 201)
+
+
+def test_log_says_where_it_listens(spawn, tmp_path):
+    """./quickstart run leaves it to spindled to say where it listens."""
+    srv = spawn()
+    log = srv.log_text()
+    assert f"listening on https://127.0.0.1:{srv.port}\n" in log, log
+    assert f"listening on http://127.0.0.1:{srv.http_port}\n" in log, log
+    # On every address: the line also gives the URL to open on the machine itself.
+    port = free_port()
+    proc = subprocess.Popen(WRAPPER + [SPINDLED, "--foreground", "--state-dir",
+                                       str(tmp_path / "any"), "--kdf-iterations",
+                                       str(TEST_KDF_ITERATIONS), "--listen", f"0.0.0.0:{port}"],
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        want = (f"listening on https://0.0.0.0:{port} (every address; on this machine "
+                f"https://localhost:{port})")
+        seen = []
+        for line in proc.stderr:
+            seen.append(line)
+            if " ready" in line:     # SIGTERM is handled from here on
+                break
+        assert any(want in line for line in seen), seen
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(STOP_TIMEOUT) == 0
+
+
+def test_initial_password_is_in_its_file_not_the_log(spawn):
+    """What README says: the first start writes the password to a file and logs where."""
+    srv = spawn()
+    srv.stop()
+    log = srv.log_text()
+    assert srv.admin_password not in log
+    assert f"initial admin password written to {srv.state_dir}/initial-admin-password" in log
 
 
 def test_log_holds_no_secrets(spawn):
