@@ -1,4 +1,4 @@
-/* /api/access/v1: log in, see the services, log out. */
+/* /api/access/v1: log in, see the services, log out; /api/<service>/v1: a service's methods. */
 #include <string.h>
 #include <strings.h>
 
@@ -6,6 +6,7 @@
 
 #include "api.h"
 #include "accounts.h"
+#include "routes.h"
 #include "util.h"
 
 static json_t *services_json(void)
@@ -24,6 +25,71 @@ static json_t *services_json(void)
 void access_get(struct request *r)
 {
 	reply_json(r, 200, json_pack("{s:o}", "services", services_json()));
+}
+
+/* What a route needs, as x-spindle-authorization says in the OpenAPI document: "none",
+ * "authenticated", "user:read" (several joined by " and "), "self or user:modify". */
+static void route_authorization(const struct route *rt, char *buf, size_t len)
+{
+	char perms[256] = "";
+	size_t n = 0;
+	for (uint32_t bit = 1; bit && bit <= rt->perm && n < sizeof(perms); bit <<= 1) {
+		const char *name = (rt->perm & bit) ? perm_name(bit) : NULL;
+		if (name)
+			n += (size_t)snprintf(perms + n, sizeof(perms) - n, "%s%s",
+			                      n ? " and " : "", name);
+	}
+	if (rt->access == ROUTE_PUBLIC)
+		snprintf(buf, len, "none");
+	else if (rt->access == ROUTE_SELF_OR)
+		snprintf(buf, len, "self or %s", perms);
+	else
+		snprintf(buf, len, "%s", perms[0] ? perms : "authenticated");
+}
+
+/* "/users/{name}" -> "/users/<name>", the appliance's spelling of a path parameter. */
+static void appliance_path(const char *pattern, char *buf, size_t len)
+{
+	size_t o = 0;
+	for (; *pattern && o + 1 < len; pattern++)
+		buf[o++] = *pattern == '{' ? '<' : *pattern == '}' ? '>' : *pattern;
+	buf[o] = '\0';
+}
+
+/* GET /api/<service>/v1, the appliance's "get service commands": the service and every
+ * method under its base, from the route table. The routes of a service outside its base
+ * (GET /api/openapi.json, GET /metrics) are in the OpenAPI document. */
+void access_service(struct request *r)
+{
+	struct fault f;
+	static const char *const none[] = {NULL};
+	if (request_query_check(r, none, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	const char *name = r->route->service, *version = "";
+	for (size_t i = 0; i < api_services_count; i++)
+		if (strcmp(api_services[i].name, name) == 0)
+			version = api_services[i].version;
+	char base[64];
+	size_t blen = (size_t)snprintf(base, sizeof(base), "/api/%s/v1", name);
+	json_t *methods = json_array();
+	for (size_t i = 0; i < api_routes_count; i++) {
+		const struct route *rt = &api_routes[i];
+		char path[256], authz[300];
+		if (strcmp(rt->service, name) != 0 || strncmp(rt->pattern, base, blen) != 0 ||
+		    rt->pattern[blen] != '/')
+			continue;
+		appliance_path(rt->pattern + blen, path, sizeof(path));
+		route_authorization(rt, authz, sizeof(authz));
+		json_array_append_new(methods, json_pack("{s:s, s:s, s:s, s:s, s:s}", "request",
+		                                         router_method_name(rt->method), "path",
+		                                         path, "description", rt->summary, "uri",
+		                                         rt->pattern, "authorization", authz));
+	}
+	reply_json(r, 200,
+	           json_pack("{s:{s:s, s:s, s:s, s:o}}", "service", "name", name, "version",
+	                     version, "href", base, "methods", methods));
 }
 
 static void login_done(void *arg, const struct auth_login_result *res, const struct fault *f)

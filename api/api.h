@@ -8,6 +8,7 @@
 void access_get(struct request *r);
 void access_login(struct request *r);
 void access_logout(struct request *r);
+void access_service(struct request *r); /* GET /api/<service>/v1 */
 /* api/system.c */
 void system_health(struct request *r);
 void system_version(struct request *r);

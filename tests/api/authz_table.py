@@ -41,6 +41,9 @@ ROWS = [
     Row("GET", "/api/system/v1/version", None, (401, 200, 200, 200)),
     Row("GET", "/api/access/v1", None, (401, 200, 200, 200)),
     Row("DELETE", "/api/access/v1", None, (401, 204, 204, 204), ("login",)),
+    *(Row("GET", f"/api/{service}/v1", None, (401, 200, 200, 200))
+      for service in ("system", "user", "role", "log", "hardware", "analytics", "status",
+                      "bench")),
     # users: user:read / user:modify
     Row("GET", U + "/users", None, (401, 403, 200, 200)),
     Row("POST", U + "/users", NEW_USER, (401, 403, 403, 201)),

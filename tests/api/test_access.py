@@ -130,3 +130,36 @@ def test_openapi_document_lists_every_route(server):
         found = [doc["paths"][pattern[len(p):]] for p in prefixes
                  if pattern.startswith(p) and pattern[len(p):] in doc["paths"]]
         assert found and method.lower() in found[0], f"{method} {pattern} not in openapi.json"
+
+
+def test_every_service_href_answers_with_its_methods(server, clients):
+    """The login answer's services[].href lead somewhere: GET /api/<service>/v1 lists the
+    service's methods (the appliance's "get service commands"), from api/routes.c."""
+    monitor = clients["monitor"]         # any session will do
+    services = expect(monitor.get(ACCESS), 200)["services"]
+    for svc in services:
+        got = expect(monitor.get(svc["href"]), 200)
+        if svc["name"] == "access":      # the list of services itself
+            assert got == {"services": services}
+            continue
+        assert set(got) == {"service"}
+        service = got["service"]
+        assert (service["name"], service["version"], service["href"]) == \
+            (svc["name"], svc["version"], svc["href"])
+        base = svc["href"]
+        want = {(m, p) for m, p, s, *_ in routes()
+                if s == svc["name"] and p.startswith(base + "/")}
+        assert want, svc
+        got_methods = {(m["request"], m["uri"]) for m in service["methods"]}
+        assert got_methods == want
+        for m in service["methods"]:
+            assert m["uri"] == base + m["path"].replace("<", "{").replace(">", "}"), m
+            assert m["description"] and m["authorization"], m
+    # the appliance's version spelling, and the authorization every route wants
+    user = expect(monitor.get("/api/user/v1.0"), 200)["service"]
+    by_uri = {(m["request"], m["uri"]): m for m in user["methods"]}
+    assert by_uri[("GET", "/api/user/v1/users")]["authorization"] == "user:read"
+    assert by_uri[("PUT", "/api/user/v1/users/{name}")]["authorization"] == \
+        "self or user:modify"
+    assert by_uri[("GET", "/api/user/v1/users/{name}")]["path"] == "/users/<name>"
+    expect_fault(server.client().get("/api/user/v1"), 401, "ERR_UNAUTHORIZED")
