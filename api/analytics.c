@@ -216,7 +216,8 @@ void analytics_settings_update(struct request *r)
 /* --- data */
 
 struct data_req {
-	struct request *r; /* NULL once the client is gone or the stream ended */
+	struct request *r; /* until the answer or the stream starts */
+	struct stream *s;  /* the stream; NULL once the client is gone or it ended */
 	int64_t dataset;   /* by id: a dataset deleted meanwhile ends the stream */
 	struct series_query q;
 	const char *gran_name;
@@ -229,26 +230,12 @@ struct data_req {
 	bool first;      /* no sample written yet */
 	bool in_pump;    /* data_pump() is on the stack: a query done at once returns to it */
 	bool failed;     /* a bucket could not be read: the stream ends */
-	struct evbuf {
-		char *p;
-		size_t len, cap;
-	} out;
+	struct buf out;
 };
-
-static void out_add(struct data_req *dr, const char *s, size_t n)
-{
-	if (dr->out.len + n + 1 > dr->out.cap) {
-		dr->out.cap = (dr->out.len + n + 1) * 2;
-		dr->out.p = xrealloc(dr->out.p, dr->out.cap);
-	}
-	memcpy(dr->out.p + dr->out.len, s, n);
-	dr->out.len += n;
-	dr->out.p[dr->out.len] = '\0';
-}
 
 static int dump_cb(const char *buffer, size_t size, void *data)
 {
-	out_add(data, buffer, size);
+	buf_add(data, buffer, size);
 	return 0;
 }
 
@@ -315,7 +302,7 @@ static void release_series(struct series_query *q)
 /* Appends the samples of q's buckets to out, each on a line of its own, a comma starting
  * all lines but the first sample's (*first). Touches nothing but its arguments: a helper thread
  * may run it for a large answer (the series' keys are immutable and referenced). */
-static void write_samples(struct evbuf *out, bool *first, const struct series_query *q)
+static void write_samples(struct buf *out, bool *first, const struct series_query *q)
 {
 	struct keyval *kv = xcalloc(q->nseries, sizeof(*kv));
 	char **prefix = xcalloc(q->nseries, sizeof(*prefix));
@@ -343,12 +330,7 @@ static void write_samples(struct evbuf *out, bool *first, const struct series_qu
 			continue; /* nothing was collected then */
 		qsort(kv, n, sizeof(*kv), by_value_desc);
 		/* room for the sample: its fixed part, and per key its prefix, a number, "}," */
-		size_t need = 256 + n * (longest + 32);
-		if (out->len + need + 1 > out->cap) {
-			out->cap = (out->len + need + 1) * 2;
-			out->p = xrealloc(out->p, out->cap);
-		}
-		char *o = out->p + out->len, iso[32];
+		char *o = buf_room(out, 256 + n * (longest + 32)), iso[32];
 		int64_t t = q->start + (int64_t)b * q->width;
 		if (!*first)
 			*o++ = ','; /* at the line's start: a line is whole once it is sent */
@@ -397,14 +379,14 @@ static void data_free(struct data_req *dr)
 {
 	data_unsubscribe(dr);
 	release_series(&dr->q);
-	free(dr->out.p);
+	buf_free(&dr->out);
 	free(dr);
 }
 
 static void data_flush(struct data_req *dr)
 {
-	if (dr->r && dr->out.len)
-		reply_stream_chunk(dr->r, dr->out.p, dr->out.len);
+	if (dr->s && dr->out.len)
+		stream_write(dr->s, dr->out.p, dr->out.len);
 	dr->out.len = 0;
 }
 
@@ -412,11 +394,11 @@ static void data_flush(struct data_req *dr)
 static void data_stream_end(struct data_req *dr)
 {
 	data_unsubscribe(dr);
-	if (dr->r) {
-		out_add(dr, data_trailer, strlen(data_trailer));
+	if (dr->s) {
+		buf_add(&dr->out, data_trailer, strlen(data_trailer));
 		data_flush(dr);
-		reply_stream_end(dr->r);
-		dr->r = NULL;
+		stream_end(dr->s);
+		dr->s = NULL;
 	}
 	if (!dr->pending)
 		data_free(dr);
@@ -430,7 +412,7 @@ static void bucket_done(void *arg, int status)
 	dr->pending = false;
 	if (status < 0) {
 		dr->failed = true;
-	} else if (dr->r) {
+	} else if (dr->s) {
 		write_samples(&dr->out, &dr->first, &dr->q);
 		data_flush(dr);
 		dr->next++;
@@ -447,7 +429,7 @@ static void data_pump(struct data_req *dr)
 	while (!dr->pending) {
 		int64_t bstart = dr->wstart + (int64_t)dr->next * dr->q.width;
 		const struct dataset *d = datasets_find_id(dr->dataset);
-		if (!dr->r || dr->failed || dr->next >= dr->total || !d) {
+		if (!dr->s || dr->failed || dr->next >= dr->total || !d) {
 			dr->in_pump = false;
 			data_stream_end(dr); /* may free dr */
 			return;
@@ -473,11 +455,11 @@ static void data_commit(void *arg, int64_t t)
 	data_pump(arg);
 }
 
-static void data_stream_event(struct request *r, enum stream_event ev, void *arg)
+static void data_stream_event(struct stream *s, enum stream_event ev, void *arg)
 {
 	struct data_req *dr = arg;
 	if (ev == STREAM_CLIENT_GONE) {
-		dr->r = NULL; /* freed by http.c when this returns */
+		dr->s = NULL; /* freed by http.c when this returns */
 		data_unsubscribe(dr);
 		if (!dr->pending)
 			data_free(dr);
@@ -493,7 +475,7 @@ static void data_answer(void *arg)
 	struct request *r = dr->r;
 	dr->next = dr->q.nbuckets;
 	if (dr->next >= dr->total) {
-		out_add(dr, data_trailer, strlen(data_trailer));
+		buf_add(&dr->out, data_trailer, strlen(data_trailer));
 		reply_header(r, "Cache-Control", "no-store");
 		reply_raw(r, 200, "application/json", dr->out.p, dr->out.len);
 		data_free(dr);
@@ -501,7 +483,9 @@ static void data_answer(void *arg)
 	}
 	/* A window reaching past now: each sample follows as it is taken. Heartbeats are
 	 * blank lines, which JSON ignores. */
-	reply_stream_start(r, 200, "application/json", "\n", data_stream_event, dr);
+	dr->s = stream_open(r, STREAM_CHUNKS, "application/json");
+	dr->r = NULL;
+	stream_set_hook(dr->s, data_stream_event, dr);
 	data_flush(dr);
 	series_subscribe(data_commit, dr);
 	dr->subscribed = true;
@@ -682,10 +666,10 @@ void analytics_dataset_data(struct request *r)
 	              "granularity", dr->gran_name, "sample_seconds", (json_int_t)dr->q.width,
 	              "start", util_iso8601(a, iso, sizeof(iso)));
 	/* {"dataset":...,"start":"..."} becomes {"dataset":...,"start":"...","data":[ */
-	json_dump_callback(head, dump_cb, dr, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_dump_callback(head, dump_cb, &dr->out, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(head);
 	dr->out.len--;
-	out_add(dr, ",\"data\":[\n", 10); /* a line of its own: the stream's first */
+	buf_add(&dr->out, ",\"data\":[\n", 10); /* a line of its own: the stream's first */
 
 	dr->pending = true;
 	series_query(&dr->q, data_ready, dr);

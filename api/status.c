@@ -30,6 +30,16 @@ void status_dashboard(struct request *r)
 void status_events(struct request *r)
 {
 	struct fault f = {0};
-	if (request_query_check(r, no_query, &f) < 0 || dashboard_events_attach(r, &f) < 0)
+	if (request_query_check(r, no_query, &f) < 0 || dashboard_events_admit(&f) < 0) {
 		reply_fault(r, &f);
+		return;
+	}
+	const char *token = request_token(r); /* the router authenticated r with it */
+	const char *user = r->who.user;
+	if (!token) {
+		reply_error(r, ERR_UNAUTHORIZED, "credentials: events need a session token");
+		return;
+	}
+	reply_header(r, "X-Accel-Buffering", "no"); /* a proxy in front must not hold events */
+	dashboard_events_attach(stream_open(r, STREAM_SSE, NULL), token, user);
 }

@@ -4,15 +4,15 @@
 #include "dashboard.h"
 #include "auth.h"
 #include "collector.h"
-#include "http.h"
 #include "log.h"
 #include "status.h"
+#include "stream.h"
 #include "util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
+#include <sys/queue.h>
 #include <sys/sysinfo.h>
 
 #include <event2/event.h>
@@ -20,8 +20,8 @@
 #define SSE_RETRY_MS 2000
 
 struct sse_client {
-	struct sse_client *prev, *next;
-	struct request *r;
+	LIST_ENTRY(sse_client) link;
+	struct stream *s;
 	char *token; /* re-checked before every send: a revoked session stops its stream */
 };
 
@@ -31,13 +31,12 @@ static struct {
 	bool subscribed;
 	char nonce[9]; /* differs per daemon run, so an old ETag never matches a new document */
 	struct dashboard_doc doc;
-	char *body, *event; /* the document, and the same as one SSE event */
-	size_t event_len;
+	char *body; /* the document */
 	char etag[48];
-	uint64_t seq;               /* the sample the document shows; 0: none yet */
-	int64_t built_at;           /* wall second of a sample-less build */
-	struct sse_client *clients; /* a doubly linked list */
-	unsigned nclients;
+	uint64_t seq;     /* the sample the document shows; 0: none yet */
+	int64_t built_at; /* wall second of a sample-less build */
+	LIST_HEAD(sse_clients, sse_client) clients;
+	struct stream_fanout fanout; /* the same streams, to send each event to all */
 } dash;
 
 /* ---- the document */
@@ -144,11 +143,7 @@ static void dash_build(const struct box_sample *s)
 	snprintf(dash.etag, sizeof(dash.etag), "\"%s-%llu\"", dash.nonce,
 	         (unsigned long long)dash.doc.generation);
 	free(dash.body);
-	free(dash.event);
 	dash.body = xasprintf("%s\n", text);
-	dash.event = xasprintf("id: %llu\nevent: dashboard\ndata: %s\n\n",
-	                       (unsigned long long)dash.doc.generation, text);
-	dash.event_len = strlen(dash.event);
 	free(text);
 	dash.doc.body = dash.body;
 	dash.doc.len = strlen(dash.body);
@@ -198,43 +193,41 @@ int dashboard_etag_matches(const char *inm, const char *etag)
 
 static void sse_free(struct sse_client *c)
 {
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		dash.clients = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
-	dash.nclients--;
+	LIST_REMOVE(c, link);
 	free(c->token);
 	free(c);
 }
 
 static void sse_end(struct sse_client *c, const char *why)
 {
-	log_debug("events: ending the stream of %s: %s", c->r->peer, why);
-	reply_stream_end(c->r);
+	log_debug("events: ending the stream of %s: %s", stream_peer(c->s), why);
+	stream_end(c->s);
 	sse_free(c);
 }
 
-/* http.c tells us the client went away (r is freed after we return), or that the server
- * is stopping (we end the stream ourselves, saying why). */
-static void sse_hook(struct request *r, enum stream_event ev, void *arg)
+/* The stream tells us the client went away (s is freed after we return), or that the
+ * server is stopping (we end the stream ourselves, saying why). */
+static void sse_hook(struct stream *s, enum stream_event ev, void *arg)
 {
 	struct sse_client *c = arg;
 	if (ev == STREAM_CLIENT_GONE) {
-		log_debug("events: %s went away (%u streams left)", r->peer, dash.nclients - 1);
+		log_debug("events: %s went away (%u streams left)", stream_peer(s),
+		          dash.fanout.n - 1);
 		sse_free(c);
 		return;
 	}
-	static const char bye[] = "event: end\ndata: {\"fault\":{\"message\":\"ERR_BUSY\","
-	                          "\"details\":\"server: shutting down\",\"code\":503}}\n\n";
-	reply_stream_chunk(r, bye, sizeof(bye) - 1);
+	static const char bye[] = "{\"fault\":{\"message\":\"ERR_BUSY\","
+	                          "\"details\":\"server: shutting down\",\"code\":503}}";
+	stream_event(s, NULL, "end", bye, sizeof(bye) - 1);
 	sse_end(c, "shutting down");
 }
 
-/* The session behind the stream must still be alive and allowed to read statistics. */
-static bool sse_allowed(struct sse_client *c)
+/* Before every send: the session behind the stream must still be alive and allowed to read
+ * statistics. Otherwise the client is told why (so it logs in again instead of reconnecting
+ * blindly) and the stream ends. */
+static bool sse_allowed(struct stream *s, void *arg)
 {
+	struct sse_client *c = arg;
 	struct identity who;
 	struct fault f = {0};
 	if (auth_verify(c->token, &who, &f) == 0) {
@@ -242,100 +235,75 @@ static bool sse_allowed(struct sse_client *c)
 			return true;
 		fault_set(&f, ERR_DENIED, "authorization: events need stat:read");
 	}
-	/* Tell the client why, so it logs in again instead of reconnecting blindly. */
 	json_t *j = fault_json(&f);
 	char *text = json_dumps(j, JSON_COMPACT);
 	json_decref(j);
-	char *ev = xasprintf("event: end\ndata: %s\n\n", text ? text : "{}");
-	reply_stream_chunk(c->r, ev, strlen(ev));
-	free(ev);
+	stream_event(s, NULL, "end", text ? text : "{}", text ? strlen(text) : 2);
 	free(text);
+	sse_end(c, "session ended or lost stat:read");
 	return false;
 }
 
-static void sse_send_all(const char *data, size_t len)
+static void dash_send(struct stream *one)
 {
-	struct sse_client *c, *next;
-	for (c = dash.clients; c; c = next) {
-		next = c->next;
-		if (!sse_allowed(c)) {
-			sse_end(c, "session ended or lost stat:read");
-			continue;
-		}
-		reply_stream_chunk(c->r, data, len);
-	}
+	char id[24];
+	snprintf(id, sizeof(id), "%llu", (unsigned long long)dash.doc.generation);
+	size_t len = dash.doc.len - 1; /* without its newline: one line of data */
+	if (one)
+		stream_event(one, id, "dashboard", dash.doc.body, len);
+	else
+		stream_fanout_event(&dash.fanout, id, "dashboard", dash.doc.body, len, sse_allowed);
 }
 
 static void dash_tick(void *arg, const struct box_sample *s)
 {
 	dash.seq = s->seq;
 	dash_build(s);
-	if (dash.nclients && dash.event)
-		sse_send_all(dash.event, dash.event_len);
+	if (dash.fanout.n && dash.body)
+		dash_send(NULL);
 }
 
 static void dash_heartbeat(evutil_socket_t fd, short what, void *arg)
 {
-	static const char beat[] = ": heartbeat\n\n";
-	if (dash.nclients)
-		sse_send_all(beat, sizeof(beat) - 1);
+	if (dash.fanout.n)
+		stream_fanout_comment(&dash.fanout, "heartbeat", sse_allowed);
 }
 
-static const char *request_token(const struct request *r)
+int dashboard_events_admit(struct fault *f)
 {
-	const char *t = request_header(r, "X-Auth-Session");
-	if (t && *t)
-		return t;
-	const char *a = request_header(r, "Authorization");
-	if (a && strncasecmp(a, "Bearer ", 7) == 0) {
-		for (a += 7; *a == ' ';)
-			a++;
-		return a;
-	}
-	return NULL;
+	if (dash.fanout.n < DASHBOARD_EVENTS_MAX)
+		return 0;
+	f->retry_after = 5;
+	return fault_set(f, ERR_BUSY, "events: %d streams are open, the most served",
+	                 DASHBOARD_EVENTS_MAX);
 }
 
-int dashboard_events_attach(struct request *r, struct fault *f)
+void dashboard_events_attach(struct stream *s, const char *token, const char *user)
 {
-	const char *token = request_token(r);
-	if (dash.nclients >= DASHBOARD_EVENTS_MAX) {
-		f->retry_after = 5;
-		return fault_set(f, ERR_BUSY, "events: %d streams are open, the most served",
-		                 DASHBOARD_EVENTS_MAX);
-	}
-	if (!token) /* the router authenticated r, so this cannot happen */
-		return fault_set(f, ERR_UNAUTHORIZED, "credentials: no token");
 	const struct dashboard_doc *doc = dashboard_current();
 	struct sse_client *c = xcalloc(1, sizeof(*c));
-	c->r = r;
+	c->s = s;
 	c->token = xstrdup(token);
-	c->next = dash.clients;
-	if (c->next)
-		c->next->prev = c;
-	dash.clients = c;
-	dash.nclients++;
-	reply_header(r, "X-Accel-Buffering", "no"); /* a proxy in front must not hold events */
-	/* Ours goes out on a fixed beat whether or not events flow, so http.c's quiet-time
-	 * heartbeat is only a fallback. */
-	reply_stream_start(r, 200, "text/event-stream", ":\n\n", sse_hook, c);
+	LIST_INSERT_HEAD(&dash.clients, c, link);
+	stream_set_hook(s, sse_hook, c);
+	stream_fanout_join(&dash.fanout, s);
 	char retry[32];
 	int n = snprintf(retry, sizeof(retry), "retry: %d\n\n", SSE_RETRY_MS);
-	reply_stream_chunk(r, retry, (size_t)n);
-	if (doc && dash.event)
-		reply_stream_chunk(r, dash.event, dash.event_len);
-	log_debug("events: %s (%s) subscribed (%u streams)", r->peer, r->who.user, dash.nclients);
-	return 0;
+	stream_write(s, retry, (size_t)n);
+	if (doc)
+		dash_send(s);
+	log_debug("events: %s (%s) subscribed (%u streams)", stream_peer(s), user, dash.fanout.n);
 }
 
 unsigned dashboard_events_clients(void)
 {
-	return dash.nclients;
+	return dash.fanout.n;
 }
 
 void dashboard_events_close_all(void)
 {
-	while (dash.clients)
-		sse_end(dash.clients, "shutting down");
+	while (!LIST_EMPTY(&dash.clients))
+		sse_end(LIST_FIRST(&dash.clients), "shutting down");
 }
 
 int dashboard_init(struct event_base *base, long long timeout_s)
@@ -368,6 +336,5 @@ void dashboard_shutdown(void)
 		event_free(dash.heartbeat);
 	dash.heartbeat = NULL;
 	free(dash.body);
-	free(dash.event);
-	dash.body = dash.event = NULL;
+	dash.body = NULL;
 }

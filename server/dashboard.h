@@ -10,7 +10,7 @@
 #include "fault.h"
 
 struct event_base;
-struct request;
+struct stream;
 
 #define DASHBOARD_EVENTS_MAX 128 /* concurrent event streams */
 
@@ -35,11 +35,12 @@ const struct dashboard_doc *dashboard_current(void);
 /* Does an If-None-Match header value name the current ETag (or "*")? */
 int dashboard_etag_matches(const char *if_none_match, const char *etag);
 
-/* Turns r into an event stream: headers now, the current document at once, then one
- * "dashboard" event per tick and a heartbeat. The stream ends when the client goes, when
- * its session ends or loses stat:read, or at shutdown. ERR_BUSY past
- * DASHBOARD_EVENTS_MAX (r not answered then). */
-int dashboard_events_attach(struct request *r, struct fault *f);
+/* Room for one more event stream? ERR_BUSY past DASHBOARD_EVENTS_MAX. */
+int dashboard_events_admit(struct fault *f);
+/* Feeds an opened SSE stream: the current document at once, then one "dashboard" event per
+ * tick and a heartbeat. It ends when the client goes, when the session of token ends or
+ * loses stat:read, or at shutdown. user: for the log. */
+void dashboard_events_attach(struct stream *s, const char *token, const char *user);
 /* Streams open now (also for /metrics, spindle_sse_clients). */
 unsigned dashboard_events_clients(void);
 

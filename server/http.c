@@ -428,7 +428,7 @@ void reply_header(struct request *r, const char *key, const char *value)
 	evhttp_add_header(evhttp_request_get_output_headers(r->ev), key, value);
 }
 
-/* --- streamed replies
+/* --- streamed replies (stream.h)
  *
  * Ending a chunked reply over TLS takes care. bufferevent_openssl always defers its "output
  * drained" callback to the loop's next turn, and evhttp's write callback runs whatever
@@ -440,41 +440,62 @@ void reply_header(struct request *r, const char *key, const char *value)
 
 struct stream {
 	struct request *r;
+	enum stream_format fmt;
 	stream_hook hook;
 	void *arg;
-	char *heartbeat;
+	reply_stream_hook old_hook; /* reply_stream_start()'s, until its callers move on */
 	struct event *beat;
 	struct event *head; /* HEAD: ends the stream once its headers are out */
 	struct evbuffer *buf;
 	bool wrote;    /* a chunk went out since the last heartbeat tick */
 	bool armed;    /* a chunk was queued; stream_written() will be called */
 	bool drained;  /* stream_written() saw the output empty: no callback is on its way */
-	bool ending;   /* the owner called reply_stream_end(); the end waits for the drain */
+	bool ending;   /* the owner called stream_end(); the end waits for the drain */
 	bool stopping; /* the owner was told STREAM_SERVER_STOPPING */
 	LIST_ENTRY(stream) link;
+	struct stream_fanout *fanout; /* the one it belongs to, or NULL */
+	LIST_ENTRY(stream) member;
 };
+
+static const char *const heartbeats[] = {[STREAM_CHUNKS] = "\n", [STREAM_SSE] = ":\n\n"};
+
+static void stream_leave_fanout(struct stream *s)
+{
+	if (s->fanout) {
+		LIST_REMOVE(s, member);
+		s->fanout->n--;
+		s->fanout = NULL;
+	}
+}
 
 static void stream_free(struct stream *s)
 {
 	LIST_REMOVE(s, link);
-	if (s->beat)
-		event_free(s->beat);
+	stream_leave_fanout(s);
+	event_free(s->beat);
 	if (s->head)
 		event_free(s->head);
 	evbuffer_free(s->buf);
-	free(s->heartbeat);
 	s->r->stream = NULL;
 	free(s);
 }
 
+static void stream_tell(struct stream *s, enum stream_event ev)
+{
+	if (s->old_hook)
+		s->old_hook(s->r, ev, s->arg);
+	else if (s->hook)
+		s->hook(s, ev, s->arg);
+}
+
 /* The client went away: evhttp has detached the request from its connection, and only
- * evhttp_send_reply_end() frees it then (STACK.md). An owner that already ended the stream
- * is not told. */
+ * evhttp_send_reply_end() frees it then. An owner that already ended the stream is not
+ * told. */
 static void stream_conn_closed(struct stream *s)
 {
 	struct request *r = s->r;
 	if (!s->ending)
-		s->hook(r, STREAM_CLIENT_GONE, s->arg);
+		stream_tell(s, STREAM_CLIENT_GONE);
 	stream_free(s);
 	evhttp_send_reply_end(r->ev);
 	r->srv->inflight--;
@@ -507,12 +528,94 @@ static void stream_written(struct evhttp_connection *conn, void *arg)
 		stream_finish(s);
 }
 
+/* s->buf holds the chunk: it goes out as one chunk (one TLS record when small). */
+static void stream_send(struct stream *s)
+{
+	struct request *r = s->r;
+	if (s->ending || r->method == METHOD_HEAD || evbuffer_get_length(s->buf) == 0) {
+		evbuffer_drain(s->buf,
+		               evbuffer_get_length(s->buf)); /* empty: it would end the body */
+		return;
+	}
+	struct evhttp_connection *conn = evhttp_request_get_connection(r->ev);
+	evhttp_send_reply_chunk_with_cb(r->ev, s->buf, stream_written, s);
+	tls_coalesce(conn);
+	s->wrote = true;
+	s->armed = conn != NULL;
+	s->drained = false;
+}
+
+void stream_write(struct stream *s, const void *data, size_t len)
+{
+	evbuffer_add(s->buf, data, len);
+	stream_send(s);
+}
+
+void stream_line(struct stream *s, const char *line, size_t len)
+{
+	evbuffer_add(s->buf, line, len);
+	evbuffer_add(s->buf, "\n", 1);
+	stream_send(s);
+}
+
+static void sse_format(struct evbuffer *b, const char *id, const char *event, const char *data,
+                       size_t len)
+{
+	if (id)
+		evbuffer_add_printf(b, "id: %s\n", id);
+	evbuffer_add_printf(b, "event: %s\ndata: ", event);
+	evbuffer_add(b, data, len);
+	evbuffer_add(b, "\n\n", 2);
+}
+
+void stream_event(struct stream *s, const char *id, const char *event, const char *data, size_t len)
+{
+	sse_format(s->buf, id, event, data, len);
+	stream_send(s);
+}
+
+void stream_comment(struct stream *s, const char *text)
+{
+	evbuffer_add_printf(s->buf, ": %s\n\n", text);
+	stream_send(s);
+}
+
 static void stream_beat(evutil_socket_t fd, short what, void *arg)
 {
 	struct stream *s = arg;
 	if (!s->wrote)
-		reply_stream_chunk(s->r, s->heartbeat, strlen(s->heartbeat));
+		stream_write(s, heartbeats[s->fmt], strlen(heartbeats[s->fmt]));
 	s->wrote = false;
+}
+
+void stream_end(struct stream *s)
+{
+	struct evhttp_connection *conn = evhttp_request_get_connection(s->r->ev);
+	event_del(s->beat);
+	stream_leave_fanout(s);
+	if (conn && !s->armed && !s->drained) {
+		/* Nothing was written after the headers. Still queued, they take the end with
+		 * them; gone out, their drain callback may be on its way, so a heartbeat (bytes
+		 * the format ignores) goes first and its completion ends the body. */
+		struct bufferevent *bev = evhttp_connection_get_bufferevent(conn);
+		if (evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+			stream_write(s, heartbeats[s->fmt], strlen(heartbeats[s->fmt]));
+	}
+	s->ending = true;
+	if (!conn || !s->armed)
+		stream_finish(s);
+	/* else stream_written() ends it once the last chunk is out */
+}
+
+void stream_set_hook(struct stream *s, stream_hook hook, void *arg)
+{
+	s->hook = hook;
+	s->arg = arg;
+}
+
+const char *stream_peer(const struct stream *s)
+{
+	return s->r->peer;
 }
 
 static void streams_stop(evutil_socket_t fd, short what, void *arg);
@@ -524,17 +627,16 @@ static void stream_head_done(evutil_socket_t fd, short what, void *arg)
 	if (s->stopping || s->ending)
 		return;
 	s->stopping = true;
-	s->hook(s->r, STREAM_SERVER_STOPPING, s->arg);
+	stream_tell(s, STREAM_SERVER_STOPPING);
 }
 
-void reply_stream_start(struct request *r, int status, const char *content_type,
-                        const char *heartbeat, stream_hook hook, void *arg)
+static struct stream *stream_start(struct request *r, int status, enum stream_format fmt,
+                                   const char *content_type)
 {
 	struct http_server *srv = r->srv;
 	struct stream *s = xcalloc(1, sizeof(*s));
 	s->r = r;
-	s->hook = hook;
-	s->arg = arg;
+	s->fmt = fmt;
 	s->buf = evbuffer_new();
 	LIST_INSERT_HEAD(&srv->streams, s, link);
 	r->stream = s;
@@ -549,50 +651,91 @@ void reply_stream_start(struct request *r, int status, const char *content_type,
 		evhttp_connection_set_closecb(conn, conn_closed, s);
 	/* Each chunk re-arms the connection's timeout; a third of it leaves slack. */
 	struct timeval tv = {srv->opt.timeout_s >= 3 ? srv->opt.timeout_s / 3 : 1, 0};
-	s->heartbeat = xstrdup(heartbeat);
 	s->beat = event_new(srv->base, -1, EV_PERSIST, stream_beat, s);
 	event_add(s->beat, &tv);
 	/* A stream opened on a kept-alive connection after the stop signal is told at once;
-	 * so is one answering HEAD, which has its headers and nothing to wait for. */
-	if (srv->stopping)
+	 * so is one answering HEAD, which has its headers and nothing to wait for. Both as
+	 * events of their own: the owner sets its hook first. */
+	if (srv->stopping) {
 		event_base_once(srv->base, -1, EV_TIMEOUT, streams_stop, srv, NULL);
-	else if (r->method == METHOD_HEAD) {
+	} else if (r->method == METHOD_HEAD) {
 		s->head = evtimer_new(srv->base, stream_head_done, s); /* dies with s */
 		event_active(s->head, EV_TIMEOUT, 0);
 	}
+	return s;
+}
+
+struct stream *stream_open(struct request *r, enum stream_format fmt, const char *content_type)
+{
+	return stream_start(r, 200, fmt,
+	                    content_type        ? content_type
+	                    : fmt == STREAM_SSE ? "text/event-stream"
+	                                        : "application/json");
+}
+
+void reply_stream_start(struct request *r, int status, const char *content_type,
+                        const char *heartbeat, reply_stream_hook hook, void *arg)
+{
+	struct stream *s = stream_start(
+	    r, status, strcmp(heartbeat, heartbeats[STREAM_SSE]) == 0 ? STREAM_SSE : STREAM_CHUNKS,
+	    content_type);
+	s->old_hook = hook;
+	s->arg = arg;
 }
 
 void reply_stream_chunk(struct request *r, const void *data, size_t len)
 {
-	struct stream *s = r->stream;
-	if (len == 0 || s->ending || r->method == METHOD_HEAD)
-		return; /* an empty chunk would end the body; after the end, nothing goes */
-	struct evhttp_connection *conn = evhttp_request_get_connection(r->ev);
-	evbuffer_add(s->buf, data, len);
-	evhttp_send_reply_chunk_with_cb(r->ev, s->buf, stream_written, s);
-	tls_coalesce(conn);
-	s->wrote = true;
-	s->armed = conn != NULL;
-	s->drained = false;
+	stream_write(r->stream, data, len);
 }
 
 void reply_stream_end(struct request *r)
 {
-	struct stream *s = r->stream;
-	struct evhttp_connection *conn = evhttp_request_get_connection(r->ev);
-	event_del(s->beat);
-	if (conn && !s->armed && !s->drained) {
-		/* Nothing was written after the headers. Still queued, they take the end with
-		 * them; gone out, their drain callback may be on its way, so a heartbeat (bytes
-		 * the format ignores) goes first and its completion ends the body. */
-		struct bufferevent *bev = evhttp_connection_get_bufferevent(conn);
-		if (evbuffer_get_length(bufferevent_get_output(bev)) == 0)
-			reply_stream_chunk(r, s->heartbeat, strlen(s->heartbeat));
+	stream_end(r->stream);
+}
+
+/* --- fan-out */
+
+void stream_fanout_join(struct stream_fanout *f, struct stream *s)
+{
+	stream_leave_fanout(s);
+	LIST_INSERT_HEAD(&f->members, s, member);
+	s->fanout = f;
+	f->n++;
+}
+
+static void fanout_send(struct stream_fanout *f, struct evbuffer *msg, stream_keep keep)
+{
+	struct stream *s = LIST_FIRST(&f->members), *next;
+	for (; s; s = next) {
+		next = LIST_NEXT(s, member); /* keep may end s, never another */
+		if (keep && !keep(s, s->arg))
+			continue;
+		evbuffer_add(s->buf, evbuffer_pullup(msg, -1), evbuffer_get_length(msg));
+		stream_send(s);
 	}
-	s->ending = true;
-	if (!conn || !s->armed)
-		stream_finish(s);
-	/* else stream_written() ends it once the last chunk is out */
+}
+
+void stream_fanout_event(struct stream_fanout *f, const char *id, const char *event,
+                         const char *data, size_t len, stream_keep keep)
+{
+	struct evbuffer *msg = evbuffer_new();
+	sse_format(msg, id, event, data, len);
+	fanout_send(f, msg, keep);
+	evbuffer_free(msg);
+}
+
+void stream_fanout_comment(struct stream_fanout *f, const char *text, stream_keep keep)
+{
+	struct evbuffer *msg = evbuffer_new();
+	evbuffer_add_printf(msg, ": %s\n\n", text);
+	fanout_send(f, msg, keep);
+	evbuffer_free(msg);
+}
+
+void stream_fanout_end(struct stream_fanout *f)
+{
+	while (!LIST_EMPTY(&f->members))
+		stream_end(LIST_FIRST(&f->members));
 }
 
 /* Streams do not end by themselves: at shutdown their owners are told to finish them.
@@ -609,7 +752,7 @@ static void streams_stop(evutil_socket_t fd, short what, void *arg)
 			continue;
 		}
 		s->stopping = true;
-		s->hook(s->r, STREAM_SERVER_STOPPING, s->arg);
+		stream_tell(s, STREAM_SERVER_STOPPING);
 		s = LIST_FIRST(&srv->streams);
 	}
 }
@@ -719,7 +862,7 @@ static unsigned method_of(struct evhttp_request *req)
 }
 
 /* The token from X-Auth-Session or "Authorization: Bearer". */
-static const char *bearer_token(const struct request *r)
+const char *request_token(const struct request *r)
 {
 	const char *t = request_header(r, "X-Auth-Session");
 	if (t && *t)
@@ -739,7 +882,7 @@ static int authorize(struct request *r, struct fault *f)
 	const struct route *rt = r->route;
 	if (rt->access == ROUTE_PUBLIC)
 		return 0;
-	const char *token = bearer_token(r);
+	const char *token = request_token(r);
 	if (!token)
 		return fault_set(f, ERR_UNAUTHORIZED,
 		                 "credentials: send X-Auth-Session or Authorization: Bearer");

@@ -12,6 +12,7 @@
 #include "body.h"
 #include "fault.h"
 #include "router.h"
+#include "stream.h"
 
 struct event_base;
 struct evhttp_request;
@@ -67,6 +68,8 @@ const char *request_query(struct request *r, const char *key);
 /* Refuses any query parameter not in the NULL-terminated list (ERR_UNKNOWN_ARG). */
 int request_query_check(struct request *r, const char *const *allowed, struct fault *f);
 const char *request_header(const struct request *r, const char *key);
+/* The session token of X-Auth-Session or "Authorization: Bearer", or NULL. */
+const char *request_token(const struct request *r);
 /* Reads the body as JSON checked against fields: 415 without application/json, 400 for
  * bad JSON, duplicate or unknown keys, wrong types or ranges. An empty body is {}. */
 int request_body(struct request *r, const struct field *fields, json_t **out, struct fault *f);
@@ -86,22 +89,17 @@ void reply_raw(struct request *r, int status, const char *content_type, const vo
 /* Headers added before the reply. */
 void reply_header(struct request *r, const char *key, const char *value);
 
-/* Streamed replies (chunked): for answers that go on as new data comes (an analytics window
- * reaching past now, server-sent events). The request stays in flight until it ends. */
-enum stream_event {
-	STREAM_CLIENT_GONE,     /* the connection closed: r is freed when the hook returns */
-	STREAM_SERVER_STOPPING, /* shutting down: finish soon with reply_stream_end() */
-};
-typedef void (*stream_hook)(struct request *r, enum stream_event ev, void *arg);
-/* Sends the status and headers now; the body follows in chunks. heartbeat is sent whenever
- * nothing else was for a third of the connection timeout, so a quiet stream is not timed
- * out: it must be bytes the format ignores ("\n" in JSON, ":\n\n" in SSE). */
+/* Streamed replies: for answers that go on as new data comes (an analytics window reaching
+ * past now, a job's progress, server-sent events). stream_open() sends the status (200) and
+ * headers now and takes r over: the request stays in flight until the stream ends, and the
+ * stream is then driven through stream.h. content_type NULL: the format's. */
+struct stream *stream_open(struct request *r, enum stream_format fmt, const char *content_type);
+
+/* The same with a request-based hook, for the callers not yet on stream.h. */
+typedef void (*reply_stream_hook)(struct request *r, enum stream_event ev, void *arg);
 void reply_stream_start(struct request *r, int status, const char *content_type,
-                        const char *heartbeat, stream_hook hook, void *arg);
-/* data is copied. */
+                        const char *heartbeat, reply_stream_hook hook, void *arg);
 void reply_stream_chunk(struct request *r, const void *data, size_t len);
-/* Ends the body once every chunk has gone out, then frees the request; the hook is not
- * called any more, and r must not be used after this call. */
 void reply_stream_end(struct request *r);
 
 #endif

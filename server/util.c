@@ -56,6 +56,42 @@ void *util_grow(void *arr, size_t *cap, size_t n, size_t elem)
 	return xrealloc(arr, *cap * elem);
 }
 
+char *buf_room(struct buf *b, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		b->cap = (b->len + n + 1) * 2;
+		b->p = xrealloc(b->p, b->cap);
+	}
+	return b->p + b->len;
+}
+
+void buf_add(struct buf *b, const void *data, size_t n)
+{
+	memcpy(buf_room(b, n), data, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+void buf_printf(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n <= 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf_room(b, (size_t)n), (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+void buf_free(struct buf *b)
+{
+	free(b->p);
+	*b = (struct buf){0};
+}
+
 char *xstrdup(const char *s)
 {
 	char *p = strdup(s);

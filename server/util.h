@@ -19,6 +19,18 @@ char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* A growable byte string, NUL-terminated once anything is in it; zero-initialised is
+ * empty. Growth aborts like xmalloc. */
+struct buf {
+	char *p;
+	size_t len, cap;
+};
+/* Room for n more bytes (and the NUL): where they go. The caller then adds to len. */
+char *buf_room(struct buf *b, size_t n);
+void buf_add(struct buf *b, const void *data, size_t n);
+void buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void buf_free(struct buf *b);
+
 /* Start-up only: log and exit(1). Never in request paths. */
 void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
