@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #include "jobs.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -85,8 +86,10 @@ struct job {
 	char **lines;
 	size_t nlines, cap;
 	int64_t flushed;
-	bool writing;   /* lines are with the writer */
-	bool finishing; /* its final row is written or waits for the lines to be */
+	bool writing;     /* lines are with the writer */
+	unsigned pending; /* writes handed to the writer and not done: each refers to the job */
+	bool finishing;   /* stopped: its final row is written or waits for the lines to be;
+	                   * it never starts (again), whatever its row still reads */
 	struct db_run *final;
 	/* the collector's figures over the measured seconds */
 	unsigned dev_seconds, cpu_seconds;
@@ -431,6 +434,7 @@ static void run_write_done(void *arg)
 {
 	struct run_write *w = arg;
 	struct job *j = w->j;
+	j->pending--;
 	if (w->rc != 0 && w->final) {
 		/* the end of a run is not dropped for a failing writer: once more, here */
 		log_warn("jobs: job %lld: the writer failed; recording its end in place",
@@ -482,6 +486,7 @@ static void job_write(struct job *j, struct db_run *row, bool final)
 		free(w);
 		return;
 	}
+	j->pending++; /* before: without a writer thread, done runs inside dbw_submit */
 	dbw_submit(jobs.db, run_write_work, run_write_done, w);
 }
 
@@ -911,6 +916,8 @@ static void job_finish(struct job *j, const char *state)
 static void job_ended(struct job *j)
 {
 	struct db_run *fin = j->final;
+	/* the final row is the last write handed over, and only a stopped job has one */
+	assert(j->pending == 0 && !j->child);
 	while (j->watchers)
 		watcher_end(j->watchers, fin);
 	job_unlink(j);
@@ -1025,7 +1032,8 @@ static void jobs_schedule(void)
 		return;
 	for (struct job *j = jobs.live; j && jobs.running < (unsigned)jobs.cfg.concurrency;) {
 		struct job *next = j->next;
-		if (!j->child && strcmp(j->run.state, "queued") == 0)
+		/* a job cancelled in the queue still reads "queued" until its end is stored */
+		if (!j->child && !j->finishing && strcmp(j->run.state, "queued") == 0)
 			job_start(j);
 		j = next;
 	}
@@ -1243,8 +1251,8 @@ int jobs_delete(const char *id_text, const struct identity *who, const char *pee
 			*out = job_json(j, true);
 			return 0;
 		}
-		if (j->finishing) { /* it has stopped already; its end is being recorded */
-			*out = job_json(j, true);
+		if (j->finishing) { /* it has stopped already: its end, as it is being stored */
+			*out = run_json(j->final, NULL, true);
 			return 0;
 		}
 		jobs.queued--;

@@ -8,9 +8,12 @@ import json
 import os
 import shutil
 import signal
+import sqlite3
 import stat
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -338,6 +341,93 @@ def test_cancel_running_and_queued(env):
     # the monitor role reads but may not cancel
     monitor = env["srv"].login_client(*make_monitor(env))
     expect_fault(monitor.delete(f"{JOBS}/{running['id']}"), 403)
+
+
+def test_cancelling_queued_jobs_while_one_runs_keeps_the_daemon_and_the_states(tmp_path):
+    """Queued jobs cancelled while one runs, one after another and twice at once from 8
+    threads. A cancelled job's end goes to the database writer; here the writer is held
+    back (a write lock taken by the test, for less than its busy timeout) while the
+    running job stops too, so its slot frees while those ends are still unstored. A
+    cancelled job must not be started then, nor freed while anything refers to it (it
+    was: a worker ran for a freed job, a use-after-free, and the daemon crashed)."""
+    base = scratch()
+    try:
+        (base / "bench").mkdir()
+        (base / "root").mkdir()
+        state = tmp_path / "state"
+        srv = bench_server(base, "--bench-concurrency", "1", state=state)
+        admin = srv.admin()
+        running = submit(admin, quick("uaf-run", runtime_s=30, io_size=None))
+        wait_running(admin, running["id"])
+        spec = {"pattern": "randread", "size": "1M", "runtime_s": 1}
+        queued = [submit(admin, spec)["id"] for _ in range(32)]
+        last = submit(admin, quick("uaf-next", runtime_s=30, io_size=None))
+        local = threading.local()
+
+        def delete(job_id):
+            if not hasattr(local, "client"):
+                local.client = srv.client(admin.token)
+            resp = local.client.delete(f"{JOBS}/{job_id}")
+            return job_id, resp.status_code, resp.json()
+
+        def delete_twice_at_once(ids):
+            with ThreadPoolExecutor(8) as pool:
+                answers = list(pool.map(delete, ids + ids))
+            assert all(status == 202 for _, status, _ in answers), answers
+            return [body["job"] for _, _, body in answers]
+
+        held = sqlite3.connect(state / "spindle.db", isolation_level=None, timeout=10)
+        held.execute("BEGIN IMMEDIATE")
+        try:
+            for job_id in queued[:16]:
+                assert expect(admin.delete(f"{JOBS}/{job_id}"), 202)["job"]["state"] == \
+                    "cancelled"
+            # both answers say what will be stored, the second as well as the first
+            assert {j["state"] for j in delete_twice_at_once(queued[16:])} == {"cancelled"}
+            expect(admin.delete(f"{JOBS}/{running['id']}"), 202)
+            # its worker has gone (the slot is free) before the writer may go on
+            deadline = time.monotonic() + 5 * SLOW
+            while "worker_pid" in expect(admin.get(f"{JOBS}/{running['id']}"), 200)["job"]:
+                assert time.monotonic() < deadline, "the cancelled worker did not stop"
+                time.sleep(0.05)
+            expect(admin.get(f"{JOBS}?limit=1"), 200)  # a turn of the loop after its exit
+        finally:
+            held.execute("ROLLBACK")
+            held.close()
+        assert srv.running, srv.log_tail()
+        job = wait_state(admin, running["id"], {"cancelled", "failed", "done"})
+        assert job["state"] == "cancelled", job
+        for job_id in queued:
+            job = wait_state(admin, job_id, {"cancelled", "failed", "done", "running"})
+            assert job["state"] == "cancelled", job
+            assert job["started"] is None and "worker_pid" not in job, job
+            assert job["reason"] == "cancelled by admin before it started", job
+        # the slot went to the one job left in the queue; cancelled twice at once (by an
+        # operator, who may not delete its record once it has ended), it stops
+        wait_running(admin, last["id"])
+        make_user(admin, roles=["operator"], name="uafop", password="Uaf-op-pw-1")
+        op = srv.login_client("uafop", "Uaf-op-pw-1")
+        with ThreadPoolExecutor(2) as pool:
+            answers = list(pool.map(lambda _: srv.client(op.token).delete(
+                f"{JOBS}/{last['id']}"), range(2)))
+        assert answers[0].status_code == 202 or answers[1].status_code == 202
+        assert all(a.status_code == 202 or (a.status_code == 403 and "settings:modify" in a.text)
+                   for a in answers), [a.text for a in answers]
+        job = wait_state(admin, last["id"], {"cancelled", "failed", "done"})
+        assert job["state"] == "cancelled", job
+        # nothing runs or waits (the dashboard is rebuilt every second), and the queue
+        # still takes (and runs) a job
+        deadline = time.monotonic() + 10 * SLOW
+        while (counts := expect(admin.get("/api/status/v1/dashboard"), 200)["dashboard"]
+               ["jobs"]) != {"running": 0, "queued": 0}:
+            assert time.monotonic() < deadline, counts
+            time.sleep(0.2)
+        after = submit(admin, quick("uaf-after"))
+        assert wait_state(admin, after["id"], {"done", "failed"})["state"] == "done"
+        assert "cannot record" not in srv.log_text()
+        assert_stopped_cleanly(srv)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def make_monitor(env):
