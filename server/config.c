@@ -33,7 +33,8 @@ static const struct opt opts[] = {
     {"config", OPT_STRING, OFF(config_file), 0, 0, "FILE",
      "read settings from an INI file (keys as below, '-' written '_')"},
     {"state-dir", OPT_STRING, OFF(state_dir), 0, 0, "DIR",
-     "database, TLS certificate, JWT key, initial admin password"},
+     "database, TLS certificate, JWT key, initial admin password; one spindled per dir "
+     "(spindled.lock)"},
     {"listen", OPT_ADDR, OFF(listen), 0, 0, "ADDR:PORT", "HTTPS listener (0.0.0.0:8215)"},
     {"http-listen", OPT_ADDR, OFF(http_listen), 0, 0, "ADDR:PORT",
      "plain HTTP listener, off by default; loopback only unless --allow-insecure-http"},

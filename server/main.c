@@ -1,12 +1,15 @@
 /* spindled: parse the configuration, open the state, start the loop, stop cleanly. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 #include <event2/thread.h>
@@ -112,6 +115,32 @@ static void raise_fd_limit(long long max_connections)
 		         (unsigned long long)rl.rlim_cur, max_connections);
 }
 
+/* One daemon per state dir: a second one would mark the first one's running jobs
+ * interrupted and run its queue again. The lock is held until the process ends (the fd
+ * stays open) and no child inherits it (O_CLOEXEC): a worker outliving its daemon must
+ * not keep the next one from starting. The file holds the pid, for the message. */
+static void state_lock(const char *dir)
+{
+	char path[PATH_MAX], pid[32] = "";
+	snprintf(path, sizeof(path), "%s/spindled.lock", dir);
+	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		fatal("state dir %s: cannot open its lock file: %s", dir, strerror(errno));
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno != EWOULDBLOCK)
+			fatal("state dir %s: cannot lock %s: %s", dir, path, strerror(errno));
+		ssize_t n = pread(fd, pid, sizeof(pid) - 1, 0);
+		pid[n > 0 ? n : 0] = '\0';
+		pid[strcspn(pid, "\n")] = '\0';
+		fatal("state dir %s is in use by another spindled (pid %s): stop it, or give this "
+		      "one another --state-dir",
+		      dir, pid[0] ? pid : "unknown");
+	}
+	/* best effort: the lock is what counts, not the text */
+	if (ftruncate(fd, 0) == 0)
+		dprintf(fd, "%ld\n", (long)getpid());
+}
+
 int main(int argc, char **argv)
 {
 	struct config cfg;
@@ -132,6 +161,7 @@ int main(int argc, char **argv)
 
 	if (util_mkdirs(cfg.state_dir, 0700) < 0)
 		fatal("cannot create state dir %s: %s", cfg.state_dir, strerror(errno));
+	state_lock(cfg.state_dir);
 	char path[PATH_MAX];
 
 	/* evhttp is single-threaded, but the helper threads wake the loop with event_active(). */

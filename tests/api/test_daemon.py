@@ -263,3 +263,65 @@ def test_sigterm_finishes_a_reply_in_flight(spawn):
     srv.returncode = srv.proc.returncode
     assert srv.returncode == 0
     assert "finishing 1 requests in flight" in srv.log_text(), srv.log_tail()
+
+
+# ---- one daemon per state dir ---------------------------------------------------------
+
+SLEEPING_WORKER = """#!/usr/bin/python3
+# A worker that takes its spec and keeps its job running until it is stopped.
+import sys, time
+sys.stdin.read()
+time.sleep(120)
+"""
+
+
+def test_second_daemon_on_the_same_state_dir_refuses_to_start(spawn, tmp_path):
+    """A second spindled on a state dir in use exits at once (status 1, one line naming
+    the dir and the first one's pid) without touching its state: the running job stays
+    running, the queued one queued. Workers do not hold the lock; once the first has
+    stopped, the dir is free again."""
+    worker = tmp_path / "sleeping-worker"
+    worker.write_text(SLEEPING_WORKER)
+    worker.chmod(0o755)
+    (tmp_path / "bench").mkdir()
+    bench = ("--bench-dirs", tmp_path / "bench", "--bench-worker", worker)
+    first = spawn(*bench)
+    admin = first.admin()
+    spec = {"pattern": "randread", "size": "1M", "runtime_s": 60}
+    running = expect(admin.post("/api/bench/v1/jobs", json=spec), 201)["job"]
+    queued = expect(admin.post("/api/bench/v1/jobs", json=spec), 201)["job"]
+    deadline = time.monotonic() + 10
+    while "worker_pid" not in (job := expect(admin.get(running["href"]), 200)["job"]):
+        assert time.monotonic() < deadline, job
+        time.sleep(0.05)
+    pid = job["worker_pid"]
+
+    def stored_states():
+        with sqlite3.connect(first.state_dir / "spindle.db") as db:
+            return dict(db.execute("SELECT id, state FROM bench_runs"))
+
+    want = {running["id"]: "running", queued["id"]: "queued"}
+    while stored_states() != want:  # the running row is written off the loop
+        assert time.monotonic() < deadline, stored_states()
+        time.sleep(0.05)
+    lock = first.state_dir / "spindled.lock"
+    assert lock.read_text().strip() == str(first.proc.pid)
+
+    rc, _, err = run_daemon("--foreground", "--state-dir", first.state_dir,
+                            "--kdf-iterations", TEST_KDF_ITERATIONS,
+                            "--listen", f"127.0.0.1:{free_port()}", *bench)
+    assert rc == 1, err
+    assert len(err) == 1, err
+    assert str(first.state_dir) in err[0] and "in use" in err[0], err
+    assert f"pid {first.proc.pid}" in err[0], err
+    assert first.running
+    assert stored_states() == want
+    assert expect(admin.get(running["href"]), 200)["job"]["state"] == "running"
+
+    # the worker (a child) has no descriptor of the lock file
+    fds = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
+    assert str(lock) not in fds, fds
+
+    assert first.stop()[0] == 0
+    second = spawn(*bench, state_dir=first.state_dir)
+    assert second.admin().get(queued["href"]).status_code == 200
