@@ -90,6 +90,8 @@ struct job {
 	unsigned pending; /* writes handed to the writer and not done: each refers to the job */
 	bool finishing;   /* stopped: its final row is written or waits for the lines to be;
 	                   * it never starts (again), whatever its row still reads */
+	bool unstored;    /* the writer failed to store the final row: it reads as ended and
+	                   * the row is handed over again on each flush until stored */
 	struct db_run *final;
 	/* the collector's figures over the measured seconds */
 	unsigned dev_seconds, cpu_seconds;
@@ -435,12 +437,6 @@ static void run_write_done(void *arg)
 	struct run_write *w = arg;
 	struct job *j = w->j;
 	j->pending--;
-	if (w->rc != 0 && w->final) {
-		/* the end of a run is not dropped for a failing writer: once more, here */
-		log_warn("jobs: job %lld: the writer failed; recording its end in place",
-		         (long long)j->run.id);
-		run_write_work(jobs.db, w);
-	}
 	if (w->n) {
 		j->writing = false;
 		if (w->rc == 0) {
@@ -451,20 +447,32 @@ static void run_write_done(void *arg)
 			j->flushed += (int64_t)w->n;
 		} /* else they stay, for the next flush */
 	}
-	if (w->rc != 0)
+	if (w->rc != 0 && !(w->final && j->unstored))
 		log_err("jobs: job %lld: cannot record %s", (long long)j->run.id,
 		        !w->row ? "its interval lines"
 		        : w->n  ? "its interval lines and its state"
 		                : "its state");
-	bool final = w->final, had_lines = w->n > 0;
+	bool final = w->final, had_lines = w->n > 0, stored = w->rc == 0;
 	if (!final)
 		run_free(w->row);
 	free(w->lines);
 	free(w);
-	if (final)
+	if (final && !stored && !jobs.stopping) {
+		/* the end of a run is not dropped for a failing writer (a full disk): the job
+		 * stays, reading as it ended, and jobs_flush_tick hands the row over again */
+		if (!j->unstored)
+			log_warn("jobs: job %lld: its end (%s) is kept in memory and stored once "
+			         "the database takes it",
+			         (long long)j->run.id, j->final->state);
+		j->unstored = true;
+	} else if (final) {
+		if (!stored) /* stopping: the next start marks it interrupted */
+			log_err("jobs: job %lld: its end (%s) is lost", (long long)j->run.id,
+			        j->final->state);
 		job_ended(j);
-	else if (had_lines && j->finishing)
+	} else if (had_lines && j->finishing) {
 		job_write(j, j->final, true); /* the end waited for these lines (job_finish) */
+	}
 }
 
 /* Hands the writer (dbw.h) the row (ours to free; NULL: none) and the lines not yet with
@@ -492,9 +500,13 @@ static void job_write(struct job *j, struct db_run *row, bool final)
 
 static void jobs_flush_tick(evutil_socket_t fd, short what, void *arg)
 {
-	for (struct job *j = jobs.live; j; j = j->next)
+	for (struct job *j = jobs.live, *next; j; j = next) {
+		next = j->next; /* (without a writer thread the job may end in job_write) */
 		if (j->child && !j->finishing)
 			job_write(j, NULL, false);
+		else if (j->unstored && !j->pending)
+			job_write(j, j->final, true);
+	}
 }
 
 /* ---- progress streams */
@@ -1080,9 +1092,10 @@ static json_t *run_json(const struct db_run *run, const struct job *live, bool f
 	return o;
 }
 
+/* A job whose end could not be stored reads as it ended. */
 static json_t *job_json(const struct job *j, bool full)
 {
-	return run_json(&j->run, j, full);
+	return j->unstored ? run_json(j->final, NULL, full) : run_json(&j->run, j, full);
 }
 
 /* ---- the API's calls */
@@ -1168,7 +1181,8 @@ struct list_ctx {
 static int list_one(void *arg, const struct db_run *run)
 {
 	struct list_ctx *c = arg;
-	json_array_append_new(c->arr, run_json(run, job_live(run->id), false));
+	const struct job *live = job_live(run->id);
+	json_array_append_new(c->arr, live ? job_json(live, false) : run_json(run, NULL, false));
 	return 0;
 }
 
@@ -1203,7 +1217,7 @@ static int run_load(const char *id_text, struct db_run *run, struct fault *f)
 		return -1;
 	struct job *live = job_live(id);
 	if (live) {
-		run_copy(run, &live->run);
+		run_copy(run, live->unstored ? live->final : &live->run);
 		return 0;
 	}
 	int rc = db_run_get(jobs.db, id, run);
@@ -1221,7 +1235,8 @@ int jobs_get(const char *id, json_t **out, struct fault *f)
 		free(run);
 		return -1;
 	}
-	*out = run_json(run, job_live(run->id), true);
+	const struct job *live = job_live(run->id);
+	*out = live ? job_json(live, true) : run_json(run, NULL, true);
 	db_run_clear(run);
 	free(run);
 	return 0;
@@ -1250,6 +1265,15 @@ int jobs_delete(const char *id_text, const struct identity *who, const char *pee
 			}
 			*out = job_json(j, true);
 			return 0;
+		}
+		if (j->unstored) {
+			f->retry_after = JOBS_FLUSH_S;
+			return fault_set(
+			    f, ERR_BUSY,
+			    "job: job %lld has ended, but its end is not stored yet (the "
+			    "database refused it: a full disk?); it is tried again every "
+			    "%d s",
+			    (long long)id, JOBS_FLUSH_S);
 		}
 		if (j->finishing) { /* it has stopped already: its end, as it is being stored */
 			*out = run_json(j->final, NULL, true);
@@ -1790,6 +1814,8 @@ void jobs_shutdown(void)
 		if (j->child) {
 			/* child_shutdown() reaps it; its on_exit records it as interrupted */
 			child_kill(j->child, SIGTERM);
+		} else if (j->unstored && !j->pending) { /* a last try; dbw_shutdown waits */
+			job_write(j, j->final, true);
 		} else if (!j->finishing) { /* (one finishing ends as dbw_shutdown stores it) */
 			job_unlink(j);
 			job_free(j); /* stays queued in the store for the next start */

@@ -567,6 +567,67 @@ def test_path_escapes_are_refused(env):
     assert wait_state(admin, job["id"], {"done", "failed"})["state"] == "done"
 
 
+SLEEPING_WORKER = """#!/usr/bin/python3
+# A worker that takes its spec and keeps its job running until it is killed.
+import sys, time
+sys.stdin.read()
+time.sleep(120)
+"""
+
+
+def test_an_end_the_database_refuses_is_kept_and_stored_later(tmp_path):
+    """A job's end the database does not take (a full disk; here a write lock held past
+    the writer's 5 s busy timeout) was dropped: the job read "running" until a restart,
+    then "interrupted", and could not be deleted meanwhile. Now it reads as it ended, is
+    handed to the writer again every 2 s, and once stored is "failed" for good."""
+    fake = tmp_path / "sleeping-worker"
+    fake.write_text(SLEEPING_WORKER)
+    fake.chmod(0o755)
+    (tmp_path / "bench").mkdir()
+    state = tmp_path / "state"
+    args = ("--bench-dirs", tmp_path / "bench", "--bench-worker", fake)
+    srv = Server(state, *args).start()
+    try:
+        admin = srv.admin()
+        job = submit(admin, quick("unstored"))
+        pid = wait_state(admin, job["id"], {"running"})["worker_pid"]
+
+        def stored():
+            with sqlite3.connect(state / "spindle.db") as db:
+                return db.execute("SELECT state FROM bench_runs WHERE id = ?",
+                                  (job["id"],)).fetchone()[0]
+
+        deadline = time.monotonic() + 10 * SLOW
+        while stored() != "running":  # the running row is written off the loop
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        held = sqlite3.connect(state / "spindle.db", isolation_level=None, timeout=10)
+        held.execute("BEGIN IMMEDIATE")
+        try:
+            os.kill(pid, signal.SIGKILL)
+            # the end is refused after the writer's busy timeout; it reads as it ended
+            got = wait_state(admin, job["id"], {"failed", "done", "cancelled"}, timeout=30)
+            assert got["state"] == "failed" and "SIGKILL" in got["reason"], got
+            assert stored() == "running"
+            fault = expect_fault(admin.delete(f"{JOBS}/{job['id']}"), 503, "ERR_BUSY")
+            assert "not stored yet" in fault["details"], fault
+        finally:
+            held.execute("ROLLBACK")
+            held.close()
+        deadline = time.monotonic() + 15 * SLOW
+        while stored() != "failed":
+            assert time.monotonic() < deadline, stored()
+            time.sleep(0.1)
+        assert_stopped_cleanly(srv)
+        srv = Server(state, *args).start()
+        admin = srv.admin()
+        got = expect(admin.get(f"{JOBS}/{job['id']}"), 200)["job"]
+        assert got["state"] == "failed" and "SIGKILL" in got["reason"], got
+        assert expect(admin.delete(f"{JOBS}/{job['id']}"), 204) is None
+    finally:
+        assert_stopped_cleanly(srv)
+
+
 def block_device():
     for name in sorted(os.listdir("/dev")):
         path = os.path.join("/dev", name)
