@@ -188,6 +188,33 @@ static const char *dirs_list(char *buf, size_t len)
 	return buf;
 }
 
+/* An existing file named as a target (lstat'ed as st): a regular file with one name, the
+ * daemon's own. A hard link is another name of a file that may be outside the bench dirs,
+ * and another user's file is not the daemon's to overwrite. The worker checks the same on
+ * the file it opens (--confine), so a name changed after this check does not slip by. */
+static int job_target_file(const char *shown, const struct stat *st, struct fault *f)
+{
+	if (S_ISLNK(st->st_mode))
+		return fault_set(f, ERR_DENIED,
+		                 "target: %.200s is a symbolic link; name the file itself", shown);
+	if (!S_ISREG(st->st_mode))
+		return fault_set(f, ERR_INVALID_ARG,
+		                 "target: %.200s is neither a regular file nor a block device",
+		                 shown);
+	if (st->st_nlink > 1)
+		return fault_set(
+		    f, ERR_INVALID_ARG,
+		    "target: %.200s has %lu hard links; a bench file must have one name "
+		    "(another may be outside the bench dirs)",
+		    shown, (unsigned long)st->st_nlink);
+	if (st->st_uid != geteuid())
+		return fault_set(
+		    f, ERR_INVALID_ARG,
+		    "target: %.200s belongs to uid %u, not to the daemon's user (uid %u)", shown,
+		    (unsigned)st->st_uid, (unsigned)geteuid());
+	return 0;
+}
+
 /* Where a job may read and write: a file inside a bench dir, its parent resolved with
  * symlinks followed and its last component not a link; or, where the settings allow and
  * the spec confirms it, a raw block device. Fills j->run.target, j->confine, j->device. */
@@ -195,6 +222,7 @@ static int job_target(struct job *j, struct fault *f)
 {
 	struct spec *s = &j->spec;
 	char list[1024];
+	struct stat st;
 	if (!s->target[0]) {
 		/* its own file in the first bench dir, named after the job */
 		int n;
@@ -208,11 +236,13 @@ static int job_target(struct job *j, struct fault *f)
 			return fault_set(f, ERR_INVALID_ARG,
 			                 "target: the bench dir's path is too long");
 		snprintf(j->confine, sizeof(j->confine), "%s", jobs.dirs[0]);
+		/* (an unnamed job's file is named after its id, known once it is stored) */
+		if ((s->name[0] || j->run.id) && lstat(j->run.target, &st) == 0)
+			return job_target_file(j->run.target, &st, f);
 		return 0;
 	}
 	if (s->target[0] != '/')
 		return fault_set(f, ERR_INVALID_ARG, "target: must be an absolute path");
-	struct stat st;
 	if (stat(s->target, &st) == 0 && S_ISBLK(st.st_mode)) {
 		char real[PATH_MAX];
 		if (!realpath(s->target, real))
@@ -264,17 +294,8 @@ static int job_target(struct job *j, struct fault *f)
 	                 strcmp(real, "/") ? "/" : "", name);
 	if (n < 0 || (size_t)n >= sizeof(j->run.target))
 		return fault_set(f, ERR_INVALID_ARG, "target: too long");
-	if (lstat(j->run.target, &st) == 0) {
-		if (S_ISLNK(st.st_mode))
-			return fault_set(f, ERR_DENIED,
-			                 "target: %.200s is a symbolic link; name the file itself",
-			                 s->target);
-		if (!S_ISREG(st.st_mode))
-			return fault_set(
-			    f, ERR_INVALID_ARG,
-			    "target: %.200s is neither a regular file nor a block device",
-			    s->target);
-	}
+	if (lstat(j->run.target, &st) == 0 && job_target_file(s->target, &st, f) < 0)
+		return -1;
 	snprintf(j->confine, sizeof(j->confine), "%s", jobs.dirs[d]);
 	return 0;
 }
@@ -1151,8 +1172,13 @@ int jobs_submit(const json_t *body, const struct identity *who, const char *peer
 		job_free(j);
 		return fault_store(f, full, "job");
 	}
-	if (!j->spec.target[0])
-		job_target(j, f); /* its own file, named after the id when it has no name */
+	if (!j->spec.target[0] && job_target(j, f) < 0) {
+		/* its own file, named after the id when it has no name */
+		audit_log(who->user, peer, "bench.submit", run->target, false, "%s", f->details);
+		db_run_delete(jobs.db, run->id);
+		job_free(j);
+		return -1;
+	}
 	snprintf(j->spec.target, sizeof(j->spec.target), "%s", run->target);
 	json_t *canon = spec_to_json(&j->spec);
 	free(run->spec);

@@ -153,7 +153,8 @@ static void usage(FILE *f)
 	        "  --spec FILE   the job spec (JSON); - reads it from stdin\n"
 	        "  --check       check the spec and print it resolved; no I/O\n"
 	        "  --confine DIR refuse a target that does not resolve beneath DIR (symlinks out\n"
-	        "                of it are not followed)\n"
+	        "                of it are not followed), or a file with more than one link or\n"
+	        "                of another user\n"
 	        "  --nice N      run at this nice value (0-19): the I/O is the same, but a\n"
 	        "                server beside it keeps its CPU when the threads compete\n"
 	        "  --presets     print the presets as JSON\n"
@@ -204,8 +205,31 @@ static int worker_open(const struct worker *w, const char *path, int flags, mode
 		else
 			snprintf(err, errlen, "target: %s: %s", path, strerror(e));
 		errno = e;
+		return -1;
 	}
-	return fd;
+	/* A hard link is another name of a file that may live outside DIR, and a file of
+	 * another user is not ours to overwrite: checked on what was opened, not on a name
+	 * that may change meanwhile. */
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		e = errno;
+		snprintf(err, errlen, "target: %s: %s", path, strerror(e));
+	} else if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
+		e = EPERM;
+		snprintf(err, errlen,
+		         "target: %s has %lu hard links; a file of more than one name may be "
+		         "outside %.*s",
+		         path, (unsigned long)st.st_nlink, (int)n, w->confine);
+	} else if (S_ISREG(st.st_mode) && st.st_uid != geteuid()) {
+		e = EPERM;
+		snprintf(err, errlen, "target: %s belongs to uid %u, not to this user (uid %u)",
+		         path, (unsigned)st.st_uid, (unsigned)geteuid());
+	} else {
+		return fd;
+	}
+	close(fd);
+	errno = e;
+	return -1;
 }
 
 /* Finds the target, lays it out when missing or too small, opens it for the run. */

@@ -567,6 +567,52 @@ def test_path_escapes_are_refused(env):
     assert wait_state(admin, job["id"], {"done", "failed"})["state"] == "done"
 
 
+def test_hard_links_and_other_users_files_are_refused(env):
+    """A hard link in a bench dir is another name of a file that may be outside it (a
+    randwrite on one overwrote the outside file), and another user's file is not the
+    daemon's to overwrite: 400 naming target, as a named target or as a job's own file."""
+    admin, base = env["admin"], env["base"]
+    bench, outside = base / "bench", base / "outside"
+    victim = outside / "hl-victim"
+    victim.write_bytes(b"v" * 65536)
+    os.link(victim, bench / "hl")
+    foreign = bench / "foreign"
+    foreign.write_bytes(b"f" * 65536)
+    os.chown(foreign, 65534, 65534)
+    cases = [
+        (quick("hl-a", target=str(bench / "hl"), pattern="randwrite"), "2 hard links"),
+        (quick("hl", pattern="randwrite"), "2 hard links"),  # its own file, bench/hl
+        (quick("hl-b", target=str(foreign), pattern="randwrite"), "belongs to uid 65534"),
+    ]
+    for spec, why in cases:
+        fault = expect_fault(admin.post(JOBS, json=spec), 400, "ERR_INVALID_ARG")
+        assert fault["details"].startswith("target:") and why in fault["details"], fault
+    assert victim.read_bytes() == b"v" * 65536
+    assert foreign.read_bytes() == b"f" * 65536
+
+
+def test_a_target_made_a_hard_link_after_submit_is_refused_by_the_worker(env):
+    """The name checked at submit time may change before the job starts: the worker
+    checks the file it opened (--confine), and the job fails without writing to it."""
+    admin, base = env["admin"], env["base"]
+    bench, outside = base / "bench", base / "outside"
+    first = submit(admin, quick("hl-first", runtime_s=30, io_size=None))
+    wait_running(admin, first["id"])
+    target = bench / "hl-later"
+    target.write_bytes(b"\0" * (1 << 20))
+    job = submit(admin, quick("hl-later", target=str(target), pattern="randwrite",
+                              size=None))
+    victim = outside / "hl-later-victim"
+    victim.write_bytes(b"v" * (1 << 20))
+    target.unlink()
+    os.link(victim, target)
+    expect(admin.delete(f"{JOBS}/{first['id']}"), 202)
+    job = wait_state(admin, job["id"], {"failed", "done", "cancelled"})
+    assert job["state"] == "failed" and "hard links" in job["reason"], job
+    assert job["reason"].startswith("target:"), job
+    assert victim.read_bytes() == b"v" * (1 << 20)
+
+
 SLEEPING_WORKER = """#!/usr/bin/python3
 # A worker that takes its spec and keeps its job running until it is killed.
 import sys, time

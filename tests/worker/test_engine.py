@@ -424,6 +424,32 @@ def test_confine(bench_dir):
     assert os.path.getsize(os.path.join(outside, "secret")) == 65536
 
 
+def test_confine_refuses_hard_links_and_other_users_files(bench_dir):
+    """Under --confine, a file with a second name (which may be outside DIR) or of another
+    user is refused on the descriptor opened, before any I/O; without it, as before."""
+    inside = os.path.join(bench_dir, "in")
+    os.mkdir(inside)
+    secret = os.path.join(bench_dir, "secret")
+    with open(secret, "wb") as f:
+        f.write(b"s" * 65536)
+    os.link(secret, os.path.join(inside, "hl"))
+    foreign = os.path.join(inside, "foreign")
+    with open(foreign, "wb") as f:
+        f.write(b"f" * 65536)
+    os.chown(foreign, 65534, 65534)
+    base = {"pattern": "randwrite", "size": "64k", "io_size": "16k", "block_size": "4k"}
+    for name, why in [("hl", "has 2 hard links"), ("foreign", "belongs to uid 65534")]:
+        run = run_worker(dict(base, target=os.path.join(inside, name)), "--confine", inside)
+        assert run.status == 1, run.lines
+        assert run.error["field"] == "target" and why in run.error["message"], run.error
+        assert not run.of("start")
+    for path, fill in [(secret, b"s"), (foreign, b"f")]:
+        with open(path, "rb") as f:
+            assert f.read() == fill * 65536
+    # the standalone CLI (no --confine) is the user's own business
+    check_protocol(run_worker(dict(base, target=os.path.join(inside, "hl"))))
+
+
 def test_help_check_and_version():
     out = subprocess.run([WORKER, "--help"], capture_output=True, text=True)
     assert out.returncode == 0
