@@ -5,6 +5,7 @@
 #include "kdf.h"
 #include "suggest.h"
 #include "util.h"
+#include "worker/spec.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -94,6 +95,8 @@ static const struct opt opts[] = {
      "longest ramp + runtime of a job, and the limit of one that moves an amount (86400)"},
     {"bench-limit-slack", OPT_INT, OFF(bench_limit_slack_s), 1, 86400, "SECONDS",
      "time a worker may run past its job's time (layout, drain) before it is stopped (300)"},
+    {"bench-reserve", OPT_STRING, OFF(bench_reserve), 0, 0, "SIZE|PCT%",
+     "free space a job's layout must leave on its filesystem, e.g. 10G or 5% of it (5%)"},
 };
 
 void config_usage(FILE *out)
@@ -340,6 +343,34 @@ static void config_defaults(struct config *cfg)
 	cfg->bench_concurrency = 1;
 	cfg->bench_max_runtime_s = 86400;
 	cfg->bench_limit_slack_s = 300;
+	/* as mke2fs keeps 5 % for root: a share scales from a small state filesystem (the
+	 * database grows on it) to a large pool, where a fixed size would be most of the
+	 * one or nothing of the other */
+	cfg->bench_reserve = xstrdup("5%");
+}
+
+int config_parse_reserve(const char *text, unsigned long long *bytes, int *pct)
+{
+	size_t n = strlen(text);
+	*bytes = 0;
+	*pct = 0;
+	if (n > 1 && text[n - 1] == '%') {
+		char num[16];
+		long long v;
+		if (n - 1 >= sizeof(num))
+			return -1;
+		memcpy(num, text, n - 1);
+		num[n - 1] = '\0';
+		if (util_parse_ll(num, 0, 90, &v) < 0)
+			return -1;
+		*pct = (int)v;
+		return 0;
+	}
+	uint64_t b;
+	if (spec_parse_size(text, &b) < 0)
+		return -1;
+	*bytes = b;
+	return 0;
 }
 
 enum config_result config_load(struct config *cfg, int argc, char **argv)
@@ -441,6 +472,14 @@ enum config_result config_load(struct config *cfg, int argc, char **argv)
 		return CONFIG_ERROR;
 	}
 	cidr_list_free(allow);
+	if (config_parse_reserve(cfg->bench_reserve, &cfg->bench_reserve_bytes,
+	                         &cfg->bench_reserve_pct) < 0) {
+		fprintf(stderr,
+		        "spindled: --bench-reserve: '%s' is neither a size (10G) nor a percentage "
+		        "from 0%% to 90%% (5%%)\n",
+		        cfg->bench_reserve);
+		return CONFIG_ERROR;
+	}
 	/* The LED backends one may force (server/leds.c); "auto" picks by the hardware. */
 	static const char *const sys_backends[] = {"auto", "leds", "ipmi", "virtual", NULL};
 	static const char *const disk_backends[] = {"auto", "ses", "ledctl", "virtual", NULL};

@@ -45,6 +45,9 @@ struct config {
 	bool bench_allow_devices; /* raw block devices as targets (jobs still need confirm) */
 	long long bench_max_runtime_s;
 	long long bench_limit_slack_s;
+	char *bench_reserve; /* "10G" or "5%" as given; parsed into: */
+	unsigned long long bench_reserve_bytes;
+	int bench_reserve_pct; /* of the filesystem's size, when not 0 */
 };
 
 enum config_result { CONFIG_OK, CONFIG_EXIT_OK, CONFIG_ERROR };
@@ -54,6 +57,8 @@ enum config_result { CONFIG_OK, CONFIG_EXIT_OK, CONFIG_ERROR };
 enum config_result config_load(struct config *cfg, int argc, char **argv);
 void config_free(struct config *cfg);
 void config_usage(FILE *out);
+/* "10G" (bytes) or "5%" (0 to 90 percent of a filesystem); -1 when it is neither. */
+int config_parse_reserve(const char *text, unsigned long long *bytes, int *pct);
 
 /* Splits "ADDR:PORT" / "[v6]:PORT" into host and port; -1 if malformed. */
 int config_split_addr(const char *s, char *host, size_t hostlen, unsigned *port);

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -38,6 +39,7 @@
 #include "db/db.h"
 #include "http.h"
 #include "log.h"
+#include "sysfs.h"
 #include "util.h"
 #include "worker/hist.h"
 #include "worker/spec.h"
@@ -297,6 +299,94 @@ static int job_target(struct job *j, struct fault *f)
 	if (lstat(j->run.target, &st) == 0 && job_target_file(s->target, &st, f) < 0)
 		return -1;
 	snprintf(j->confine, sizeof(j->confine), "%s", jobs.dirs[d]);
+	return 0;
+}
+
+/* "1.5 GiB": sizes in messages, binary units as the spec takes them. */
+static const char *size_text(uint64_t bytes, char *buf, size_t len)
+{
+	static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+	double v = (double)bytes;
+	size_t u = 0;
+	while (v >= 1024 && u + 1 < nitems(units)) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, len, "%llu bytes", (unsigned long long)bytes);
+	else
+		snprintf(buf, len, "%.1f %s", v, units[u]);
+	return buf;
+}
+
+/* Whether the target holds the job's size, or its filesystem can take the layout and keep
+ * the reserve (bench_reserve): known before the job is queued, and checked again as it
+ * starts (jobs ahead of it may have laid out their files meanwhile). statvfs and a stat:
+ * no I/O on the data. The worker lays out size less what the file has. */
+static int job_check_space(const struct job *j, struct fault *f)
+{
+	const struct spec *s = &j->spec;
+	char a[32], b[32], c[32];
+	struct stat st;
+	if (j->device) {
+		/* the size the kernel gives, without opening the device */
+		if (!s->size || stat(j->run.target, &st) < 0)
+			return 0;
+		char path[PATH_MAX];
+		const char *root =
+		    jobs.cfg.sys_root && strcmp(jobs.cfg.sys_root, "/") ? jobs.cfg.sys_root : "";
+		snprintf(path, sizeof(path), "%s/sys/dev/block/%u:%u/size", root, major(st.st_rdev),
+		         minor(st.st_rdev));
+		long long sectors = sysfs_read_ll(path); /* of 512 bytes, whatever the device's */
+		if (sectors <= 0)
+			return 0;
+		if (s->size > (uint64_t)sectors * 512)
+			return fault_set(f, ERR_INVALID_ARG,
+			                 "size: %s is larger than the device %.80s (%s)",
+			                 size_text(s->size, a, sizeof(a)), j->run.target,
+			                 size_text((uint64_t)sectors * 512, b, sizeof(b)));
+		return 0;
+	}
+	bool exists = lstat(j->run.target, &st) == 0 && S_ISREG(st.st_mode);
+	uint64_t have = exists ? (uint64_t)st.st_size : 0;
+	bool rewrites = s->pattern == SPEC_IOZONE && (s->passes & (1u << SPEC_PASS_WRITE));
+	if (!s->size) {
+		if (!rewrites && have >= s->block_size)
+			return 0;
+		return fault_set(f, ERR_MISSING_ARG,
+		                 "size: required: the target %.120s does not exist or is smaller "
+		                 "than one block (%u bytes)",
+		                 j->run.target, (unsigned)s->block_size);
+	}
+	/* iozone's write pass starts from an empty file: what the file holds is freed first */
+	uint64_t held = rewrites ? (exists ? (uint64_t)st.st_blocks * 512 : 0) : have;
+	uint64_t need = s->size > held ? s->size - held : 0;
+	if (!need)
+		return 0;
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", j->run.target);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		slash[slash == dir ? 1 : 0] = '\0';
+	struct statvfs v;
+	if (statvfs(dir, &v) < 0)
+		return 0; /* the worker finds out */
+	uint64_t total = (uint64_t)v.f_blocks * v.f_frsize;
+	uint64_t avail = (uint64_t)v.f_bavail * v.f_frsize;
+	if (s->size > total)
+		return fault_set(
+		    f, ERR_INVALID_ARG, "size: %s is larger than the filesystem holding %.80s (%s)",
+		    size_text(s->size, a, sizeof(a)), dir, size_text(total, b, sizeof(b)));
+	uint64_t reserve = jobs.cfg.reserve_pct ? total / 100 * (uint64_t)jobs.cfg.reserve_pct
+	                                        : jobs.cfg.reserve_bytes;
+	if (need > avail || avail - need < reserve)
+		return fault_set(
+		    f, ERR_INVALID_ARG,
+		    "size: laying out %s would leave less than the reserve of %s "
+		    "(bench_reserve %s) free on the filesystem of %.80s; it has %s free",
+		    size_text(need, a, sizeof(a)), size_text(reserve, b, sizeof(b)),
+		    jobs.cfg.reserve_text ? jobs.cfg.reserve_text : "", dir,
+		    size_text(avail, c, sizeof(c)));
 	return 0;
 }
 
@@ -1043,6 +1133,12 @@ static void job_start(struct job *j)
 	};
 	char err[256];
 	jobs.queued--;
+	struct fault f = {0};
+	if (job_check_space(j, &f) < 0) { /* jobs before it may have filled the disk */
+		snprintf(j->run.reason, sizeof(j->run.reason), "at its start: %s", f.details);
+		job_finish(j, "failed");
+		return;
+	}
 	job_resolve_disk(j);
 	j->run.start_time = util_now();
 	j->child = child_spawn(&o, err, sizeof(err));
@@ -1121,6 +1217,15 @@ static json_t *job_json(const struct job *j, bool full)
 
 /* ---- the API's calls */
 
+/* The spec's limits that the configuration tightens, for spec_parse_limited. */
+static const struct spec_limits *jobs_limits(void)
+{
+	static struct spec_limits lim;
+	lim.max_runtime_ms = (uint64_t)jobs.cfg.max_runtime_s * 1000;
+	lim.max_runtime_why = "bench_max_runtime";
+	return &lim;
+}
+
 static int jobs_spec_fault(const struct spec_errors *errs, struct fault *f)
 {
 	const struct spec_error *e = &errs->e[0];
@@ -1137,7 +1242,7 @@ int jobs_submit(const json_t *body, const struct identity *who, const char *peer
 {
 	struct spec_errors errs;
 	struct job *j = job_new();
-	if (spec_parse(body, &j->spec, &errs) < 0) {
+	if (spec_parse_limited(body, jobs_limits(), &j->spec, &errs) < 0) {
 		job_free(j);
 		return jobs_spec_fault(&errs, f);
 	}
@@ -1154,7 +1259,7 @@ int jobs_submit(const json_t *body, const struct identity *who, const char *peer
 		f->retry_after = 60;
 		return fault_set(f, ERR_BUSY, "jobs: %d jobs are queued already", JOBS_MAX_QUEUED);
 	}
-	if (job_target(j, f) < 0) {
+	if (job_target(j, f) < 0 || job_check_space(j, f) < 0) {
 		audit_log(who->user, peer, "bench.submit", j->spec.target, false, "%s", f->details);
 		job_free(j);
 		return -1;
@@ -1729,7 +1834,7 @@ static int queued_one(void *arg, int64_t id)
 		return 0;
 	}
 	json_t *spec = json_loads(j->run.spec ? j->run.spec : "", 0, NULL);
-	int rc = spec ? spec_parse(spec, &j->spec, &errs) : -1;
+	int rc = spec ? spec_parse_limited(spec, jobs_limits(), &j->spec, &errs) : -1;
 	json_decref(spec);
 	if (rc == 0)
 		rc = job_target(j, &f);

@@ -273,8 +273,9 @@ static int get_size(const json_t *v, const char *key, uint64_t min, uint64_t max
 	return 0;
 }
 
+/* max_why: where max_ms comes from when it is not the spec's own limit, for the message */
 static int get_duration(const json_t *v, const char *key, uint64_t min_ms, uint64_t max_ms,
-                        uint64_t *out, struct spec_errors *errs)
+                        const char *max_why, uint64_t *out, struct spec_errors *errs)
 {
 	uint64_t ms;
 	if (json_is_integer(v) && json_integer_value(v) >= 0 &&
@@ -298,8 +299,9 @@ static int get_duration(const json_t *v, const char *key, uint64_t min_ms, uint6
 		return -1;
 	}
 	if (ms < min_ms || ms > max_ms) {
-		spec_error(errs, key, "must be from %.3f s to %llu s", (double)min_ms / 1000,
-		           (unsigned long long)(max_ms / 1000));
+		spec_error(errs, key, "must be from %.3f s to %llu s%s%s%s", (double)min_ms / 1000,
+		           (unsigned long long)(max_ms / 1000), max_why ? " (" : "",
+		           max_why ? max_why : "", max_why ? ")" : "");
 		return -1;
 	}
 	*out = ms;
@@ -370,6 +372,18 @@ static void spec_unknown(struct spec_errors *errs, const char *key)
 
 int spec_parse(const json_t *doc, struct spec *s, struct spec_errors *errs)
 {
+	return spec_parse_limited(doc, NULL, s, errs);
+}
+
+int spec_parse_limited(const json_t *doc, const struct spec_limits *lim, struct spec *s,
+                       struct spec_errors *errs)
+{
+	uint64_t max_runtime_ms = SPEC_MAX_RUNTIME;
+	const char *max_runtime_why = NULL;
+	if (lim && lim->max_runtime_ms && lim->max_runtime_ms < max_runtime_ms) {
+		max_runtime_ms = lim->max_runtime_ms;
+		max_runtime_why = lim->max_runtime_why;
+	}
 	memset(s, 0, sizeof(*s));
 	memset(errs, 0, sizeof(*errs));
 	if (!json_is_object(doc)) {
@@ -482,10 +496,10 @@ int spec_parse(const json_t *doc, struct spec *s, struct spec_errors *errs)
 	if (val[F_CONFIRM])
 		get_bool(val[F_CONFIRM], key[F_CONFIRM], &s->confirm, errs);
 	if (val[F_RUNTIME])
-		get_duration(val[F_RUNTIME], key[F_RUNTIME], 1, SPEC_MAX_RUNTIME, &s->runtime_ms,
-		             errs);
+		get_duration(val[F_RUNTIME], key[F_RUNTIME], 1, max_runtime_ms, max_runtime_why,
+		             &s->runtime_ms, errs);
 	if (val[F_RAMP])
-		get_duration(val[F_RAMP], key[F_RAMP], 0, 86400 * 1000, &s->ramp_ms, errs);
+		get_duration(val[F_RAMP], key[F_RAMP], 0, 86400 * 1000, NULL, &s->ramp_ms, errs);
 	if (val[F_IO_SIZE] && get_size(val[F_IO_SIZE], key[F_IO_SIZE], SPEC_MIN_BS, UINT64_MAX / 2,
 	                               &s->io_size, errs))
 		io_ok = false;

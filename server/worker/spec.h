@@ -84,6 +84,14 @@ struct spec_errors {
 
 /* Checks a parsed document (an object); 0, or -1 with errs filled (at least one). */
 int spec_parse(const json_t *doc, struct spec *s, struct spec_errors *errs);
+/* Limits tighter than the spec's own, set by whoever runs the jobs (spindled's
+ * --bench-max-runtime); the messages state them. 0: the spec's own. */
+struct spec_limits {
+	uint64_t max_runtime_ms;
+	const char *max_runtime_why; /* e.g. "bench_max_runtime" */
+};
+int spec_parse_limited(const json_t *doc, const struct spec_limits *lim, struct spec *s,
+                       struct spec_errors *errs);
 /* The same from JSON text; a syntax error is reported against the field "spec". */
 int spec_parse_text(const char *text, size_t len, struct spec *s, struct spec_errors *errs);
 /* The resolved spec as canonical JSON; spec_parse of it gives the same struct. New reference. */

@@ -177,7 +177,7 @@ static int worker_open(const struct worker *w, const char *path, int flags, mode
 	size_t n = strlen(w->confine);
 	while (n > 1 && w->confine[n - 1] == '/')
 		n--;
-	if (strncmp(path, w->confine, n) != 0 || path[n] != '/') {
+	if (strncmp(path, w->confine, n) != 0 || (path[n] != '/' && path[n] != '\0')) {
 		snprintf(err, errlen, "target: %s is not inside %.*s", path, (int)n, w->confine);
 		errno = EXDEV;
 		return -1;
@@ -230,6 +230,36 @@ static int worker_open(const struct worker *w, const char *path, int flags, mode
 	close(fd);
 	errno = e;
 	return -1;
+}
+
+/* After a layout that failed or was stopped: the filesystem as it was. The file gets its
+ * size back, or goes when this run created it (checked to be the same file: the name
+ * is looked up again beneath the confine dir). */
+static void worker_unlayout(const struct worker *w, int fd, bool created, uint64_t had)
+{
+	const char *path = w->spec.target;
+	if (ftruncate(fd, (off_t)had) < 0)
+		fprintf(stderr, "spindle-worker: %s: truncating back: %s\n", path, strerror(errno));
+	if (!created)
+		return;
+	char dir[SPEC_PATH_MAX], err[256];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (!slash || !slash[1])
+		return;
+	const char *name = path + (slash - dir) + 1;
+	if (slash == dir)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	struct stat mine, now;
+	int dfd = worker_open(w, dir, O_PATH | O_DIRECTORY, 0, err, sizeof(err));
+	if (dfd < 0)
+		return;
+	if (fstat(fd, &mine) == 0 && fstatat(dfd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    mine.st_dev == now.st_dev && mine.st_ino == now.st_ino && unlinkat(dfd, name, 0) < 0)
+		fprintf(stderr, "spindle-worker: %s: removing it: %s\n", path, strerror(errno));
+	close(dfd);
 }
 
 /* Finds the target, lays it out when missing or too small, opens it for the run. */
@@ -288,13 +318,17 @@ static int worker_prepare(struct worker *w, char *err, size_t errlen)
 		w->size = s->size ? s->size : have - have % s->block_size;
 		if (!iozone_writes && have < w->size) {
 			/* buffered: any offset and length will do, and the cache is dropped */
-			int lfd = worker_open(w, s->target, O_WRONLY | O_CREAT, 0600, err, errlen);
+			int lfd =
+			    worker_open(w, s->target, O_WRONLY | O_CREAT | (exists ? 0 : O_EXCL),
+			                0600, err, errlen);
 			if (lfd < 0)
 				return -1;
 			uint64_t from = have - have % 4096;
 			int rc = engine_layout(lfd, from, w->size, w->seed, err, errlen);
 			if (rc == 0)
 				posix_fadvise(lfd, 0, 0, POSIX_FADV_DONTNEED);
+			else /* a full disk left as full helps nobody; no run came of it */
+				worker_unlayout(w, lfd, !exists, have);
 			close(lfd);
 			if (rc)
 				return rc > 0 ? 1 : -1;

@@ -600,6 +600,29 @@ def clients(server, admin):
 
 
 @pytest.fixture
+def tmpfs(tmp_path):
+    """mount(size) -> a new directory with a tmpfs of that size ("8m") mounted on it, for
+    the full-filesystem checks; unmounted at the end. Request it before spawn, so that the
+    servers stop first. Skips the test, saying why, where mounting is not permitted."""
+    mounted = []
+
+    def mount(size):
+        path = tmp_path / unique("tmpfs")
+        path.mkdir()
+        p = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs",
+                            str(path)], capture_output=True, text=True)
+        if p.returncode != 0:
+            pytest.skip(f"cannot mount a {size} tmpfs here (root and mount(8) are needed): "
+                        f"{p.stderr.strip()}")
+        mounted.append(path)
+        return path
+
+    yield mount
+    for path in reversed(mounted):
+        subprocess.run(["umount", "-l", str(path)], capture_output=True)
+
+
+@pytest.fixture
 def spawn(tmp_path):
     """Start extra servers for one test: spawn(*flags, state_dir=, **Server options).
     Each must exit with 0 on SIGTERM at the end of the test."""

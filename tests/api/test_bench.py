@@ -516,10 +516,34 @@ def test_iozone_and_slob_presets(env):
     ({"pattern": "randread", "writers": 2}, 400, "ERR_INVALID_ARG", "writers"),
     ({"pattern": "iozone"}, 400, "ERR_MISSING_ARG", "size"),
     ({"pattern": "randread", "target": "relative/x"}, 400, "ERR_INVALID_ARG", "target"),
+    # known before the job is queued: no 201 followed by a failure
+    ({"pattern": "randread"}, 400, "ERR_MISSING_ARG", "size"),
+    ({"pattern": "randread", "name": "no-such-file"}, 400, "ERR_MISSING_ARG", "size"),
+    ({"pattern": "randread", "size": "1P"}, 400, "ERR_INVALID_ARG", "size"),
+    ({"pattern": "randread", "size": "1M", "runtime_s": -5}, 400, "ERR_INVALID_ARG",
+     "runtime_s"),
 ])
 def test_spec_errors_name_the_field(env, spec, status, message, field):
     fault = expect_fault(env["admin"].post(JOBS, json=spec), status, message)
     assert fault["details"].startswith(field + ":"), fault["details"]
+
+
+def test_faults_state_the_limits_in_force(env):
+    """The module's server runs with --bench-max-runtime 60: a runtime out of range is
+    told that limit, not the spec's own (7 days), whichever way it is out of range."""
+    for runtime in (-5, 100000, "8d"):
+        spec = {"pattern": "randread", "size": "1M", "runtime_s": runtime}
+        fault = expect_fault(env["admin"].post(JOBS, json=spec), 400, "ERR_INVALID_ARG")
+        assert fault["details"].startswith("runtime_s:"), fault
+        assert "to 60 s (bench_max_runtime)" in fault["details"], fault
+        assert "604800" not in fault["details"], fault
+    missing = str(env["base"] / "bench" / "not-there")
+    fault = expect_fault(env["admin"].post(JOBS, json={"pattern": "randread",
+                                                       "target": missing}), 400)
+    assert fault["details"].startswith("size: required") and missing in fault["details"]
+    fault = expect_fault(env["admin"].post(JOBS, json={"pattern": "randread", "size": "1P"}),
+                         400)
+    assert "larger than the filesystem" in fault["details"], fault
 
 
 def test_body_refusals(env):
@@ -611,6 +635,77 @@ def test_a_target_made_a_hard_link_after_submit_is_refused_by_the_worker(env):
     assert job["state"] == "failed" and "hard links" in job["reason"], job
     assert job["reason"].startswith("target:"), job
     assert victim.read_bytes() == b"v" * (1 << 20)
+
+
+def test_a_layout_that_would_fill_the_filesystem_is_refused_up_front(tmpfs, tmp_path):
+    """The state dir (and so the default bench dir) on an 8 MB tmpfs: a 64M job used to be
+    queued, lay out until ENOSPC and leave the state filesystem full. A size beyond the
+    filesystem, or one that would leave less than --bench-reserve (5 % by default) free,
+    is a 400 naming size that states the reserve and the free space; nothing is laid
+    out; a job that fits runs."""
+    fs = tmpfs("8m")
+    (tmp_path / "root").mkdir()
+    srv = Server(fs / "state", "--bench-worker", WORKER, "--proc-root", tmp_path / "root",
+                 "--sys-root", tmp_path / "root").start()
+    try:
+        admin = srv.admin()
+        spec = {"pattern": "randread", "size": "64M", "runtime_s": 1}
+        for size in ("64M", "1P"):
+            fault = expect_fault(admin.post(JOBS, json=dict(spec, size=size)), 400,
+                                 "ERR_INVALID_ARG")
+            assert fault["details"].startswith("size:"), fault
+            assert "larger than the filesystem" in fault["details"] and "8.0 MiB" in \
+                fault["details"], fault
+        st = os.statvfs(fs)
+        reserve = st.f_blocks * st.f_frsize // 100 * 5
+        fits_not = (st.f_bavail * st.f_frsize - reserve // 2) // 8192 * 8192
+        fault = expect_fault(admin.post(JOBS, json=dict(spec, size=fits_not)), 400)
+        assert fault["details"].startswith("size:"), fault
+        assert "reserve of 409.6 KiB (bench_reserve 5%)" in fault["details"], fault
+        assert " free" in fault["details"], fault
+        assert os.listdir(fs / "state" / "bench") == []
+        job = submit(admin, dict(spec, size="1M", name="fits"))
+        assert wait_state(admin, job["id"], {"done", "failed"})["state"] == "done"
+        srv.admin()  # the state filesystem still takes a session
+        assert_stopped_cleanly(srv)
+        # a reserve in bytes, and none
+        srv = Server(fs / "state", "--bench-worker", WORKER, "--bench-reserve", "7M").start()
+        fault = expect_fault(srv.admin().post(JOBS, json=dict(spec, size="512k")), 400)
+        assert "reserve of 7.0 MiB (bench_reserve 7M)" in fault["details"], fault
+        assert_stopped_cleanly(srv)
+        srv = Server(fs / "state", "--bench-worker", WORKER, "--bench-reserve", "0").start()
+        submit(srv.admin(), dict(spec, size="512k", name="no-reserve"))
+    finally:
+        assert_stopped_cleanly(srv)
+
+
+def test_a_job_whose_space_went_meanwhile_fails_at_its_start(tmpfs, tmp_path):
+    """Checked at submit time, and again as the job starts: a queued job whose space was
+    taken meanwhile fails then, with the reason stored, nothing laid out, deletable."""
+    fs = tmpfs("8m")
+    (fs / "bench").mkdir()
+    (tmp_path / "root").mkdir()
+    base = scratch()
+    try:
+        (base / "bench").mkdir()
+        srv = Server(tmp_path / "state", "--bench-worker", WORKER, "--bench-dirs",
+                     f"{base / 'bench'}:{fs / 'bench'}", "--bench-reserve", "0",
+                     "--proc-root", tmp_path / "root", "--sys-root", tmp_path / "root").start()
+        admin = srv.admin()
+        first = submit(admin, quick("space-first", runtime_s=30, io_size=None))
+        wait_running(admin, first["id"])
+        job = submit(admin, quick("space-later", target=str(fs / "bench" / "later"),
+                                  size="4M"))
+        (fs / "filler").write_bytes(b"\0" * (6 << 20))
+        expect(admin.delete(f"{JOBS}/{first['id']}"), 202)
+        job = wait_state(admin, job["id"], {"failed", "done", "cancelled"})
+        assert job["state"] == "failed" and job["reason"].startswith("at its start: size:"), job
+        assert "bench_reserve 0" in job["reason"] and job["started"] is None, job
+        assert os.listdir(fs / "bench") == []
+        assert expect(admin.delete(f"{JOBS}/{job['id']}"), 204) is None
+        assert_stopped_cleanly(srv)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 SLEEPING_WORKER = """#!/usr/bin/python3

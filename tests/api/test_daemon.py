@@ -18,7 +18,7 @@ from conftest import (ACCESS, PASSWORD, REPO, SPINDLED, STOP_TIMEOUT, TEST_KDF_I
 
 FLAGS = ["--foreground", "--state-dir", "--listen", "--http-listen", "--log-level",
          "--kdf-iterations", "--config", "--max-body", "--max-connections",
-         "--allow-insecure-http", "--webroot", "--help", "--version"]
+         "--allow-insecure-http", "--webroot", "--bench-reserve", "--help", "--version"]
 
 
 def mode(path):
@@ -65,6 +65,9 @@ BAD_ARGS = {
     "a flag misspelt, with =": (["--state_dir=/tmp"], ["did you mean --state-dir?"]),
     "a config key misspelt": (["--config", "{typo}"], ["'kdf_iteration'; did you mean "
                                                        "kdf_iterations?"]),
+    "bench-reserve neither size nor share": (["--bench-reserve", "lots"],
+                                             ["bench-reserve", "lots"]),
+    "bench-reserve share too large": (["--bench-reserve", "95%"], ["bench-reserve", "95%"]),
 }
 
 

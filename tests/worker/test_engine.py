@@ -450,6 +450,25 @@ def test_confine_refuses_hard_links_and_other_users_files(bench_dir):
     check_protocol(run_worker(dict(base, target=os.path.join(inside, "hl"))))
 
 
+def test_a_failed_layout_is_undone(small_fs):
+    """A layout that meets a full disk leaves it as it was: a file the run created is
+    removed, one that existed gets its size (and content) back."""
+    spec = {"pattern": "randread", "size": "4M", "io_size": "4k", "block_size": "4k"}
+    new = os.path.join(small_fs, "new")
+    run = run_worker(dict(spec, target=new), "--confine", small_fs)
+    assert run.status == 1 and "No space left" in run.error["message"], run.lines
+    assert os.listdir(small_fs) == []
+    old = os.path.join(small_fs, "old")
+    with open(old, "wb") as f:
+        f.write(b"o" * 65536)
+    run = run_worker(dict(spec, target=old), "--confine", small_fs)
+    assert run.status == 1 and "No space left" in run.error["message"], run.lines
+    with open(old, "rb") as f:
+        assert f.read() == b"o" * 65536
+    st = os.statvfs(small_fs)
+    assert st.f_bfree * st.f_frsize >= (1 << 20) - 128 * 1024  # the space is back
+
+
 def test_help_check_and_version():
     out = subprocess.run([WORKER, "--help"], capture_output=True, text=True)
     assert out.returncode == 0
