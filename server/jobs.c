@@ -88,12 +88,13 @@ struct job {
 	char **lines;
 	size_t nlines, cap;
 	int64_t flushed;
-	bool writing;     /* lines are with the writer */
-	unsigned pending; /* writes handed to the writer and not done: each refers to the job */
-	bool finishing;   /* stopped: its final row is written or waits for the lines to be;
-	                   * it never starts (again), whatever its row still reads */
-	bool unstored;    /* the writer failed to store the final row: it reads as ended and
-	                   * the row is handed over again on each flush until stored */
+	bool writing;       /* lines are with the writer */
+	unsigned pending;   /* writes handed to the writer and not done: each refers to the job */
+	bool finishing;     /* stopped: its final row is written or waits for the lines to be;
+	                     * it never starts (again), whatever its row still reads */
+	bool unstored;      /* the writer failed to store the final row: it reads as ended and
+	                     * the row is handed over again on each flush until stored */
+	bool unstored_full; /* the last try failed for want of space */
 	struct db_run *final;
 	/* the collector's figures over the measured seconds */
 	unsigned dev_seconds, cpu_seconds;
@@ -532,12 +533,14 @@ struct run_write {
 	int64_t first; /* seq of lines[0] */
 	bool final;    /* row is the job's last: once stored the job has ended */
 	int rc;
+	bool full; /* it failed for want of space */
 };
 
 static void run_write_work(struct db *db, void *arg)
 {
 	struct run_write *w = arg;
 	w->rc = db_run_save(db, w->j->run.id, w->row, w->first, w->lines, w->n);
+	w->full = w->rc != 0 && db_full(db);
 }
 
 static void job_ended(struct job *j);
@@ -563,7 +566,7 @@ static void run_write_done(void *arg)
 		        !w->row ? "its interval lines"
 		        : w->n  ? "its interval lines and its state"
 		                : "its state");
-	bool final = w->final, had_lines = w->n > 0, stored = w->rc == 0;
+	bool final = w->final, had_lines = w->n > 0, stored = w->rc == 0, full = w->full;
 	if (!final)
 		run_free(w->row);
 	free(w->lines);
@@ -576,6 +579,7 @@ static void run_write_done(void *arg)
 			         "the database takes it",
 			         (long long)j->run.id, j->final->state);
 		j->unstored = true;
+		j->unstored_full = full;
 	} else if (final) {
 		if (!stored) /* stopping: the next start marks it interrupted */
 			log_err("jobs: job %lld: its end (%s) is lost", (long long)j->run.id,
@@ -1397,14 +1401,16 @@ int jobs_delete(const char *id_text, const struct identity *who, const char *pee
 			*out = job_json(j, true);
 			return 0;
 		}
-		if (j->unstored) {
+		if (j->unstored) { /* nothing to delete yet: the row reads as it did */
 			f->retry_after = JOBS_FLUSH_S;
 			return fault_set(
-			    f, ERR_BUSY,
-			    "job: job %lld has ended, but its end is not stored yet (the "
-			    "database refused it: a full disk?); it is tried again every "
-			    "%d s",
-			    (long long)id, JOBS_FLUSH_S);
+			    f, j->unstored_full ? ERR_NO_SPACE : ERR_BUSY,
+			    "job: job %lld has ended, but its end is not stored yet (%s); "
+			    "it is tried again every %d s",
+			    (long long)id,
+			    j->unstored_full ? "the state filesystem is full"
+			                     : "the database refused it",
+			    JOBS_FLUSH_S);
 		}
 		if (j->finishing) { /* it has stopped already: its end, as it is being stored */
 			*out = run_json(j->final, NULL, true);

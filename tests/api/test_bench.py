@@ -769,6 +769,58 @@ def test_an_end_the_database_refuses_is_kept_and_stored_later(tmp_path):
         assert_stopped_cleanly(srv)
 
 
+FILLING_WORKER = """#!/usr/bin/python3
+# A worker whose layout meets a full disk, and which leaves it full (as one that is
+# killed there would): it fills its target's filesystem, says so and fails.
+import json, os, sys
+spec = json.load(sys.stdin)
+with open(os.path.join(os.path.dirname(spec["target"]), "filler"), "wb", buffering=0) as f:
+    for size in (1 << 20, 1 << 12, 1):
+        try:
+            while True:
+                f.write(b"\\0" * size)
+        except OSError:
+            pass
+print(json.dumps({"type": "error", "message": "target: laying out: No space left on device"}),
+      flush=True)
+sys.exit(1)
+"""
+
+
+def test_a_failed_jobs_end_waits_for_space_on_a_full_state_filesystem(tmpfs, tmp_path):
+    """The state dir on a tmpfs that the job's worker fills: its end cannot be stored. It
+    reads failed meanwhile, DELETE answers 507 (nothing is stored that could be deleted),
+    and once space returns the end is stored and the run deletable."""
+    fs = tmpfs("16m")
+    fake = tmp_path / "filling-worker"
+    fake.write_text(FILLING_WORKER)
+    fake.chmod(0o755)
+    state = fs / "state"
+    srv = Server(state, "--bench-worker", fake, "--bench-reserve", "0").start()
+    try:
+        admin = srv.admin()
+        job = submit(admin, quick("fills"))
+        got = wait_state(admin, job["id"], {"failed", "done", "cancelled"})
+        assert got["state"] == "failed" and "No space left" in got["reason"], got
+        fault = expect_fault(admin.delete(f"{JOBS}/{job['id']}"), 507, "ERR_NO_SPACE")
+        assert "not stored yet" in fault["details"], fault
+        assert os.statvfs(fs).f_bavail == 0
+        (state / "bench" / "filler").unlink()
+
+        def stored():
+            with sqlite3.connect(state / "spindle.db") as db:
+                return db.execute("SELECT state FROM bench_runs WHERE id = ?",
+                                  (job["id"],)).fetchone()[0]
+
+        deadline = time.monotonic() + 15 * SLOW
+        while stored() != "failed":
+            assert time.monotonic() < deadline, stored()
+            time.sleep(0.1)
+        assert expect(admin.delete(f"{JOBS}/{job['id']}"), 204) is None
+    finally:
+        assert_stopped_cleanly(srv)
+
+
 def block_device():
     for name in sorted(os.listdir("/dev")):
         path = os.path.join("/dev", name)
