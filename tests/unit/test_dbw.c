@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <event2/event.h>
+#include <event2/thread.h>
 
 #include "db/db.h"
 #include "dbw.h"
@@ -79,6 +80,9 @@ int main(void)
 		return 1;
 	snprintf(path, sizeof(path), "%s/spindle.db", dir);
 	log_init(true, LOG_LEVEL_WARN);
+	/* as spindled does: the writer thread's event_active() needs a locked, notifiable base
+	 * (without it the loop was seen to spin for ever on a corrupted active queue) */
+	evthread_use_pthreads();
 	loop_thread = pthread_self();
 	struct event_base *base = event_base_new();
 	main_db = db_open(path, err, sizeof(err));
