@@ -112,6 +112,21 @@ bool spec_writes(const struct spec *s)
 	return s->writers > 0 || (s->threads > 0 && s->rwmix_read < 100);
 }
 
+/* Drops a UTF-8 character that snprintf cut short at the end of s: the field names come
+ * from the spec's keys, and a string that is not UTF-8 cannot go into the errors' JSON. */
+static void utf8_trim_cut(char *s)
+{
+	size_t n = strlen(s), i = n;
+	while (i > 0 && ((unsigned char)s[i - 1] & 0xc0) == 0x80)
+		i--; /* back over continuation bytes to the character's first byte */
+	if (i == 0)
+		return;
+	unsigned char lead = (unsigned char)s[i - 1];
+	size_t want = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+	if (n - (i - 1) < want)
+		s[i - 1] = '\0';
+}
+
 static void spec_error(struct spec_errors *errs, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void spec_error(struct spec_errors *errs, const char *field, const char *fmt, ...)
@@ -120,13 +135,15 @@ static void spec_error(struct spec_errors *errs, const char *field, const char *
 		return;
 	struct spec_error *e = &errs->e[errs->n++];
 	snprintf(e->field, sizeof(e->field), "%s", field);
+	utf8_trim_cut(e->field);
 	int n = snprintf(e->message, sizeof(e->message), "%s: ", field);
-	if (n < 0 || (size_t)n >= sizeof(e->message))
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(e->message + n, sizeof(e->message) - (size_t)n, fmt, ap);
-	va_end(ap);
+	if (n >= 0 && (size_t)n < sizeof(e->message)) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(e->message + n, sizeof(e->message) - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	utf8_trim_cut(e->message);
 }
 
 /* "12", "1.5" into an integer scaled by mult (with up to 9 fractional digits), exact only:
