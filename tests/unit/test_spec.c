@@ -259,6 +259,24 @@ static void test_errors_cut_in_a_character(void)
 	json_decref(j);
 }
 
+/* jansson's error text shows the bytes before the fault, here the first byte of "é" alone:
+ * the message was not UTF-8 and spindle-worker wrote no error line at all. */
+static void test_errors_quoting_jansson(void)
+{
+	static const char text[] = "{\"pattern\":\"read\",\"x\":\"\\\xc3\xa9\"}";
+	struct spec s;
+	struct spec_errors e;
+	ok(parse(text, &s, &e) < 0 && e.n == 1 && strcmp(e.e[0].field, "spec") == 0,
+	   "an invalid escape is refused");
+	json_t *j = spec_errors_json(&e);
+	ok(json_array_size(j) == 1, "its error is in the JSON list (%zu)", json_array_size(j));
+	json_decref(j);
+	json_t *msg = json_string(e.e[0].message);
+	ok(msg && strstr(e.e[0].message, "invalid escape"), "its message is UTF-8: %s",
+	   e.e[0].message);
+	json_decref(msg);
+}
+
 int main(void)
 {
 	test_units();
@@ -266,6 +284,7 @@ int main(void)
 	test_roundtrip();
 	test_errors();
 	test_errors_cut_in_a_character();
+	test_errors_quoting_jansson();
 	json_t *p = spec_presets_json();
 	ok(json_array_size(json_object_get(p, "presets")) == 2, "two presets described");
 	json_decref(p);
