@@ -24,6 +24,8 @@ void users_delete(struct request *r);
 void users_tokens_list(struct request *r);
 void users_tokens_create(struct request *r);
 void users_tokens_delete(struct request *r);
+/* The bodies those take (also fed to the body validator's fuzz harness). */
+extern const struct field user_create_fields[], user_update_fields[], token_fields[];
 /* api/roles.c */
 void roles_list(struct request *r);
 void roles_create(struct request *r);

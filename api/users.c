@@ -5,7 +5,7 @@
 #include "accounts.h"
 #include "util.h"
 
-static const struct field user_create_fields[] = {
+const struct field user_create_fields[] = {
     {"name", FIELD_STRING, true, 1, 64},
     {"password", FIELD_STRING, true, 1, 1024},
     {"roles", FIELD_STRING_ARRAY, true, 0, 16},
@@ -14,7 +14,7 @@ static const struct field user_create_fields[] = {
     FIELDS_END,
 };
 
-static const struct field user_update_fields[] = {
+const struct field user_update_fields[] = {
     {"password", FIELD_STRING, false, 1, 1024},
     {"current_password", FIELD_STRING, false, 1, 1024},
     {"roles", FIELD_STRING_ARRAY, false, 0, 16},
@@ -23,7 +23,7 @@ static const struct field user_update_fields[] = {
     FIELDS_END,
 };
 
-static const struct field token_fields[] = {
+const struct field token_fields[] = {
     {"name", FIELD_STRING, true, 1, 64},
     {"expires_days", FIELD_INT, false, 1, 3650},
     FIELDS_END,

@@ -38,6 +38,7 @@
 #include "collector.h"
 #include "db/db.h"
 #include "http.h"
+#include "jobproto.h"
 #include "log.h"
 #include "sysfs.h"
 #include "util.h"
@@ -775,13 +776,7 @@ static void job_add_figures(struct job *j, json_t *res)
 	json_object_set_new(res, "summary", sum);
 }
 
-/* ---- the worker's protocol */
-
-static bool is_uint(const json_t *o, const char *k)
-{
-	const json_t *v = json_object_get(o, k);
-	return json_is_integer(v) && json_integer_value(v) >= 0;
-}
+/* ---- the worker's protocol (checked in jobproto.c) */
 
 static bool is_num(const json_t *o, const char *k)
 {
@@ -789,58 +784,11 @@ static bool is_num(const json_t *o, const char *k)
 	return json_is_number(v) && json_number_value(v) >= 0;
 }
 
-static int proto_dir_interval(const json_t *d, const char *name, char *err, size_t len)
+/* What an interval line (already checked) says about the job now. */
+static void job_interval(struct job *j, const json_t *o)
 {
-	static const char *const uints[] = {"ops", "bytes", "lat_max_ns", "lat_p99_ns"};
-	static const char *const nums[] = {"iops", "bytes_per_s", "lat_mean_ns"};
-	if (!json_is_object(d) || json_object_size(d) != 7) {
-		snprintf(err, len, "interval: %s must be an object of 7 figures", name);
-		return -1;
-	}
-	for (size_t i = 0; i < nitems(uints); i++)
-		if (!is_uint(d, uints[i])) {
-			snprintf(err, len, "interval: %s.%s must be a count", name, uints[i]);
-			return -1;
-		}
-	for (size_t i = 0; i < nitems(nums); i++)
-		if (!is_num(d, nums[i])) {
-			snprintf(err, len, "interval: %s.%s must be a number", name, nums[i]);
-			return -1;
-		}
-	return 0;
-}
-
-static int proto_interval(struct job *j, const json_t *o, char *err, size_t len)
-{
-	const json_t *seq = json_object_get(o, "seq");
 	const char *phase = json_string_value(json_object_get(o, "phase"));
 	const json_t *eta = json_object_get(o, "eta_s");
-	const json_t *pass = json_object_get(o, "pass");
-	if (!json_is_integer(seq) || json_integer_value(seq) != j->seq + 1) {
-		snprintf(err, len, "interval: seq must be %lld", (long long)j->seq + 1);
-		return -1;
-	}
-	if (!is_num(o, "t_s") || !is_num(o, "elapsed_s") || !is_num(o, "progress_pct") ||
-	    json_number_value(json_object_get(o, "progress_pct")) > 100) {
-		snprintf(err, len, "interval: t_s, elapsed_s and progress_pct must be numbers");
-		return -1;
-	}
-	if (!phase || (strcmp(phase, "ramp") != 0 && strcmp(phase, "measure") != 0)) {
-		snprintf(err, len, "interval: phase must be ramp or measure");
-		return -1;
-	}
-	if (!(json_is_null(eta) || is_num(o, "eta_s")) || (pass && !json_is_string(pass))) {
-		snprintf(err, len, "interval: eta_s must be a number or null, pass a string");
-		return -1;
-	}
-	size_t keys = 9 + (pass ? 1 : 0);
-	if (json_object_size(o) != keys) {
-		snprintf(err, len, "interval: unexpected members");
-		return -1;
-	}
-	if (proto_dir_interval(json_object_get(o, "read"), "read", err, len) ||
-	    proto_dir_interval(json_object_get(o, "write"), "write", err, len))
-		return -1;
 	j->seq++;
 	j->progress_pct = json_number_value(json_object_get(o, "progress_pct"));
 	static const char *const dirs[2] = {"read", "write"};
@@ -857,68 +805,6 @@ static int proto_interval(struct job *j, const json_t *o, char *err, size_t len)
 		j->measuring = true;
 		j->measure_ms = util_now_ms();
 	}
-	return 0;
-}
-
-static int proto_dir_result(const json_t *d, const char *name, char *err, size_t len)
-{
-	if (!json_is_object(d) || !is_uint(d, "ops") || !is_uint(d, "bytes") ||
-	    !is_num(d, "iops") || !is_num(d, "bytes_per_s") ||
-	    !json_is_object(json_object_get(d, "latency_ns"))) {
-		snprintf(err, len, "result: %s must hold ops, bytes, iops, bytes_per_s, latency_ns",
-		         name);
-		return -1;
-	}
-	const json_t *lat = json_object_get(d, "latency_ns");
-	for (size_t i = 0; i < hist_npcts; i++)
-		if (!is_uint(lat, hist_pct_names[i])) {
-			snprintf(err, len, "result: %s.latency_ns.%s must be a count", name,
-			         hist_pct_names[i]);
-			return -1;
-		}
-	struct hist *h = xmalloc(sizeof(*h));
-	char why[200];
-	int rc = hist_from_json(h, json_object_get(d, "hist"), why, sizeof(why));
-	if (rc == 0 && h->count != (uint64_t)json_integer_value(json_object_get(d, "ops"))) {
-		snprintf(why, sizeof(why), "its count is not ops");
-		rc = -1;
-	}
-	free(h);
-	if (rc) {
-		snprintf(err, len, "result: %s.hist: %s", name, why);
-		return -1;
-	}
-	return 0;
-}
-
-static int proto_result(const json_t *o, char *err, size_t len)
-{
-	const json_t *cpu = json_object_get(o, "cpu");
-	if (!is_num(o, "elapsed_s") || !json_is_object(cpu) || !is_num(cpu, "user_s") ||
-	    !is_num(cpu, "system_s")) {
-		snprintf(err, len, "result: elapsed_s and cpu.user_s, cpu.system_s are required");
-		return -1;
-	}
-	if (proto_dir_result(json_object_get(o, "read"), "read", err, len) ||
-	    proto_dir_result(json_object_get(o, "write"), "write", err, len))
-		return -1;
-	return 0;
-}
-
-static int proto_start(const json_t *o, char *err, size_t len)
-{
-	const json_t *t = json_object_get(o, "target");
-	const json_t *v = json_object_get(o, "version");
-	if (!json_is_integer(v) || json_integer_value(v) != 1) {
-		snprintf(err, len, "start: version must be 1");
-		return -1;
-	}
-	if (!json_is_object(json_object_get(o, "spec")) || !json_is_object(t) ||
-	    !is_uint(t, "size") || !json_is_object(json_object_get(o, "threads"))) {
-		snprintf(err, len, "start: spec, target.size and threads are required");
-		return -1;
-	}
-	return 0;
 }
 
 static void job_protocol_error(struct job *j, const char *why)
@@ -940,25 +826,15 @@ static void job_on_line(void *arg, const char *line, size_t len)
 	char err[256] = "";
 	if (j->protocol_error)
 		return;
-	json_error_t jerr;
-	json_t *o = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
-	const char *type = json_string_value(json_object_get(o, "type"));
-	if (!o || !json_is_object(o) || !type) {
-		snprintf(err, sizeof(err), "not a JSON object with a type: %.100s",
-		         o ? "no type" : jerr.text);
-		goto bad;
+	struct jobproto_state st = {j->have_start, j->have_result || j->have_error, j->seq};
+	struct jobproto_line pl;
+	if (jobproto_line(&st, line, len, &pl, err, sizeof(err)) < 0) {
+		job_protocol_error(j, err);
+		return;
 	}
-	if (j->have_result || j->have_error) {
-		snprintf(err, sizeof(err), "a %s line after the end", type);
-		goto bad;
-	}
-	if (strcmp(type, "start") == 0) {
-		if (j->have_start) {
-			snprintf(err, sizeof(err), "a second start line");
-			goto bad;
-		}
-		if (proto_start(o, err, sizeof(err)))
-			goto bad;
+	json_t *o = pl.obj;
+	switch (pl.type) {
+	case JOBPROTO_START:
 		j->have_start = true;
 		j->measuring = j->spec.ramp_ms == 0;
 		j->measure_ms = util_now_ms();
@@ -966,13 +842,9 @@ static void job_on_line(void *arg, const char *line, size_t len)
 		json_object_del(o, "type");
 		j->run.start = json_dumps(o, JSON_COMPACT);
 		job_write(j, run_dup(&j->run), false);
-	} else if (strcmp(type, "interval") == 0) {
-		if (!j->have_start) {
-			snprintf(err, sizeof(err), "an interval before the start line");
-			goto bad;
-		}
-		if (proto_interval(j, o, err, sizeof(err)))
-			goto bad;
+		break;
+	case JOBPROTO_INTERVAL: {
+		job_interval(j, o);
 		char *text = xstrndup(line, len);
 		for (struct watcher *w = j->watchers; w; w = w->next)
 			watcher_send(w, "interval", text, len);
@@ -981,43 +853,27 @@ static void job_on_line(void *arg, const char *line, size_t len)
 			j->lines = xrealloc(j->lines, j->cap * sizeof(*j->lines));
 		}
 		j->lines[j->nlines++] = text;
-	} else if (strcmp(type, "result") == 0) {
-		if (!j->have_start) {
-			snprintf(err, sizeof(err), "a result before the start line");
-			goto bad;
-		}
-		if (proto_result(o, err, sizeof(err)))
-			goto bad;
+		break;
+	}
+	case JOBPROTO_RESULT:
 		j->have_result = true;
 		json_object_del(o, "type");
 		json_decref(j->result);
 		j->result = json_incref(o);
-	} else if (strcmp(type, "error") == 0) {
-		const char *msg = json_string_value(json_object_get(o, "message"));
-		if (!msg) {
-			snprintf(err, sizeof(err), "an error line without a message");
-			goto bad;
-		}
+		break;
+	case JOBPROTO_ERROR:
 		j->have_error = true;
-		snprintf(j->error_msg, sizeof(j->error_msg), "%s", msg);
-		const json_t *partial = json_object_get(o, "partial");
-		if (j->have_start && json_is_object(partial) &&
-		    proto_result(partial, err, sizeof(err)) == 0) {
+		snprintf(j->error_msg, sizeof(j->error_msg), "%s",
+		         json_string_value(json_object_get(o, "message")));
+		if (pl.partial) {
 			json_decref(j->result);
-			j->result = json_copy((json_t *)partial);
+			j->result = json_copy((json_t *)pl.partial);
 			json_object_set_new(j->result, "partial", json_true());
 			json_object_del(j->result, "type");
 		}
-		err[0] = '\0';
-	} else {
-		snprintf(err, sizeof(err), "unknown line type '%.40s'", type);
-		goto bad;
+		break;
 	}
 	json_decref(o);
-	return;
-bad:
-	json_decref(o);
-	job_protocol_error(j, err);
 }
 
 /* ---- running */

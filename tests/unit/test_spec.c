@@ -223,12 +223,68 @@ static void test_errors(void)
 	}
 }
 
+/* A field name is cut to fit an error; cut inside a character it was not UTF-8, and the
+ * error went missing from spec_errors_json() (spindle-worker's "errors": []). */
+static void test_errors_cut_in_a_character(void)
+{
+	char text[2048], key[700] = "";
+	for (int i = 0; i < 17; i++) /* 34 bytes: cut at 31, inside the 16th "é" */
+		strcat(key, "\xc3\xa9");
+	snprintf(text, sizeof(text), "{\"pattern\":\"read\",\"%s\":1}", key);
+	struct spec s;
+	struct spec_errors e;
+	ok(parse(text, &s, &e) < 0 && e.n == 1, "a long unknown field is refused");
+	json_t *j = spec_errors_json(&e);
+	ok(json_array_size(j) == 1, "its error is in the JSON list (%zu)", json_array_size(j));
+	json_t *field = json_string(e.e[0].field), *msg = json_string(e.e[0].message);
+	ok(field && msg, "field and message are UTF-8");
+	ok(strncmp(e.e[0].field, key, strlen(e.e[0].field)) == 0 &&
+	       strlen(e.e[0].field) >= sizeof(e.e[0].field) - 2,
+	   "the field is cut at the last whole character (%zu bytes)", strlen(e.e[0].field));
+	json_decref(field);
+	json_decref(msg);
+	json_decref(j);
+
+	/* a message cut inside a character too: the name alone fills it */
+	key[0] = '\0';
+	for (int i = 0; i < 150; i++)
+		strcat(key, "\xe2\x82\xac"); /* "€": 450 bytes */
+	snprintf(text, sizeof(text), "{\"pattern\":\"read\",\"%s\":1}", key);
+	ok(parse(text, &s, &e) < 0 && e.n == 1, "a very long unknown field is refused");
+	j = spec_errors_json(&e);
+	ok(json_array_size(j) == 1, "its error is in the JSON list (%zu)", json_array_size(j));
+	msg = json_string(e.e[0].message);
+	ok(msg != NULL, "its message is UTF-8");
+	json_decref(msg);
+	json_decref(j);
+}
+
+/* jansson's error text shows the bytes before the fault, here the first byte of "é" alone:
+ * the message was not UTF-8 and spindle-worker wrote no error line at all. */
+static void test_errors_quoting_jansson(void)
+{
+	static const char text[] = "{\"pattern\":\"read\",\"x\":\"\\\xc3\xa9\"}";
+	struct spec s;
+	struct spec_errors e;
+	ok(parse(text, &s, &e) < 0 && e.n == 1 && strcmp(e.e[0].field, "spec") == 0,
+	   "an invalid escape is refused");
+	json_t *j = spec_errors_json(&e);
+	ok(json_array_size(j) == 1, "its error is in the JSON list (%zu)", json_array_size(j));
+	json_decref(j);
+	json_t *msg = json_string(e.e[0].message);
+	ok(msg && strstr(e.e[0].message, "invalid escape"), "its message is UTF-8: %s",
+	   e.e[0].message);
+	json_decref(msg);
+}
+
 int main(void)
 {
 	test_units();
 	test_defaults();
 	test_roundtrip();
 	test_errors();
+	test_errors_cut_in_a_character();
+	test_errors_quoting_jansson();
 	json_t *p = spec_presets_json();
 	ok(json_array_size(json_object_get(p, "presets")) == 2, "two presets described");
 	json_decref(p);
