@@ -363,7 +363,7 @@ static struct {
 	size_t n, cap;
 	bool arc_created; /* the ARC datasets were made once: deleting them is for good */
 	struct series_retention ret;
-} D;
+} datasets;
 
 static void add_key(void *arg, struct series *s)
 {
@@ -386,8 +386,8 @@ static struct dataset *dataset_add(const struct db_dataset *row, const struct st
 	d->ctime = row->ctime;
 	d->total = series_open(d->id, "");
 	series_each(d->id, add_key, d); /* keys seen before, vanished disks included */
-	D.all = util_grow(D.all, &D.cap, D.n, sizeof(*D.all));
-	D.all[D.n++] = d;
+	datasets.all = util_grow(datasets.all, &datasets.cap, datasets.n, sizeof(*datasets.all));
+	datasets.all[datasets.n++] = d;
 	return d;
 }
 
@@ -421,9 +421,9 @@ static int load_dataset(void *arg, const struct db_dataset *row)
 
 struct dataset *datasets_find(const char *name)
 {
-	for (size_t i = 0; i < D.n; i++)
-		if (strcmp(D.all[i]->name, name) == 0)
-			return D.all[i];
+	for (size_t i = 0; i < datasets.n; i++)
+		if (strcmp(datasets.all[i]->name, name) == 0)
+			return datasets.all[i];
 	if (!strchr(name, '|'))
 		return NULL;
 	char alt[DB_DATASET_NAME_MAX + 1];
@@ -436,16 +436,16 @@ struct dataset *datasets_find(const char *name)
 
 struct dataset *datasets_find_id(int64_t id)
 {
-	for (size_t i = 0; i < D.n; i++)
-		if (D.all[i]->id == id)
-			return D.all[i];
+	for (size_t i = 0; i < datasets.n; i++)
+		if (datasets.all[i]->id == id)
+			return datasets.all[i];
 	return NULL;
 }
 
 void datasets_each(void (*cb)(void *arg, struct dataset *d), void *arg)
 {
-	for (size_t i = 0; i < D.n; i++)
-		cb(arg, D.all[i]);
+	for (size_t i = 0; i < datasets.n; i++)
+		cb(arg, datasets.all[i]);
 }
 
 void datasets_info(const struct dataset *d, struct dataset_info *out)
@@ -523,12 +523,12 @@ static void create_arc_datasets(void);
 
 static void datasets_tick(void *arg, const struct box_sample *s)
 {
-	if (s->have_arc && !D.arc_created)
+	if (s->have_arc && !datasets.arc_created)
 		create_arc_datasets();
 	/* The sample ends at s->time: it is the second that starts a second before. */
 	int64_t t = s->time - 1;
-	for (size_t i = 0; i < D.n; i++) {
-		struct dataset *d = D.all[i];
+	for (size_t i = 0; i < datasets.n; i++) {
+		struct dataset *d = datasets.all[i];
 		if (d->suspended)
 			continue;
 		struct ingest g = {d, t, 0};
@@ -552,11 +552,11 @@ static int dataset_insert(const struct statistic *st, int drill, bool quiet, str
 	         drill >= 0 ? st->drilldowns[drill] : "");
 	if (datasets_find(row.name))
 		return quiet ? 0 : fault_set(f, ERR_OBJECT_EXISTS, "name: %s exists", row.name);
-	int rc = db_dataset_insert(D.db, &row);
+	int rc = db_dataset_insert(datasets.db, &row);
 	if (rc == DB_EXISTS)
 		return fault_set(f, ERR_OBJECT_EXISTS, "name: %s exists", row.name);
 	if (rc != 0)
-		return fault_store(f, db_full(D.db), "dataset");
+		return fault_store(f, db_full(datasets.db), "dataset");
 	struct dataset *d = dataset_add(&row, st, drill);
 	if (out)
 		*out = d;
@@ -567,13 +567,13 @@ static void create_arc_datasets(void)
 {
 	struct fault f;
 	static const char *const names[] = {"arc.accesses", "arc.size"};
-	D.arc_created = true;
+	datasets.arc_created = true;
 	for (size_t i = 0; i < nitems(names); i++)
 		if (dataset_insert(statistic_find(names[i]), 0, true, NULL, &f) < 0)
 			log_warn("datasets: %s", f.details);
 	const char *key = "arc_datasets_created";
 	int64_t one = 1;
-	if (db_analytics_settings_set(D.db, &key, &one, 1) < 0)
+	if (db_analytics_settings_set(datasets.db, &key, &one, 1) < 0)
 		log_warn("datasets: cannot note that the ARC datasets exist");
 	log_info(
 	    "datasets: ZFS ARC found; collecting arc.accesses[hit/miss] and arc.size[component]");
@@ -591,7 +591,7 @@ static void create_bench_datasets(void)
 			log_warn("datasets: %s", f.details);
 	const char *key = "bench_datasets_created";
 	int64_t one = 1;
-	if (db_analytics_settings_set(D.db, &key, &one, 1) < 0)
+	if (db_analytics_settings_set(datasets.db, &key, &one, 1) < 0)
 		log_warn("datasets: cannot note that the benchmark datasets exist");
 }
 
@@ -625,11 +625,11 @@ int datasets_create(const char *statistic, const char *drilldown, const char *ac
 int datasets_suspend(struct dataset *d, bool suspended, const char *actor, const char *peer,
                      struct fault *f)
 {
-	int rc = db_dataset_set_suspended(D.db, d->id, suspended);
+	int rc = db_dataset_set_suspended(datasets.db, d->id, suspended);
 	if (rc != 0) {
 		audit_log(actor, peer, suspended ? "dataset.suspend" : "dataset.resume", d->name,
 		          false, "cannot be stored");
-		return fault_store(f, db_full(D.db), "dataset");
+		return fault_store(f, db_full(datasets.db), "dataset");
 	}
 	d->suspended = suspended;
 	audit_log(actor, peer, suspended ? "dataset.suspend" : "dataset.resume", d->name, true,
@@ -639,18 +639,19 @@ int datasets_suspend(struct dataset *d, bool suspended, const char *actor, const
 
 int datasets_delete(struct dataset *d, const char *actor, const char *peer, struct fault *f)
 {
-	int rc = db_dataset_delete(D.db, d->id);
+	int rc = db_dataset_delete(datasets.db, d->id);
 	if (rc != 0 && rc != DB_NOTFOUND) {
-		bool full = db_full(D.db);
+		bool full = db_full(datasets.db);
 		audit_log(actor, peer, "dataset.delete", d->name, false, "cannot be stored");
 		return fault_store(f, full, "dataset");
 	}
 	audit_log(actor, peer, "dataset.delete", d->name, true, "%s", "");
 	size_t i = 0;
-	while (i < D.n && D.all[i] != d)
+	while (i < datasets.n && datasets.all[i] != d)
 		i++;
-	memmove(&D.all[i], &D.all[i + 1], (D.n - i - 1) * sizeof(*D.all));
-	D.n--;
+	memmove(&datasets.all[i], &datasets.all[i + 1],
+	        (datasets.n - i - 1) * sizeof(*datasets.all));
+	datasets.n--;
 	int64_t id = d->id;
 	dataset_free(d);
 	series_drop_dataset(id);
@@ -659,7 +660,7 @@ int datasets_delete(struct dataset *d, const char *actor, const char *peer, stru
 
 void datasets_retention(struct series_retention *out)
 {
-	*out = D.ret;
+	*out = datasets.ret;
 }
 
 int datasets_set_retention(const struct series_retention *r, const char *actor, const char *peer,
@@ -668,11 +669,11 @@ int datasets_set_retention(const struct series_retention *r, const char *actor, 
 	static const char *const names[] = {"retain_second_data", "retain_minute_data",
 	                                    "retain_hour_data"};
 	const int64_t values[] = {r->second_h, r->minute_h, r->hour_h};
-	if (db_analytics_settings_set(D.db, names, values, 3) < 0) {
+	if (db_analytics_settings_set(datasets.db, names, values, 3) < 0) {
 		audit_log(actor, peer, "analytics.settings", "", false, "cannot be stored");
-		return fault_store(f, db_full(D.db), "settings");
+		return fault_store(f, db_full(datasets.db), "settings");
 	}
-	D.ret = *r;
+	datasets.ret = *r;
 	series_retention_set(r);
 	audit_log(actor, peer, "analytics.settings", "", true,
 	          "retain_second_data=%lld retain_minute_data=%lld retain_hour_data=%lld",
@@ -685,37 +686,37 @@ int datasets_set_retention(const struct series_retention *r, const char *actor, 
 static int64_t setting(const char *name, int64_t dflt)
 {
 	int64_t v;
-	return db_analytics_setting_get(D.db, name, &v) == 0 ? v : dflt;
+	return db_analytics_setting_get(datasets.db, name, &v) == 0 ? v : dflt;
 }
 
 int datasets_init(struct db *db)
 {
-	D.db = db;
+	datasets.db = db;
 	struct catalog_ids cat = {0};
 	if (db_dataset_list(db, load_dataset, &cat) < 0) {
 		free(cat.ids);
 		return -1;
 	}
-	D.arc_created = setting("arc_datasets_created", 0) != 0;
-	D.ret.second_h = setting("retain_second_data", 24);
-	D.ret.minute_h = setting("retain_minute_data", 336);
-	D.ret.hour_h = setting("retain_hour_data", 8760);
-	series_retention_set(&D.ret);
+	datasets.arc_created = setting("arc_datasets_created", 0) != 0;
+	datasets.ret.second_h = setting("retain_second_data", 24);
+	datasets.ret.minute_h = setting("retain_minute_data", 336);
+	datasets.ret.hour_h = setting("retain_hour_data", 8760);
+	series_retention_set(&datasets.ret);
 
 	series_keep_only(cat.ids, cat.n);
 	free(cat.ids);
 	if (!setting("bench_datasets_created", 0))
 		create_bench_datasets();
 	collector_subscribe(datasets_tick, NULL);
-	log_info("datasets: %zu datasets", D.n);
+	log_info("datasets: %zu datasets", datasets.n);
 	return 0;
 }
 
 void datasets_shutdown(void)
 {
 	collector_unsubscribe(datasets_tick, NULL);
-	for (size_t i = 0; i < D.n; i++)
-		dataset_free(D.all[i]);
-	free(D.all);
-	memset(&D, 0, sizeof(D));
+	for (size_t i = 0; i < datasets.n; i++)
+		dataset_free(datasets.all[i]);
+	free(datasets.all);
+	memset(&datasets, 0, sizeof(datasets));
 }

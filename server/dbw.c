@@ -18,28 +18,28 @@ struct dbw_job {
 static struct {
 	struct workq *wq;
 	struct db *db;
-} W;
+} dbw;
 
 int dbw_init(struct event_base *base, const char *path, char *err, size_t errlen)
 {
-	W.db = db_open(path, err, errlen);
-	if (!W.db)
+	dbw.db = db_open(path, err, errlen);
+	if (!dbw.db)
 		return -1;
-	W.wq = workq_new(base, 1);
-	if (!W.wq) {
+	dbw.wq = workq_new(base, 1);
+	if (!dbw.wq) {
 		snprintf(err, errlen, "cannot start its thread");
-		db_close(W.db);
-		W.db = NULL;
+		db_close(dbw.db);
+		dbw.db = NULL;
 		return -1;
 	}
-	workq_set_limit(W.wq, 0);
+	workq_set_limit(dbw.wq, 0);
 	return 0;
 }
 
 static void dbw_thread_work(void *p)
 {
 	struct dbw_job *j = p;
-	j->work(W.db, j->arg);
+	j->work(dbw.db, j->arg);
 }
 
 static void dbw_thread_done(void *p)
@@ -52,10 +52,10 @@ static void dbw_thread_done(void *p)
 
 void dbw_submit(struct db *in_place, dbw_work_fn work, dbw_done_fn done, void *arg)
 {
-	if (W.wq) {
+	if (dbw.wq) {
 		struct dbw_job *j = xmalloc(sizeof(*j));
 		*j = (struct dbw_job){work, done, arg};
-		if (workq_submit(W.wq, dbw_thread_work, dbw_thread_done, j) == 0)
+		if (workq_submit(dbw.wq, dbw_thread_work, dbw_thread_done, j) == 0)
 			return;
 		free(j); /* only while stopping: the queue has no limit */
 	}
@@ -67,10 +67,10 @@ void dbw_submit(struct db *in_place, dbw_work_fn work, dbw_done_fn done, void *a
 
 void dbw_shutdown(void)
 {
-	/* W.wq stays set while it drains: done callbacks that hand over more work get it run
+	/* dbw.wq stays set while it drains: done callbacks that hand over more work get it run
 	 * in place (workq_submit refuses once stopping), after what was queued before. */
-	workq_free(W.wq);
-	W.wq = NULL;
-	db_close(W.db);
-	W.db = NULL;
+	workq_free(dbw.wq);
+	dbw.wq = NULL;
+	db_close(dbw.db);
+	dbw.db = NULL;
 }

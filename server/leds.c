@@ -92,7 +92,7 @@ struct op {
 	/* the change could not be stored: it is being undone, then this is the answer */
 	bool undoing;
 	struct fault unstored;
-	struct op *next_store; /* in L.stores while its row is with the writer */
+	struct op *next_store; /* in leds.stores while its row is with the writer */
 };
 
 struct scan_job {
@@ -117,7 +117,7 @@ static struct {
 	size_t nrecs, caprecs;
 	struct op *stores; /* changes whose row and audit entry are with the writer */
 	bool started, stopping;
-} L;
+} leds;
 
 static void op_run(struct op *op, bool fresh);
 static void op_free(struct op *op);
@@ -161,9 +161,9 @@ static bool on_path(const char *name)
 
 static struct rec *rec_find(const char *key)
 {
-	for (size_t i = 0; i < L.nrecs; i++)
-		if (strcmp(L.recs[i].key, key) == 0)
-			return &L.recs[i];
+	for (size_t i = 0; i < leds.nrecs; i++)
+		if (strcmp(leds.recs[i].key, key) == 0)
+			return &leds.recs[i];
 	return NULL;
 }
 
@@ -172,11 +172,11 @@ static struct rec *rec_get(const char *key)
 	struct rec *r = rec_find(key);
 	if (r)
 		return r;
-	if (L.nrecs == L.caprecs) {
-		L.caprecs = L.caprecs ? 2 * L.caprecs : 32;
-		L.recs = xrealloc(L.recs, L.caprecs * sizeof(*L.recs));
+	if (leds.nrecs == leds.caprecs) {
+		leds.caprecs = leds.caprecs ? 2 * leds.caprecs : 32;
+		leds.recs = xrealloc(leds.recs, leds.caprecs * sizeof(*leds.recs));
 	}
-	r = &L.recs[L.nrecs++];
+	r = &leds.recs[leds.nrecs++];
 	memset(r, 0, sizeof(*r));
 	snprintf(r->key, sizeof(r->key), "%s", key);
 	return r;
@@ -252,11 +252,11 @@ static struct comp *comp_by_key(struct snap *s, const char *key, long *idx, bool
 static void choose_system(struct snap *s, bool full)
 {
 	struct comp *c = &s->chassis[0];
-	char *leds = L.system_led
-	                 ? xasprintf("%s/sys/class/leds/%s/brightness", L.root, L.system_led)
-	                 : NULL;
-	bool have_leds = file_exists(leds);
-	switch (L.sys_choice) {
+	char *brightness = leds.system_led ? xasprintf("%s/sys/class/leds/%s/brightness", leds.root,
+	                                               leds.system_led)
+	                                   : NULL;
+	bool have_leds = file_exists(brightness);
+	switch (leds.sys_choice) {
 	case LED_LEDS:
 		c->backend = have_leds ? LED_LEDS : LED_VIRTUAL;
 		break;
@@ -275,10 +275,10 @@ static void choose_system(struct snap *s, bool full)
 			c->backend = LED_VIRTUAL;
 	}
 	if (c->backend == LED_LEDS) {
-		c->path = leds;
-		c->locate = full ? sysfs_read_flag(leds) : -1;
+		c->path = brightness;
+		c->locate = full ? sysfs_read_flag(brightness) : -1;
 	} else {
-		free(leds);
+		free(brightness);
 	}
 }
 
@@ -290,7 +290,7 @@ static void choose_disk(struct comp *c, const struct sysfs_disk *d, int *have_le
 	bool ledctl_able =
 	    d->device[0] && (strcmp(d->interface, "sata") == 0 ||
 	                     strcmp(d->interface, "sas") == 0 || strcmp(d->interface, "nvme") == 0);
-	switch (L.disk_choice) {
+	switch (leds.disk_choice) {
 	case LED_SES:
 		c->backend = ses ? LED_SES : LED_VIRTUAL;
 		break;
@@ -324,7 +324,7 @@ static void scan_work(void *arg)
 {
 	struct scan_job *j = arg;
 	struct snap *s = xcalloc(1, sizeof(*s));
-	if (sysfs_scan(L.root, &s->inv, j->full) < 0) {
+	if (sysfs_scan(leds.root, &s->inv, j->full) < 0) {
 		free(s);
 		return;
 	}
@@ -352,8 +352,8 @@ static void reapply_all(void);
 
 static void waiters_fail(const struct fault *f)
 {
-	struct op *op = L.waiters;
-	L.waiters = L.waiters_tail = NULL;
+	struct op *op = leds.waiters;
+	leds.waiters = leds.waiters_tail = NULL;
 	while (op) {
 		struct op *next = op->next;
 		if (op->cb)
@@ -366,8 +366,8 @@ static void waiters_fail(const struct fault *f)
 /* Serves the waiting ops from the current snapshot; fresh: it was just read whole. */
 static void waiters_run(bool fresh)
 {
-	struct op *op = L.waiters;
-	L.waiters = L.waiters_tail = NULL;
+	struct op *op = leds.waiters;
+	leds.waiters = leds.waiters_tail = NULL;
 	while (op) {
 		struct op *next = op->next;
 		op->next = NULL;
@@ -400,21 +400,21 @@ static void carry_leds(struct snap *s, struct snap *old)
 static void scan_done(void *arg)
 {
 	struct scan_job *j = arg;
-	bool first = !L.snap, full = j->full;
-	L.scanning = false;
+	bool first = !leds.snap, full = j->full;
+	leds.scanning = false;
 	if (j->snap) {
 		if (full)
-			L.leds_read_ns = j->snap->taken_ns;
+			leds.leds_read_ns = j->snap->taken_ns;
 		else
-			carry_leds(j->snap, L.snap);
-		snap_free(L.snap);
-		L.snap = j->snap;
-		L.snap->gen = ++L.gen;
+			carry_leds(j->snap, leds.snap);
+		snap_free(leds.snap);
+		leds.snap = j->snap;
+		leds.snap->gen = ++leds.gen;
 	} else {
-		log_warn("leds: the hardware inventory under %s cannot be read", L.root);
+		log_warn("leds: the hardware inventory under %s cannot be read", leds.root);
 	}
 	free(j);
-	if (!L.snap) {
+	if (!leds.snap) {
 		struct fault f = {.kind = ERR_INTERNAL};
 		snprintf(f.details, sizeof(f.details), "chassis: the inventory cannot be read");
 		waiters_fail(&f);
@@ -422,10 +422,11 @@ static void scan_done(void *arg)
 	}
 	if (first) {
 		log_info("leds: %zu chassis, %zu disks and slots; system locator via %s",
-		         L.snap->inv.nchassis, L.snap->inv.ndisks,
-		         backend_names[L.snap->chassis[0].backend]);
-		if (L.system_led && L.snap->chassis[0].backend != LED_LEDS)
-			log_warn("leds: no LED %s under %s/sys/class/leds", L.system_led, L.root);
+		         leds.snap->inv.nchassis, leds.snap->inv.ndisks,
+		         backend_names[leds.snap->chassis[0].backend]);
+		if (leds.system_led && leds.snap->chassis[0].backend != LED_LEDS)
+			log_warn("leds: no LED %s under %s/sys/class/leds", leds.system_led,
+			         leds.root);
 		reapply_all();
 	}
 	/* After a scan that read every LED, the waiters need no read of their own. */
@@ -434,29 +435,29 @@ static void scan_done(void *arg)
 
 static bool snap_older(uint64_t ns)
 {
-	return !L.snap || util_mono_ns() - L.snap->taken_ns > ns;
+	return !leds.snap || util_mono_ns() - leds.snap->taken_ns > ns;
 }
 
 /* full: read every LED as well (the first scan, and the lit count's refresh). */
 static void scan_start(bool full)
 {
-	if (L.scanning)
+	if (leds.scanning)
 		return;
-	if (L.stopping) {
+	if (leds.stopping) {
 		struct fault f = {.kind = ERR_BUSY, .retry_after = 1};
 		snprintf(f.details, sizeof(f.details), "chassis: the server is shutting down");
-		if (L.snap)
+		if (leds.snap)
 			waiters_run(false);
 		else
 			waiters_fail(&f);
 		return;
 	}
 	struct scan_job *j = xcalloc(1, sizeof(*j));
-	j->full = full || !L.snap;
-	if (workq_submit(L.wq, scan_work, scan_done, j) < 0) {
+	j->full = full || !leds.snap;
+	if (workq_submit(leds.wq, scan_work, scan_done, j) < 0) {
 		free(j);
 		/* A queue this full means readers are plenty: serve them what we have. */
-		if (L.snap) {
+		if (leds.snap) {
 			waiters_run(false);
 		} else {
 			struct fault f = {.kind = ERR_BUSY, .retry_after = 1};
@@ -466,7 +467,7 @@ static void scan_start(bool full)
 		}
 		return;
 	}
-	L.scanning = true;
+	leds.scanning = true;
 }
 
 /* --- answering */
@@ -562,7 +563,7 @@ static void op_fail(struct op *op, enum fault_kind kind, const char *fmt, ...)
  * have been replaced while the op waited. */
 static void op_answer(struct op *op)
 {
-	struct snap *s = L.snap;
+	struct snap *s = leds.snap;
 	long ci = op->kind == OP_CHASSIS_LIST ? 0 : chassis_index(s, op->chassis);
 	if (ci < 0) {
 		op_fail(op, ERR_NOT_FOUND, "chassis: no chassis '%.128s'", op->chassis);
@@ -620,7 +621,7 @@ static void readback_work(void *arg)
 static void readback_done(void *arg)
 {
 	struct op *op = arg;
-	struct snap *s = L.snap;
+	struct snap *s = leds.snap;
 	for (size_t i = 0; s && i < op->nrb; i++) {
 		struct readback *rb = &op->rb[i];
 		struct comp *c;
@@ -699,11 +700,11 @@ static void locate_apply(struct op *op, bool record)
 	}
 	long idx;
 	bool disk;
-	struct comp *c = comp_by_key(L.snap, op->key, &idx, &disk);
+	struct comp *c = comp_by_key(leds.snap, op->key, &idx, &disk);
 	if (c && c->path && readable(c->backend)) {
 		c->locate = op->now;
 		if (disk && op->fault_path)
-			L.snap->inv.disks[idx].faulted = op->faulted;
+			leds.snap->inv.disks[idx].faulted = op->faulted;
 	}
 }
 
@@ -728,7 +729,7 @@ static void store_work(struct db *db, void *arg)
 
 static void stores_remove(struct op *op)
 {
-	for (struct op **p = &L.stores; *p; p = &(*p)->next_store)
+	for (struct op **p = &leds.stores; *p; p = &(*p)->next_store)
 		if (*p == op) {
 			*p = op->next_store;
 			return;
@@ -741,7 +742,7 @@ static void store_done(void *arg)
 	struct op *op = j->op;
 	bool ok = j->rc == 0, full = j->full;
 	free(j);
-	if (!L.started) {
+	if (!leds.started) {
 		op_free(op); /* answered at shutdown (leds_shutdown) */
 		return;
 	}
@@ -782,7 +783,7 @@ static void locate_commit(struct op *op)
 		locate_apply(op, true);
 		struct db_led *row = xcalloc(1, sizeof(*row));
 		led_row(row, op);
-		dbw_submit(L.db, led_put_work, free, row);
+		dbw_submit(leds.db, led_put_work, free, row);
 		log_info("leds: %s re-applied: locate on (%s)", op->key,
 		         backend_names[op->backend]);
 		op_free(op);
@@ -800,9 +801,9 @@ static void locate_commit(struct op *op)
 	            "locate %s -> %s (%s)", onoff(op->old), onoff(op->on),
 	            backend_names[op->backend]);
 	j->op = op;
-	op->next_store = L.stores;
-	L.stores = op;
-	dbw_submit(L.db, store_work, store_done, j);
+	op->next_store = leds.stores;
+	leds.stores = op;
+	dbw_submit(leds.db, store_work, store_done, j);
 }
 
 /* The change failed: the recorded state stays as it was. */
@@ -872,7 +873,7 @@ static void write_done(void *arg)
 	if (op->now != (op->on ? 1 : 0)) {
 		long idx;
 		bool disk;
-		struct comp *c = comp_by_key(L.snap, op->key, &idx, &disk);
+		struct comp *c = comp_by_key(leds.snap, op->key, &idx, &disk);
 		if (c)
 			c->locate = op->now;
 		snprintf(why, sizeof(why), "%s reads %s after writing %s", op->path, onoff(op->now),
@@ -900,7 +901,7 @@ static void command_exit(void *arg, const struct child_result *res)
 {
 	struct op *op = arg;
 	char msg[160], why[400];
-	if (L.stopping) {
+	if (leds.stopping) {
 		struct rec *r = rec_find(op->key);
 		if (r)
 			r->busy = false;
@@ -915,7 +916,7 @@ static void command_exit(void *arg, const struct child_result *res)
 	first_line(res->err_len ? res->err : res->out ? res->out : "", msg, sizeof(msg));
 	if (res->timed_out) {
 		snprintf(why, sizeof(why), "%s gave no answer within %d s and was killed",
-		         op->command, L.timeout_ms / 1000);
+		         op->command, leds.timeout_ms / 1000);
 		locate_failed(op, ERR_TIMEOUT, why);
 		return;
 	}
@@ -949,7 +950,7 @@ static void command_start(struct op *op)
 		                      i ? " " : "", argv[i]);
 	struct child_opts o = {
 	    .argv = argv,
-	    .timeout_ms = L.timeout_ms,
+	    .timeout_ms = leds.timeout_ms,
 	    .kill_grace_ms = LEDS_KILL_GRACE_MS,
 	    .max_output = 4096,
 	    .on_exit = command_exit,
@@ -965,7 +966,7 @@ static void command_start(struct op *op)
 
 static void locate_start(struct op *op, long ci, long di)
 {
-	struct snap *s = L.snap;
+	struct snap *s = leds.snap;
 	struct comp *c = di >= 0 ? &s->disks[di] : &s->chassis[ci];
 	snprintf(op->key, sizeof(op->key), "%s", c->key);
 	op->backend = c->backend;
@@ -979,7 +980,7 @@ static void locate_start(struct op *op, long ci, long di)
 	op_target(op);
 
 	struct rec *r = rec_get(op->key);
-	if (L.stopping) {
+	if (leds.stopping) {
 		op_fail(op, ERR_BUSY, "locate: the server is shutting down");
 		return;
 	}
@@ -1001,7 +1002,7 @@ static void locate_backend(struct op *op)
 		break;
 	case LED_SES:
 	case LED_LEDS:
-		if (workq_submit(L.wq, write_work, write_done, op) == 0)
+		if (workq_submit(leds.wq, write_work, write_done, op) == 0)
 			break;
 		if (op->undoing) {
 			locate_failed(op, ERR_BUSY, "too many hardware requests at once");
@@ -1020,7 +1021,7 @@ static void locate_backend(struct op *op)
 /* After the first scan: what was lit where the hardware cannot tell is lit again. */
 static void reapply_all(void)
 {
-	struct snap *s = L.snap;
+	struct snap *s = leds.snap;
 	for (size_t k = 0; k < s->inv.nchassis + s->inv.ndisks; k++) {
 		bool disk = k >= s->inv.nchassis;
 		size_t i = disk ? k - s->inv.nchassis : k;
@@ -1046,7 +1047,7 @@ static void reapply_all(void)
 
 static void op_run(struct op *op, bool fresh)
 {
-	struct snap *s = L.snap;
+	struct snap *s = leds.snap;
 	long ci = -1, di = -1;
 	if (op->kind != OP_CHASSIS_LIST) {
 		ci = chassis_index(s, op->chassis);
@@ -1068,7 +1069,7 @@ static void op_run(struct op *op, bool fresh)
 		return;
 	}
 	/* Read back just the LEDs this answer shows. */
-	if (!fresh && !L.stopping) {
+	if (!fresh && !leds.stopping) {
 		switch (op->kind) {
 		case OP_CHASSIS_LIST:
 			for (size_t i = 0; i < s->inv.nchassis; i++)
@@ -1089,7 +1090,7 @@ static void op_run(struct op *op, bool fresh)
 			break;
 		}
 		op->gen = s->gen;
-		if (op->nrb && workq_submit(L.wq, readback_work, readback_done, op) == 0)
+		if (op->nrb && workq_submit(leds.wq, readback_work, readback_done, op) == 0)
 			return;
 		/* Nothing to read, or the helper is swamped: what we know is the answer. */
 		for (size_t i = 0; i < op->nrb; i++) {
@@ -1103,16 +1104,16 @@ static void op_run(struct op *op, bool fresh)
 
 static void op_start(struct op *op)
 {
-	if (!L.started) {
+	if (!leds.started) {
 		op_fail(op, ERR_INTERNAL, "chassis: the hardware service is not running");
 		return;
 	}
 	if (snap_older(LEDS_TTL_NS)) {
-		if (L.waiters_tail)
-			L.waiters_tail->next = op;
+		if (leds.waiters_tail)
+			leds.waiters_tail->next = op;
 		else
-			L.waiters = op;
-		L.waiters_tail = op;
+			leds.waiters = op;
+		leds.waiters_tail = op;
 		scan_start(false);
 		return;
 	}
@@ -1163,16 +1164,16 @@ void leds_locate(const char *chassis, const char *disk, bool on, const char *use
 
 unsigned leds_lit_count(void)
 {
-	if (!L.started || !L.snap)
+	if (!leds.started || !leds.snap)
 		return 0;
 	/* Changes made here count at once; others (a button, another tool) at the next read. */
-	if (!L.stopping && util_mono_ns() - L.leds_read_ns > LEDS_COUNT_TTL_NS)
+	if (!leds.stopping && util_mono_ns() - leds.leds_read_ns > LEDS_COUNT_TTL_NS)
 		scan_start(true);
 	unsigned n = 0;
-	for (size_t i = 0; i < L.snap->inv.nchassis; i++)
-		n += comp_locate(&L.snap->chassis[i]) == 1;
-	for (size_t i = 0; i < L.snap->inv.ndisks; i++)
-		n += comp_locate(&L.snap->disks[i]) == 1;
+	for (size_t i = 0; i < leds.snap->inv.nchassis; i++)
+		n += comp_locate(&leds.snap->chassis[i]) == 1;
+	for (size_t i = 0; i < leds.snap->inv.ndisks; i++)
+		n += comp_locate(&leds.snap->disks[i]) == 1;
 	return n;
 }
 
@@ -1187,39 +1188,39 @@ static int rec_load(void *arg, const struct db_led *l)
 
 int leds_init(struct event_base *base, struct db *db, const struct leds_config *cfg)
 {
-	memset(&L, 0, sizeof(L));
-	L.base = base;
-	L.db = db;
-	L.root = xstrdup(cfg->sys_root && *cfg->sys_root ? cfg->sys_root : "/");
-	size_t n = strlen(L.root);
-	while (n > 0 && L.root[n - 1] == '/')
-		L.root[--n] = '\0'; /* "/" becomes "", so paths read "<root>/sys/..." */
-	L.system_led = cfg->system_led && *cfg->system_led ? xstrdup(cfg->system_led) : NULL;
-	L.sys_choice = choice_parse(cfg->system_backend);
-	L.disk_choice = choice_parse(cfg->disk_backend);
-	L.timeout_ms = cfg->command_timeout_ms > 0 ? cfg->command_timeout_ms : 10000;
+	memset(&leds, 0, sizeof(leds));
+	leds.base = base;
+	leds.db = db;
+	leds.root = xstrdup(cfg->sys_root && *cfg->sys_root ? cfg->sys_root : "/");
+	size_t n = strlen(leds.root);
+	while (n > 0 && leds.root[n - 1] == '/')
+		leds.root[--n] = '\0'; /* "/" becomes "", so paths read "<root>/sys/..." */
+	leds.system_led = cfg->system_led && *cfg->system_led ? xstrdup(cfg->system_led) : NULL;
+	leds.sys_choice = choice_parse(cfg->system_backend);
+	leds.disk_choice = choice_parse(cfg->disk_backend);
+	leds.timeout_ms = cfg->command_timeout_ms > 0 ? cfg->command_timeout_ms : 10000;
 	/* One thread of its own: a slow enclosure must not hold up password hashing. */
-	L.wq = workq_new(base, 1);
-	if (!L.wq)
+	leds.wq = workq_new(base, 1);
+	if (!leds.wq)
 		return -1;
 	if (db_led_list(db, rec_load, NULL) != 0)
 		log_warn("leds: the recorded LED states cannot be read; starting with none");
-	L.started = true;
+	leds.started = true;
 	scan_start(true);
 	return 0;
 }
 
 void leds_shutdown(void)
 {
-	if (!L.started)
+	if (!leds.started)
 		return;
-	L.stopping = true;
+	leds.stopping = true;
 	/* Its done callbacks answer whoever waits on a scan, a read or a write. */
-	workq_free(L.wq);
-	L.wq = NULL;
+	workq_free(leds.wq);
+	leds.wq = NULL;
 	/* Changes whose row the writer still holds are answered now, while their requests
 	 * live; the writer's done callback then only frees them. */
-	for (struct op *op = L.stores; op; op = op->next_store) {
+	for (struct op *op = leds.stores; op; op = op->next_store) {
 		struct fault f = {.kind = ERR_BUSY, .retry_after = 1};
 		snprintf(f.details, sizeof(f.details),
 		         "locate: the server is stopping; the change may not have been stored");
@@ -1227,17 +1228,17 @@ void leds_shutdown(void)
 			op->cb(op->arg, NULL, &f);
 		op->cb = NULL;
 	}
-	L.stores = NULL;
+	leds.stores = NULL;
 	struct fault f = {.kind = ERR_BUSY, .retry_after = 1};
 	snprintf(f.details, sizeof(f.details), "chassis: the server is shutting down");
 	waiters_fail(&f);
-	snap_free(L.snap);
-	L.snap = NULL;
-	free(L.recs);
-	L.recs = NULL;
-	L.nrecs = L.caprecs = 0;
-	free(L.root);
-	free(L.system_led);
-	L.root = L.system_led = NULL;
-	L.started = false;
+	snap_free(leds.snap);
+	leds.snap = NULL;
+	free(leds.recs);
+	leds.recs = NULL;
+	leds.nrecs = leds.caprecs = 0;
+	free(leds.root);
+	free(leds.system_led);
+	leds.root = leds.system_led = NULL;
+	leds.started = false;
 }

@@ -61,7 +61,7 @@ static struct {
 	struct tbuf out;
 	int64_t started;
 	long user_hz;
-} m;
+} metrics;
 
 static void family(struct tbuf *b, const char *name, const char *type, const char *help)
 {
@@ -174,7 +174,7 @@ static void build_sample(struct tbuf *b, const struct box_sample *s)
 	       "CPU time spent in each mode, summed over all CPUs.");
 	for (i = 0; i < CPU_MODES; i++)
 		tb_printf(b, "spindle_cpu_seconds_total{mode=\"%s\"} %.2f\n", cpu_modes[i],
-		          (double)s->cpu_ticks[i] / (double)m.user_hz);
+		          (double)s->cpu_ticks[i] / (double)metrics.user_hz);
 	gauge_u64(b, "spindle_cpus", "CPUs online.", (uint64_t)(s->ncpus > 0 ? s->ncpus : 0));
 
 	gauge_u64(b, "spindle_memory_total_bytes", "Memory installed (MemTotal).", s->mem_total);
@@ -231,7 +231,7 @@ static void build_daemon(struct tbuf *b)
 	tb_printf(b, "spindle_build_info{version=\"%s\"} 1\n",
 	          label(PACKAGE_VERSION, esc, sizeof(esc)));
 	gauge_u64(b, "spindle_start_time_seconds", "When spindled started (Unix time).",
-	          (uint64_t)m.started);
+	          (uint64_t)metrics.started);
 	family(b, "spindle_jobs", "gauge", "Benchmark jobs by state.");
 	tb_printf(b, "spindle_jobs{state=\"running\"} %u\nspindle_jobs{state=\"queued\"} %u\n",
 	          running, queued);
@@ -247,46 +247,47 @@ const char *metrics_text(size_t *len)
 	const struct box_sample *s = collector_latest();
 
 	if (!s)
-		m.sample.len = 0;
-	else if (s->seq != m.seq || m.sample.len == 0) {
-		build_sample(&m.sample, s);
-		m.seq = s->seq;
+		metrics.sample.len = 0;
+	else if (s->seq != metrics.seq || metrics.sample.len == 0) {
+		build_sample(&metrics.sample, s);
+		metrics.seq = s->seq;
 	}
-	m.out.len = 0;
-	build_daemon(&m.out);
-	if (m.sample.len)
-		tb_add(&m.out, m.sample.s, m.sample.len);
-	*len = m.out.len;
-	return m.out.s;
+	metrics.out.len = 0;
+	build_daemon(&metrics.out);
+	if (metrics.sample.len)
+		tb_add(&metrics.out, metrics.sample.s, metrics.sample.len);
+	*len = metrics.out.len;
+	return metrics.out.s;
 }
 
 bool metrics_peer_allowed(const char *peer)
 {
-	return cidr_list_match(m.allow, peer);
+	return cidr_list_match(metrics.allow, peer);
 }
 
 int metrics_init(const char *allow)
 {
 	char err[256];
 
-	m.allow = cidr_list_parse(allow, err, sizeof(err));
-	if (!m.allow) {
+	metrics.allow = cidr_list_parse(allow, err, sizeof(err));
+	if (!metrics.allow) {
 		log_err("--metrics-allow: %s", err);
 		return -1;
 	}
-	m.started = util_now();
-	m.user_hz = sysconf(_SC_CLK_TCK);
-	if (m.user_hz <= 0)
-		m.user_hz = 100;
+	metrics.started = util_now();
+	metrics.user_hz = sysconf(_SC_CLK_TCK);
+	if (metrics.user_hz <= 0)
+		metrics.user_hz = 100;
 	log_info("metrics: /metrics without a token from %zu address range(s)%s",
-	         cidr_list_count(m.allow), cidr_list_count(m.allow) ? "" : " (token only)");
+	         cidr_list_count(metrics.allow),
+	         cidr_list_count(metrics.allow) ? "" : " (token only)");
 	return 0;
 }
 
 void metrics_shutdown(void)
 {
-	cidr_list_free(m.allow);
-	free(m.sample.s);
-	free(m.out.s);
-	memset(&m, 0, sizeof(m));
+	cidr_list_free(metrics.allow);
+	free(metrics.sample.s);
+	free(metrics.out.s);
+	memset(&metrics, 0, sizeof(metrics));
 }

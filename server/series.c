@@ -581,7 +581,7 @@ static struct {
 	bool cmp_active;
 	double hour[3600];
 	struct series_buf buf;
-} W;
+} writer;
 
 /* Inserts v into a sorted array unless it is there; returns whether it was added. */
 static bool sorted_add(int64_t **arr, size_t *n, size_t *cap, int64_t v)
@@ -627,26 +627,26 @@ static void sorted_remove(int64_t *arr, size_t *n, int64_t v)
 	}
 }
 
-/* W.mu held. */
+/* writer.mu held. */
 static struct acct *acct_find(int64_t id, bool create)
 {
-	size_t lo = 0, hi = W.nacct;
+	size_t lo = 0, hi = writer.nacct;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (W.acct[mid].id < id)
+		if (writer.acct[mid].id < id)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo < W.nacct && W.acct[lo].id == id)
-		return &W.acct[lo];
+	if (lo < writer.nacct && writer.acct[lo].id == id)
+		return &writer.acct[lo];
 	if (!create)
 		return NULL;
-	W.acct = util_grow(W.acct, &W.acct_cap, W.nacct, sizeof(*W.acct));
-	memmove(&W.acct[lo + 1], &W.acct[lo], (W.nacct - lo) * sizeof(*W.acct));
-	W.acct[lo] = (struct acct){id, 0, 0};
-	W.nacct++;
-	return &W.acct[lo];
+	writer.acct = util_grow(writer.acct, &writer.acct_cap, writer.nacct, sizeof(*writer.acct));
+	memmove(&writer.acct[lo + 1], &writer.acct[lo], (writer.nacct - lo) * sizeof(*writer.acct));
+	writer.acct[lo] = (struct acct){id, 0, 0};
+	writer.nacct++;
+	return &writer.acct[lo];
 }
 
 /* What the series' packed hours and rollups take; its share of the flush rows not packed
@@ -654,13 +654,13 @@ static struct acct *acct_find(int64_t id, bool create)
 static void acct_measure(int64_t id)
 {
 	int64_t rows, bytes;
-	if (db_samples_bytes(W.ds, id, &rows, &bytes) < 0)
+	if (db_samples_bytes(writer.ds, id, &rows, &bytes) < 0)
 		return;
-	pthread_mutex_lock(&W.mu);
+	pthread_mutex_lock(&writer.mu);
 	struct acct *a = acct_find(id, true);
 	a->rows = rows;
 	a->bytes = bytes;
-	pthread_mutex_unlock(&W.mu);
+	pthread_mutex_unlock(&writer.mu);
 }
 
 static void batch_free(struct wbatch *b)
@@ -678,48 +678,49 @@ static void batch_free(struct wbatch *b)
 /* One flush in one transaction; false when the disk refused it (nothing stored). */
 static bool writer_flush(struct wbatch *b)
 {
-	int rc = db_samples_begin(W.ds);
+	int rc = db_samples_begin(writer.ds);
 	for (size_t i = 0; rc == 0 && i < b->nnews; i++)
-		rc = db_samples_series_insert(W.ds, b->news[i].id, b->news[i].dataset,
+		rc = db_samples_series_insert(writer.ds, b->news[i].id, b->news[i].dataset,
 		                              b->news[i].key);
 	for (size_t i = 0; rc == 0 && i < b->nrows; i++) {
 		const struct wrow *r = &b->rows[i];
-		rc = db_samples_recent_add(W.ds, r->start, r->span, b->data.p + r->off, r->len);
+		rc =
+		    db_samples_recent_add(writer.ds, r->start, r->span, b->data.p + r->off, r->len);
 	}
-	if (db_samples_end(W.ds, rc) < 0) {
-		W.failed_full = db_samples_full(W.ds);
+	if (db_samples_end(writer.ds, rc) < 0) {
+		writer.failed_full = db_samples_full(writer.ds);
 		return false;
 	}
 	for (size_t i = 0; i < b->nnews; i++)
-		sorted_add(&W.ids, &W.nids, &W.ids_cap, b->news[i].id);
-	pthread_mutex_lock(&W.mu);
+		sorted_add(&writer.ids, &writer.nids, &writer.ids_cap, b->news[i].id);
+	pthread_mutex_lock(&writer.mu);
 	for (size_t i = 0; i < b->npieces; i++)
 		acct_find(b->pieces[i].series, true)->bytes += (int64_t)b->pieces[i].len;
-	pthread_mutex_unlock(&W.mu);
+	pthread_mutex_unlock(&writer.mu);
 	for (size_t i = 0; i < b->nrows; i++)
-		sorted_add(&W.hours, &W.nhours, &W.hours_cap,
+		sorted_add(&writer.hours, &writer.nhours, &writer.hours_cap,
 		           b->rows[i].start - b->rows[i].start % 3600);
 	/* Hours are packed only up to here: a refused flush before it holds them back. */
-	if (b->upto > W.upto)
-		W.upto = b->upto;
+	if (b->upto > writer.upto)
+		writer.upto = b->upto;
 	return true;
 }
 
 static const char *refusal(void)
 {
-	return W.failed_full ? "the state filesystem is full" : "a database error";
+	return writer.failed_full ? "the state filesystem is full" : "a database error";
 }
 
 /* The refused flushes, oldest first, until one is refused again. */
 static void writer_retry(void)
 {
-	int64_t from = W.failed ? W.failed->from : 0, upto = 0;
-	while (W.failed && writer_flush(W.failed)) {
-		struct wbatch *b = W.failed;
+	int64_t from = writer.failed ? writer.failed->from : 0, upto = 0;
+	while (writer.failed && writer_flush(writer.failed)) {
+		struct wbatch *b = writer.failed;
 		upto = b->upto;
-		W.failed = b->next;
-		if (!W.failed)
-			W.failed_tail = NULL;
+		writer.failed = b->next;
+		if (!writer.failed)
+			writer.failed_tail = NULL;
 		batch_free(b);
 	}
 	if (upto)
@@ -732,26 +733,27 @@ static void writer_retry(void)
  * seconds): older ones are given up, logged; the series they introduce move on. */
 static void writer_keep(struct wbatch *b)
 {
-	if (!W.failed)
+	if (!writer.failed)
 		log_err("series: the samples from %lld on could not be stored (%s); they are kept "
 		        "in memory and tried again with every flush",
 		        (long long)b->from, refusal());
 	b->next = NULL;
-	if (W.failed_tail)
-		W.failed_tail->next = b;
+	if (writer.failed_tail)
+		writer.failed_tail->next = b;
 	else
-		W.failed = b;
-	W.failed_tail = b;
-	while (W.failed != b && W.failed->upto <= b->upto - SERIES_RING) {
-		struct wbatch *old = W.failed;
-		W.failed = old->next;
+		writer.failed = b;
+	writer.failed_tail = b;
+	while (writer.failed != b && writer.failed->upto <= b->upto - SERIES_RING) {
+		struct wbatch *old = writer.failed;
+		writer.failed = old->next;
 		log_err("series: the samples from %lld to %lld are lost: the disk refused them "
 		        "(%s) for longer than memory holds them",
 		        (long long)old->from, (long long)old->upto, refusal());
 		for (size_t i = 0; i < old->nnews; i++) {
-			W.failed->news = util_grow(W.failed->news, &W.failed->news_cap,
-			                           W.failed->nnews, sizeof(*W.failed->news));
-			W.failed->news[W.failed->nnews++] = old->news[i];
+			writer.failed->news =
+			    util_grow(writer.failed->news, &writer.failed->news_cap,
+			              writer.failed->nnews, sizeof(*writer.failed->news));
+			writer.failed->news[writer.failed->nnews++] = old->news[i];
 		}
 		old->nnews = 0;
 		batch_free(old);
@@ -781,47 +783,52 @@ static int unpack_rollup_row(void *arg, int64_t start, int span, const void *dat
 	return 0;
 }
 
-/* Packs the hour [hour, hour+3600) of one series from the flush rows in W.cmp: one block
+/* Packs the hour [hour, hour+3600) of one series from the flush rows in writer.cmp: one block
  * of seconds, one row of minute rollups, and the hour's entry in the day's row. A block
  * packed before (a clock that stepped back) takes part, so packing again is harmless. */
 static int writer_compact(int64_t series, int64_t hour)
 {
-	struct unpack_ctx c = {W.hour, hour, 3600, false};
+	struct unpack_ctx c = {writer.hour, hour, 3600, false};
 	for (int i = 0; i < 3600; i++)
-		W.hour[i] = NAN;
-	if (db_samples_range(W.ds, DB_SAMPLES_SECONDS, series, hour, hour + 1, unpack_row, &c) < 0)
+		writer.hour[i] = NAN;
+	if (db_samples_range(writer.ds, DB_SAMPLES_SECONDS, series, hour, hour + 1, unpack_row,
+	                     &c) < 0)
 		return -1;
-	if (!frows_unpack(&W.cmp, series, W.hour, hour, 3600) || c.bad)
+	if (!frows_unpack(&writer.cmp, series, writer.hour, hour, 3600) || c.bad)
 		log_warn("series: %lld: malformed samples in the hour at %lld skipped",
 		         (long long)series, (long long)hour);
 	int last = 3599;
-	while (last >= 0 && isnan(W.hour[last]))
+	while (last >= 0 && isnan(writer.hour[last]))
 		last--;
 	if (last < 0)
 		return 0;
 
-	W.buf.len = 0;
-	series_pack(W.hour, (size_t)last + 1, &W.buf);
-	if (db_samples_put(W.ds, DB_SAMPLES_SECONDS, series, hour, 3600, W.buf.p, W.buf.len) < 0)
+	writer.buf.len = 0;
+	series_pack(writer.hour, (size_t)last + 1, &writer.buf);
+	if (db_samples_put(writer.ds, DB_SAMPLES_SECONDS, series, hour, 3600, writer.buf.p,
+	                   writer.buf.len) < 0)
 		return -1;
 
 	struct series_rollup minutes[60], total = {0}, day[24];
-	series_rollups_of(W.hour, 3600, 60, minutes);
+	series_rollups_of(writer.hour, 3600, 60, minutes);
 	for (int i = 0; i < 60; i++)
 		rollup_merge(&total, &minutes[i]);
-	W.buf.len = 0;
-	series_pack_rollups(minutes, 60, &W.buf);
-	if (db_samples_put(W.ds, DB_SAMPLES_MINUTES, series, hour, 0, W.buf.p, W.buf.len) < 0)
+	writer.buf.len = 0;
+	series_pack_rollups(minutes, 60, &writer.buf);
+	if (db_samples_put(writer.ds, DB_SAMPLES_MINUTES, series, hour, 0, writer.buf.p,
+	                   writer.buf.len) < 0)
 		return -1;
 
 	int64_t d = hour - hour % 86400;
 	memset(day, 0, sizeof(day));
-	if (db_samples_range(W.ds, DB_SAMPLES_HOURS, series, d, d + 1, unpack_rollup_row, day) < 0)
+	if (db_samples_range(writer.ds, DB_SAMPLES_HOURS, series, d, d + 1, unpack_rollup_row,
+	                     day) < 0)
 		return -1;
 	day[(hour - d) / 3600] = total;
-	W.buf.len = 0;
-	series_pack_rollups(day, 24, &W.buf);
-	return db_samples_put(W.ds, DB_SAMPLES_HOURS, series, d, 0, W.buf.p, W.buf.len);
+	writer.buf.len = 0;
+	series_pack_rollups(day, 24, &writer.buf);
+	return db_samples_put(writer.ds, DB_SAMPLES_HOURS, series, d, 0, writer.buf.p,
+	                      writer.buf.len);
 }
 
 /* One step of packing the oldest complete hour: read its flush rows, then a few series
@@ -829,140 +836,148 @@ static int writer_compact(int64_t series, int64_t hour)
  * packed again at the next start, to the same result. True when a step was done. */
 static bool writer_compact_step(void)
 {
-	if (!W.cmp_active) {
-		if (W.nhours == 0 || W.hours[0] + 3600 > W.upto)
+	if (!writer.cmp_active) {
+		if (writer.nhours == 0 || writer.hours[0] + 3600 > writer.upto)
 			return false;
-		int64_t hour = W.hours[0];
-		memmove(W.hours, W.hours + 1, (W.nhours - 1) * sizeof(*W.hours));
-		W.nhours--;
-		frows_reset(&W.cmp);
-		W.cmp.hour = hour;
-		W.cmp_n = W.cmp_pos = 0;
-		if (db_samples_recent_range(W.ds, hour, hour + 3600, copy_frow, &W.cmp) < 0) {
+		int64_t hour = writer.hours[0];
+		memmove(writer.hours, writer.hours + 1,
+		        (writer.nhours - 1) * sizeof(*writer.hours));
+		writer.nhours--;
+		frows_reset(&writer.cmp);
+		writer.cmp.hour = hour;
+		writer.cmp_n = writer.cmp_pos = 0;
+		if (db_samples_recent_range(writer.ds, hour, hour + 3600, copy_frow, &writer.cmp) <
+		    0) {
 			log_err("series: the hour at %lld cannot be read; packed at the next start",
 			        (long long)hour);
-			frows_reset(&W.cmp);
+			frows_reset(&writer.cmp);
 			return true;
 		}
 		/* Deleted series' pieces are left behind: they go with the rows. */
-		for (size_t i = 0; i < W.cmp.n; i++)
-			for (size_t k = 0; k < W.cmp.r[i].npieces; k++)
-				if (sorted_has(W.ids, W.nids, W.cmp.r[i].pieces[k].id))
-					sorted_add(&W.cmp_series, &W.cmp_n, &W.cmp_cap,
-					           W.cmp.r[i].pieces[k].id);
-		W.cmp_active = true;
+		for (size_t i = 0; i < writer.cmp.n; i++)
+			for (size_t k = 0; k < writer.cmp.r[i].npieces; k++)
+				if (sorted_has(writer.ids, writer.nids,
+				               writer.cmp.r[i].pieces[k].id))
+					sorted_add(&writer.cmp_series, &writer.cmp_n,
+					           &writer.cmp_cap, writer.cmp.r[i].pieces[k].id);
+		writer.cmp_active = true;
 		return true;
 	}
-	int64_t hour = W.cmp.hour;
-	if (W.cmp_pos < W.cmp_n) {
-		size_t n = W.cmp_n - W.cmp_pos < COMPACT_STEP ? W.cmp_n - W.cmp_pos : COMPACT_STEP;
-		int rc = db_samples_begin(W.ds);
+	int64_t hour = writer.cmp.hour;
+	if (writer.cmp_pos < writer.cmp_n) {
+		size_t n = writer.cmp_n - writer.cmp_pos < COMPACT_STEP
+		               ? writer.cmp_n - writer.cmp_pos
+		               : COMPACT_STEP;
+		int rc = db_samples_begin(writer.ds);
 		for (size_t i = 0; rc == 0 && i < n; i++)
-			rc = writer_compact(W.cmp_series[W.cmp_pos + i], hour);
-		if (db_samples_end(W.ds, rc) < 0)
+			rc = writer_compact(writer.cmp_series[writer.cmp_pos + i], hour);
+		if (db_samples_end(writer.ds, rc) < 0)
 			log_err("series: packing the hour at %lld failed; its flushes stay",
 			        (long long)hour);
 		for (size_t i = 0; i < n; i++)
-			acct_measure(W.cmp_series[W.cmp_pos + i]);
-		W.cmp_pos += n;
+			acct_measure(writer.cmp_series[writer.cmp_pos + i]);
+		writer.cmp_pos += n;
 		return true;
 	}
-	int rc = db_samples_begin(W.ds);
+	int rc = db_samples_begin(writer.ds);
 	if (rc == 0)
-		rc = db_samples_recent_delete(W.ds, hour, hour + 3600, W.cmp.max_id);
-	db_samples_end(W.ds, rc);
-	frows_reset(&W.cmp);
-	W.cmp_active = false;
+		rc = db_samples_recent_delete(writer.ds, hour, hour + 3600, writer.cmp.max_id);
+	db_samples_end(writer.ds, rc);
+	frows_reset(&writer.cmp);
+	writer.cmp_active = false;
 	/* An hour is done: time to prune, once an hour. */
-	int64_t h = W.now / 3600;
-	if (h != W.last_prune_hour) {
-		W.last_prune_hour = h;
-		W.prune_due = true;
+	int64_t h = writer.now / 3600;
+	if (h != writer.last_prune_hour) {
+		writer.last_prune_hour = h;
+		writer.prune_due = true;
 	}
 	return true;
 }
 
 static bool writer_prune_step(void)
 {
-	pthread_mutex_lock(&W.mu);
-	if (W.prune_requested) {
-		W.prune_requested = false;
-		W.prune_due = true;
-		W.prune_pos = 0;
+	pthread_mutex_lock(&writer.mu);
+	if (writer.prune_requested) {
+		writer.prune_requested = false;
+		writer.prune_due = true;
+		writer.prune_pos = 0;
 	}
-	struct series_retention r = W.ret;
-	pthread_mutex_unlock(&W.mu);
-	if (!W.prune_due || W.now == 0)
+	struct series_retention r = writer.ret;
+	pthread_mutex_unlock(&writer.mu);
+	if (!writer.prune_due || writer.now == 0)
 		return false;
 
 	/* A row goes when all it covers is past retention: seconds and minutes rows cover an
 	 * hour, hour rows a day. Queries hide what is past retention in the rows kept. */
-	int64_t cut_s = W.now - r.second_h * 3600, cut_m = W.now - r.minute_h * 3600;
-	int64_t cut_h = W.now - r.hour_h * 3600;
-	size_t end = W.prune_pos + PRUNE_STEP < W.nids ? W.prune_pos + PRUNE_STEP : W.nids;
-	int rc = db_samples_begin(W.ds);
+	int64_t cut_s = writer.now - r.second_h * 3600, cut_m = writer.now - r.minute_h * 3600;
+	int64_t cut_h = writer.now - r.hour_h * 3600;
+	size_t end = writer.prune_pos + PRUNE_STEP < writer.nids ? writer.prune_pos + PRUNE_STEP
+	                                                         : writer.nids;
+	int rc = db_samples_begin(writer.ds);
 	/* Flush rows never packed (an hour that failed) go with the seconds' retention. */
-	if (rc == 0 && W.prune_pos == 0 && !W.cmp_active)
-		rc = db_samples_recent_delete(W.ds, 0, cut_s - 3600 + 1, INT64_MAX);
-	for (size_t i = W.prune_pos; rc == 0 && i < end; i++) {
-		int64_t s = W.ids[i];
-		rc = db_samples_delete(W.ds, DB_SAMPLES_SECONDS, s, 0, cut_s - 3600 + 1);
+	if (rc == 0 && writer.prune_pos == 0 && !writer.cmp_active)
+		rc = db_samples_recent_delete(writer.ds, 0, cut_s - 3600 + 1, INT64_MAX);
+	for (size_t i = writer.prune_pos; rc == 0 && i < end; i++) {
+		int64_t s = writer.ids[i];
+		rc = db_samples_delete(writer.ds, DB_SAMPLES_SECONDS, s, 0, cut_s - 3600 + 1);
 		if (rc == 0)
-			rc = db_samples_delete(W.ds, DB_SAMPLES_MINUTES, s, 0, cut_m - 3600 + 1);
+			rc = db_samples_delete(writer.ds, DB_SAMPLES_MINUTES, s, 0,
+			                       cut_m - 3600 + 1);
 		if (rc == 0)
-			rc = db_samples_delete(W.ds, DB_SAMPLES_HOURS, s, 0, cut_h - 86400 + 1);
+			rc =
+			    db_samples_delete(writer.ds, DB_SAMPLES_HOURS, s, 0, cut_h - 86400 + 1);
 	}
-	if (db_samples_end(W.ds, rc) < 0)
+	if (db_samples_end(writer.ds, rc) < 0)
 		log_err("series: pruning failed; it is tried again in an hour");
-	for (size_t i = W.prune_pos; i < end; i++)
-		acct_measure(W.ids[i]);
-	W.prune_pos = end;
-	if (W.prune_pos >= W.nids) {
-		W.prune_due = false;
-		W.prune_pos = 0;
+	for (size_t i = writer.prune_pos; i < end; i++)
+		acct_measure(writer.ids[i]);
+	writer.prune_pos = end;
+	if (writer.prune_pos >= writer.nids) {
+		writer.prune_due = false;
+		writer.prune_pos = 0;
 	}
 	return true;
 }
 
 static bool writer_purge_step(void)
 {
-	if (W.npurge == 0)
+	if (writer.npurge == 0)
 		return false;
-	size_t n = W.npurge < PURGE_STEP ? W.npurge : PURGE_STEP;
-	int rc = db_samples_begin(W.ds);
+	size_t n = writer.npurge < PURGE_STEP ? writer.npurge : PURGE_STEP;
+	int rc = db_samples_begin(writer.ds);
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		for (int level = 0; rc == 0 && level < DB_SAMPLES_LEVELS; level++)
-			rc = db_samples_delete(W.ds, level, W.purge[i], 0, INT64_MAX);
+			rc = db_samples_delete(writer.ds, level, writer.purge[i], 0, INT64_MAX);
 		if (rc == 0)
-			rc = db_samples_series_delete(W.ds, W.purge[i]);
+			rc = db_samples_series_delete(writer.ds, writer.purge[i]);
 	}
-	if (db_samples_end(W.ds, rc) < 0) {
+	if (db_samples_end(writer.ds, rc) < 0) {
 		log_err("series: purging deleted series failed; retrying later");
 		return true;
 	}
-	pthread_mutex_lock(&W.mu);
+	pthread_mutex_lock(&writer.mu);
 	for (size_t i = 0; i < n; i++) {
-		struct acct *a = acct_find(W.purge[i], false);
+		struct acct *a = acct_find(writer.purge[i], false);
 		if (a) {
-			size_t at = (size_t)(a - W.acct);
-			memmove(a, a + 1, (W.nacct - at - 1) * sizeof(*a));
-			W.nacct--;
+			size_t at = (size_t)(a - writer.acct);
+			memmove(a, a + 1, (writer.nacct - at - 1) * sizeof(*a));
+			writer.nacct--;
 		}
 	}
-	pthread_mutex_unlock(&W.mu);
-	memmove(W.purge, W.purge + n, (W.npurge - n) * sizeof(*W.purge));
-	W.npurge -= n;
+	pthread_mutex_unlock(&writer.mu);
+	memmove(writer.purge, writer.purge + n, (writer.npurge - n) * sizeof(*writer.purge));
+	writer.npurge -= n;
 	return true;
 }
 
 static bool writer_account_step(void)
 {
-	if (W.accounted)
+	if (writer.accounted)
 		return false;
 	/* Once after start: what each series holds on disk already. */
-	for (size_t i = 0; i < W.nids; i++)
-		acct_measure(W.ids[i]);
-	W.accounted = true;
+	for (size_t i = 0; i < writer.nids; i++)
+		acct_measure(writer.ids[i]);
+	writer.accounted = true;
 	return true;
 }
 
@@ -970,17 +985,18 @@ static void writer_batch(struct wbatch *b)
 {
 	if (b->kind == WB_PURGE) {
 		for (size_t i = 0; i < b->nids; i++) {
-			sorted_remove(W.ids, &W.nids, b->ids[i]);
-			W.purge = util_grow(W.purge, &W.purge_cap, W.npurge, sizeof(*W.purge));
-			W.purge[W.npurge++] = b->ids[i];
+			sorted_remove(writer.ids, &writer.nids, b->ids[i]);
+			writer.purge = util_grow(writer.purge, &writer.purge_cap, writer.npurge,
+			                         sizeof(*writer.purge));
+			writer.purge[writer.npurge++] = b->ids[i];
 		}
-		W.prune_pos = 0; /* the list moved under the walk */
+		writer.prune_pos = 0; /* the list moved under the walk */
 		batch_free(b);
 		return;
 	}
-	W.now = b->upto;
+	writer.now = b->upto;
 	writer_retry();
-	if (W.failed || !writer_flush(b)) {
+	if (writer.failed || !writer_flush(b)) {
 		writer_keep(b);
 		return;
 	}
@@ -989,61 +1005,61 @@ static void writer_batch(struct wbatch *b)
 
 static void *writer_main(void *arg)
 {
-	pthread_mutex_lock(&W.mu);
+	pthread_mutex_lock(&writer.mu);
 	for (;;) {
-		if (W.head) {
-			struct wbatch *b = W.head;
-			W.head = b->next;
-			if (!W.head)
-				W.tail = NULL;
-			W.idle = false;
-			pthread_mutex_unlock(&W.mu);
+		if (writer.head) {
+			struct wbatch *b = writer.head;
+			writer.head = b->next;
+			if (!writer.head)
+				writer.tail = NULL;
+			writer.idle = false;
+			pthread_mutex_unlock(&writer.mu);
 			writer_batch(b);
-			pthread_mutex_lock(&W.mu);
+			pthread_mutex_lock(&writer.mu);
 			continue;
 		}
-		if (W.stop)
+		if (writer.stop)
 			break;
-		W.idle = false;
-		pthread_mutex_unlock(&W.mu);
+		writer.idle = false;
+		pthread_mutex_unlock(&writer.mu);
 		/* Maintenance, one small step at a time; batches always go first. */
 		bool did = writer_account_step() || writer_purge_step() || writer_compact_step() ||
 		           writer_prune_step();
-		if (did && !W.unpaced)
+		if (did && !writer.unpaced)
 			usleep(MAINT_PAUSE_US);
-		pthread_mutex_lock(&W.mu);
+		pthread_mutex_lock(&writer.mu);
 		if (did)
 			continue;
-		if (W.head || W.stop || W.prune_requested)
+		if (writer.head || writer.stop || writer.prune_requested)
 			continue;
-		W.idle = true;
-		pthread_cond_broadcast(&W.idle_cv);
-		pthread_cond_wait(&W.wake, &W.mu);
+		writer.idle = true;
+		pthread_cond_broadcast(&writer.idle_cv);
+		pthread_cond_wait(&writer.wake, &writer.mu);
 	}
-	pthread_mutex_unlock(&W.mu);
+	pthread_mutex_unlock(&writer.mu);
 	/* Stopping: a last try for what the disk refused; what stays refused is lost. */
 	writer_retry();
-	for (struct wbatch *b = W.failed; b; b = b->next)
+	for (struct wbatch *b = writer.failed; b; b = b->next)
 		log_err("series: stopping: the samples from %lld to %lld are lost (%s)",
 		        (long long)b->from, (long long)b->upto, refusal());
-	pthread_mutex_lock(&W.mu);
-	W.idle = true;
-	pthread_cond_broadcast(&W.idle_cv);
-	pthread_mutex_unlock(&W.mu);
+	pthread_mutex_lock(&writer.mu);
+	writer.idle = true;
+	pthread_cond_broadcast(&writer.idle_cv);
+	pthread_mutex_unlock(&writer.mu);
 	return NULL;
 }
 
 static void writer_enqueue(struct wbatch *b)
 {
-	pthread_mutex_lock(&W.mu);
-	if (W.tail)
-		W.tail->next = b;
+	pthread_mutex_lock(&writer.mu);
+	if (writer.tail)
+		writer.tail->next = b;
 	else
-		W.head = b;
-	W.tail = b;
-	W.idle = false;
-	pthread_cond_signal(&W.wake);
-	pthread_mutex_unlock(&W.mu);
+		writer.head = b;
+	writer.tail = b;
+	writer.idle = false;
+	pthread_cond_signal(&writer.wake);
+	pthread_mutex_unlock(&writer.mu);
 }
 
 /* --- the loop's side: series in memory */
@@ -1080,7 +1096,7 @@ static struct {
 	pthread_mutex_t readers_mu; /* the pool of read connections of the helper threads */
 	struct db_samples **readers;
 	size_t nreaders, readers_cap;
-} S = {.readers_mu = PTHREAD_MUTEX_INITIALIZER};
+} store = {.readers_mu = PTHREAD_MUTEX_INITIALIZER};
 
 static void series_free(struct series *s)
 {
@@ -1108,56 +1124,56 @@ static struct series *series_new(int64_t id, int64_t dataset, const char *key, b
 	s->key = xstrdup(key);
 	s->sent = sent;
 	s->refs = 1;
-	S.all = util_grow(S.all, &S.cap, S.n, sizeof(*S.all));
-	S.all[S.n++] = s;
-	if (id >= S.next_id)
-		S.next_id = id + 1;
+	store.all = util_grow(store.all, &store.cap, store.n, sizeof(*store.all));
+	store.all[store.n++] = s;
+	if (id >= store.next_id)
+		store.next_id = id + 1;
 	return s;
 }
 
 static int load_series(void *arg, int64_t id, int64_t dataset, const char *key)
 {
 	series_new(id, dataset, key, true);
-	sorted_add(&W.ids, &W.nids, &W.ids_cap, id);
+	sorted_add(&writer.ids, &writer.nids, &writer.ids_cap, id);
 	return 0;
 }
 
 static int load_hour(void *arg, int64_t hour)
 {
-	sorted_add(&W.hours, &W.nhours, &W.hours_cap, hour);
+	sorted_add(&writer.hours, &writer.nhours, &writer.hours_cap, hour);
 	return 0;
 }
 
 int series_init(const struct series_config *cfg, char *err, size_t errlen)
 {
-	memset(&W, 0, sizeof(W));
-	pthread_mutex_init(&W.mu, NULL);
-	pthread_cond_init(&W.wake, NULL);
-	pthread_cond_init(&W.idle_cv, NULL);
-	W.ret = cfg->retention;
-	W.unpaced = cfg->unpaced;
-	W.last_prune_hour = -1;
-	S.ret = cfg->retention;
-	S.db_path = xstrdup(cfg->db_path);
-	S.wq = cfg->wq;
-	S.next_id = 1;
+	memset(&writer, 0, sizeof(writer));
+	pthread_mutex_init(&writer.mu, NULL);
+	pthread_cond_init(&writer.wake, NULL);
+	pthread_cond_init(&writer.idle_cv, NULL);
+	writer.ret = cfg->retention;
+	writer.unpaced = cfg->unpaced;
+	writer.last_prune_hour = -1;
+	store.ret = cfg->retention;
+	store.db_path = xstrdup(cfg->db_path);
+	store.wq = cfg->wq;
+	store.next_id = 1;
 
-	W.ds = db_samples_open(cfg->db_path, false, err, errlen);
-	if (!W.ds)
+	writer.ds = db_samples_open(cfg->db_path, false, err, errlen);
+	if (!writer.ds)
 		return -1;
 	/* Before the writer runs, so both lists are the writer's from then on. */
-	if (db_samples_series_list(W.ds, load_series, NULL) < 0 ||
-	    db_samples_recent_hours(W.ds, load_hour, NULL) < 0) {
+	if (db_samples_series_list(writer.ds, load_series, NULL) < 0 ||
+	    db_samples_recent_hours(writer.ds, load_hour, NULL) < 0) {
 		snprintf(err, errlen, "%s: cannot read the analytics series", cfg->db_path);
 		return -1;
 	}
-	if (pthread_create(&W.thread, NULL, writer_main, NULL) != 0) {
+	if (pthread_create(&writer.thread, NULL, writer_main, NULL) != 0) {
 		snprintf(err, errlen, "cannot start the samples writer: %s", strerror(errno));
 		return -1;
 	}
-	W.started = true;
-	S.ready = true;
-	log_info("series: %zu series on disk, %zu hours to pack", S.n, W.nhours);
+	writer.started = true;
+	store.ready = true;
+	log_info("series: %zu series on disk, %zu hours to pack", store.n, writer.nhours);
 	return 0;
 }
 
@@ -1189,33 +1205,34 @@ static bool flush_piece(struct series_buf *body, struct series_buf *tmp, const s
 	return true;
 }
 
-/* Hands the seconds [S.flushed, upto) to the writer: one flush row per 10-second chunk
+/* Hands the seconds [store.flushed, upto) to the writer: one flush row per 10-second chunk
  * (normally just one), holding every series' values, so no row ever crosses an hour. */
 static void flush_upto(int64_t upto)
 {
 	static struct series_buf body, tmp;
-	if (!S.ready || upto <= S.flushed)
+	if (!store.ready || upto <= store.flushed)
 		return;
 	struct wbatch *b = xcalloc(1, sizeof(*b));
 	b->kind = WB_FLUSH;
 	b->upto = upto;
-	for (size_t i = 0; i < S.n; i++) {
-		struct series *s = S.all[i];
+	for (size_t i = 0; i < store.n; i++) {
+		struct series *s = store.all[i];
 		if (!s->sent) {
 			b->news = util_grow(b->news, &b->news_cap, b->nnews, sizeof(*b->news));
 			b->news[b->nnews++] = (struct wnew){s->id, s->dataset, xstrdup(s->key)};
 			s->sent = true;
 		}
 	}
-	int64_t lo = S.flushed > upto - SERIES_RING ? S.flushed : upto - SERIES_RING;
+	int64_t lo = store.flushed > upto - SERIES_RING ? store.flushed : upto - SERIES_RING;
 	for (int64_t c = lo - lo % SERIES_CHUNK; c < upto; c += SERIES_CHUNK) {
 		int64_t a = c > lo ? c : lo, e = c + SERIES_CHUNK < upto ? c + SERIES_CHUNK : upto;
 		int64_t prev_id = 0;
 		size_t count = 0;
 		body.len = 0;
-		/* S.all is in id order: series are made with rising ids and dropped in place. */
-		for (size_t i = 0; i < S.n; i++) {
-			struct series *s = S.all[i];
+		/* store.all is in id order: series are made with rising ids and dropped in place.
+		 */
+		for (size_t i = 0; i < store.n; i++) {
+			struct series *s = store.all[i];
 			size_t before = body.len;
 			if (!s->ring || !flush_piece(&body, &tmp, s, a, a, e, &prev_id))
 				continue;
@@ -1238,7 +1255,7 @@ static void flush_upto(int64_t upto)
 		r->len = b->data.len - r->off;
 	}
 	b->from = lo;
-	S.flushed = upto;
+	store.flushed = upto;
 	writer_enqueue(b);
 }
 
@@ -1251,22 +1268,22 @@ void series_put(struct series *s, int64_t t, double v)
 
 void series_commit(int64_t t)
 {
-	if (S.newest && t <= S.newest) {
+	if (store.newest && t <= store.newest) {
 		/* The clock stepped back: what memory holds is flushed, then it starts afresh. */
-		flush_upto(S.newest + 1);
-		for (size_t i = 0; i < S.n; i++)
-			for (int j = 0; S.all[i]->ring && j < SERIES_RING; j++)
-				S.all[i]->ring[j] = NAN;
-		S.newest = S.oldest = S.flushed = 0;
+		flush_upto(store.newest + 1);
+		for (size_t i = 0; i < store.n; i++)
+			for (int j = 0; store.all[i]->ring && j < SERIES_RING; j++)
+				store.all[i]->ring[j] = NAN;
+		store.newest = store.oldest = store.flushed = 0;
 	}
 	/* A jump past the current chunk: flush it before its seconds could be overwritten. */
-	if (S.newest && t / SERIES_CHUNK != S.newest / SERIES_CHUNK)
-		flush_upto(S.newest + 1);
-	int64_t from = S.newest ? S.newest + 1 : t;
+	if (store.newest && t / SERIES_CHUNK != store.newest / SERIES_CHUNK)
+		flush_upto(store.newest + 1);
+	int64_t from = store.newest ? store.newest + 1 : t;
 	if (t - from > SERIES_RING)
 		from = t - SERIES_RING;
-	for (size_t i = 0; i < S.n; i++) {
-		struct series *s = S.all[i];
+	for (size_t i = 0; i < store.n; i++) {
+		struct series *s = store.all[i];
 		if (!s->ring && s->has_staged) {
 			s->ring = xmalloc(SERIES_RING * sizeof(*s->ring));
 			for (int j = 0; j < SERIES_RING; j++)
@@ -1279,54 +1296,55 @@ void series_commit(int64_t t)
 		s->ring[t & RING_MASK] = s->has_staged ? s->staged : NAN;
 		s->has_staged = false;
 	}
-	S.newest = t;
-	if (!S.oldest)
-		S.oldest = t;
-	else if (t - S.oldest >= SERIES_RING)
-		S.oldest = t - SERIES_RING + 1;
-	if (!S.flushed)
-		S.flushed = t;
+	store.newest = t;
+	if (!store.oldest)
+		store.oldest = t;
+	else if (t - store.oldest >= SERIES_RING)
+		store.oldest = t - SERIES_RING + 1;
+	if (!store.flushed)
+		store.flushed = t;
 	if ((t + 1) % SERIES_CHUNK == 0)
 		flush_upto(t + 1);
 
-	S.notifying = true;
-	for (size_t i = 0; i < S.nsubs; i++)
-		if (S.subs[i].fn)
-			S.subs[i].fn(S.subs[i].arg, t);
-	S.notifying = false;
+	store.notifying = true;
+	for (size_t i = 0; i < store.nsubs; i++)
+		if (store.subs[i].fn)
+			store.subs[i].fn(store.subs[i].arg, t);
+	store.notifying = false;
 	size_t n = 0;
-	for (size_t i = 0; i < S.nsubs; i++)
-		if (S.subs[i].fn)
-			S.subs[n++] = S.subs[i];
-	S.nsubs = n;
+	for (size_t i = 0; i < store.nsubs; i++)
+		if (store.subs[i].fn)
+			store.subs[n++] = store.subs[i];
+	store.nsubs = n;
 }
 
 int64_t series_newest(void)
 {
-	return S.newest;
+	return store.newest;
 }
 
 int64_t series_now(void)
 {
-	return S.newest ? S.newest + 1 : util_now();
+	return store.newest ? store.newest + 1 : util_now();
 }
 
 void series_subscribe(series_commit_fn fn, void *arg)
 {
-	S.subs = util_grow(S.subs, &S.subs_cap, S.nsubs, sizeof(*S.subs));
-	S.subs[S.nsubs++] = (struct sub){fn, arg};
+	store.subs = util_grow(store.subs, &store.subs_cap, store.nsubs, sizeof(*store.subs));
+	store.subs[store.nsubs++] = (struct sub){fn, arg};
 }
 
 void series_unsubscribe(series_commit_fn fn, void *arg)
 {
-	for (size_t i = 0; i < S.nsubs; i++) {
-		if (S.subs[i].fn != fn || S.subs[i].arg != arg)
+	for (size_t i = 0; i < store.nsubs; i++) {
+		if (store.subs[i].fn != fn || store.subs[i].arg != arg)
 			continue;
-		if (S.notifying) {
-			S.subs[i].fn = NULL;
+		if (store.notifying) {
+			store.subs[i].fn = NULL;
 		} else {
-			memmove(&S.subs[i], &S.subs[i + 1], (S.nsubs - i - 1) * sizeof(*S.subs));
-			S.nsubs--;
+			memmove(&store.subs[i], &store.subs[i + 1],
+			        (store.nsubs - i - 1) * sizeof(*store.subs));
+			store.nsubs--;
 		}
 		return;
 	}
@@ -1336,17 +1354,17 @@ void series_unsubscribe(series_commit_fn fn, void *arg)
 
 struct series *series_open(int64_t dataset, const char *key)
 {
-	for (size_t i = 0; i < S.n; i++)
-		if (S.all[i]->dataset == dataset && strcmp(S.all[i]->key, key) == 0)
-			return S.all[i];
-	return series_new(S.next_id, dataset, key, false);
+	for (size_t i = 0; i < store.n; i++)
+		if (store.all[i]->dataset == dataset && strcmp(store.all[i]->key, key) == 0)
+			return store.all[i];
+	return series_new(store.next_id, dataset, key, false);
 }
 
 void series_each(int64_t dataset, void (*cb)(void *arg, struct series *s), void *arg)
 {
-	for (size_t i = 0; i < S.n; i++)
-		if (S.all[i]->dataset == dataset)
-			cb(arg, S.all[i]);
+	for (size_t i = 0; i < store.n; i++)
+		if (store.all[i]->dataset == dataset)
+			cb(arg, store.all[i]);
 }
 
 static void drop_where(bool (*match)(const struct series *s, const void *ctx), const void *ctx)
@@ -1354,10 +1372,10 @@ static void drop_where(bool (*match)(const struct series *s, const void *ctx), c
 	struct wbatch *b = xcalloc(1, sizeof(*b));
 	b->kind = WB_PURGE;
 	size_t n = 0;
-	for (size_t i = 0; i < S.n; i++) {
-		struct series *s = S.all[i];
+	for (size_t i = 0; i < store.n; i++) {
+		struct series *s = store.all[i];
 		if (!match(s, ctx)) {
-			S.all[n++] = s;
+			store.all[n++] = s;
 			continue;
 		}
 		if (s->sent) {
@@ -1367,7 +1385,7 @@ static void drop_where(bool (*match)(const struct series *s, const void *ctx), c
 		s->dropped = true;
 		series_unref(s);
 	}
-	S.n = n;
+	store.n = n;
 	if (b->nids)
 		writer_enqueue(b);
 	else
@@ -1423,90 +1441,90 @@ int64_t series_incore_bytes(const struct series *s)
 int64_t series_disk_bytes(const struct series *s)
 {
 	int64_t bytes = 0;
-	pthread_mutex_lock(&W.mu);
+	pthread_mutex_lock(&writer.mu);
 	const struct acct *a = acct_find(s->id, false);
 	if (a)
 		bytes = a->bytes + a->rows * ROW_OVERHEAD;
-	pthread_mutex_unlock(&W.mu);
+	pthread_mutex_unlock(&writer.mu);
 	return bytes;
 }
 
 void series_retention_set(const struct series_retention *r)
 {
-	S.ret = *r;
-	pthread_mutex_lock(&W.mu);
-	W.ret = *r;
-	W.prune_requested = true;
-	pthread_cond_signal(&W.wake);
-	pthread_mutex_unlock(&W.mu);
+	store.ret = *r;
+	pthread_mutex_lock(&writer.mu);
+	writer.ret = *r;
+	writer.prune_requested = true;
+	pthread_cond_signal(&writer.wake);
+	pthread_mutex_unlock(&writer.mu);
 }
 
 void series_retention_get(struct series_retention *r)
 {
-	*r = S.ret;
+	*r = store.ret;
 }
 
 void series_sync(void)
 {
-	pthread_mutex_lock(&W.mu);
-	while (W.started && !(W.idle && !W.head && !W.prune_requested))
-		pthread_cond_wait(&W.idle_cv, &W.mu);
-	pthread_mutex_unlock(&W.mu);
+	pthread_mutex_lock(&writer.mu);
+	while (writer.started && !(writer.idle && !writer.head && !writer.prune_requested))
+		pthread_cond_wait(&writer.idle_cv, &writer.mu);
+	pthread_mutex_unlock(&writer.mu);
 }
 
 void series_shutdown(void)
 {
-	if (!S.ready)
+	if (!store.ready)
 		return;
-	if (S.newest)
-		flush_upto(S.newest + 1);
-	if (W.started) {
-		pthread_mutex_lock(&W.mu);
-		W.stop = true;
-		pthread_cond_signal(&W.wake);
-		pthread_mutex_unlock(&W.mu);
-		pthread_join(W.thread, NULL);
+	if (store.newest)
+		flush_upto(store.newest + 1);
+	if (writer.started) {
+		pthread_mutex_lock(&writer.mu);
+		writer.stop = true;
+		pthread_cond_signal(&writer.wake);
+		pthread_mutex_unlock(&writer.mu);
+		pthread_join(writer.thread, NULL);
 	}
-	while (W.head) {
-		struct wbatch *b = W.head;
-		W.head = b->next;
+	while (writer.head) {
+		struct wbatch *b = writer.head;
+		writer.head = b->next;
 		batch_free(b);
 	}
-	while (W.failed) {
-		struct wbatch *b = W.failed;
-		W.failed = b->next;
+	while (writer.failed) {
+		struct wbatch *b = writer.failed;
+		writer.failed = b->next;
 		batch_free(b);
 	}
-	db_samples_close(W.ds);
-	free(W.hours);
-	frows_free(&W.cmp);
-	free(W.cmp_series);
-	free(W.ids);
-	free(W.purge);
-	free(W.acct);
-	series_buf_free(&W.buf);
-	pthread_mutex_destroy(&W.mu);
-	pthread_cond_destroy(&W.wake);
-	pthread_cond_destroy(&W.idle_cv);
-	memset(&W, 0, sizeof(W));
+	db_samples_close(writer.ds);
+	free(writer.hours);
+	frows_free(&writer.cmp);
+	free(writer.cmp_series);
+	free(writer.ids);
+	free(writer.purge);
+	free(writer.acct);
+	series_buf_free(&writer.buf);
+	pthread_mutex_destroy(&writer.mu);
+	pthread_cond_destroy(&writer.wake);
+	pthread_cond_destroy(&writer.idle_cv);
+	memset(&writer, 0, sizeof(writer));
 
-	for (size_t i = 0; i < S.n; i++) {
-		S.all[i]->dropped = true;
-		series_unref(S.all[i]);
+	for (size_t i = 0; i < store.n; i++) {
+		store.all[i]->dropped = true;
+		series_unref(store.all[i]);
 	}
-	free(S.all);
-	for (size_t i = 0; i < S.nreaders; i++)
-		db_samples_close(S.readers[i]);
-	free(S.readers);
-	free(S.subs);
-	free(S.db_path);
-	S.all = NULL;
-	S.n = S.cap = S.nsubs = S.subs_cap = S.nreaders = S.readers_cap = 0;
-	S.readers = NULL;
-	S.subs = NULL;
-	S.db_path = NULL;
-	S.newest = S.oldest = S.flushed = 0;
-	S.ready = false;
+	free(store.all);
+	for (size_t i = 0; i < store.nreaders; i++)
+		db_samples_close(store.readers[i]);
+	free(store.readers);
+	free(store.subs);
+	free(store.db_path);
+	store.all = NULL;
+	store.n = store.cap = store.nsubs = store.subs_cap = store.nreaders = store.readers_cap = 0;
+	store.readers = NULL;
+	store.subs = NULL;
+	store.db_path = NULL;
+	store.newest = store.oldest = store.flushed = 0;
+	store.ready = false;
 }
 
 /* --- queries */
@@ -1514,23 +1532,24 @@ void series_shutdown(void)
 static struct db_samples *reader_get(void)
 {
 	struct db_samples *ds = NULL;
-	pthread_mutex_lock(&S.readers_mu);
-	if (S.nreaders)
-		ds = S.readers[--S.nreaders];
-	pthread_mutex_unlock(&S.readers_mu);
+	pthread_mutex_lock(&store.readers_mu);
+	if (store.nreaders)
+		ds = store.readers[--store.nreaders];
+	pthread_mutex_unlock(&store.readers_mu);
 	if (!ds) {
 		char err[256];
-		ds = db_samples_open(S.db_path, true, err, sizeof(err));
+		ds = db_samples_open(store.db_path, true, err, sizeof(err));
 	}
 	return ds;
 }
 
 static void reader_put(struct db_samples *ds)
 {
-	pthread_mutex_lock(&S.readers_mu);
-	S.readers = util_grow(S.readers, &S.readers_cap, S.nreaders, sizeof(*S.readers));
-	S.readers[S.nreaders++] = ds;
-	pthread_mutex_unlock(&S.readers_mu);
+	pthread_mutex_lock(&store.readers_mu);
+	store.readers =
+	    util_grow(store.readers, &store.readers_cap, store.nreaders, sizeof(*store.readers));
+	store.readers[store.nreaders++] = ds;
+	pthread_mutex_unlock(&store.readers_mu);
 }
 
 /* What a query's disk part needs, copied so the helper thread touches nothing else. */
@@ -1715,11 +1734,11 @@ void series_query_memory(struct series_query *q, int64_t from, int64_t to)
 		from = q->start;
 	if (to > wend)
 		to = wend;
-	if (S.newest && to > S.newest + 1)
-		to = S.newest + 1;
-	if (from < S.oldest)
-		from = S.oldest;
-	if (!S.newest || from >= to)
+	if (store.newest && to > store.newest + 1)
+		to = store.newest + 1;
+	if (from < store.oldest)
+		from = store.oldest;
+	if (!store.newest || from >= to)
 		return;
 	for (size_t i = 0; i < q->nseries; i++) {
 		const struct series *s = q->series[i];
@@ -1739,7 +1758,7 @@ static void q_finish(void *arg)
 	struct qjob *j = arg;
 	struct series_query *q = j->q;
 	int status = j->status;
-	if (status == 0 && S.newest && S.newest - SERIES_RING + 1 > j->split) {
+	if (status == 0 && store.newest && store.newest - SERIES_RING + 1 > j->split) {
 		log_warn("series: a query read the disk for too long; memory moved on");
 		status = -1;
 	}
@@ -1767,37 +1786,37 @@ void series_query(struct series_query *q, void (*done)(void *arg, int status), v
 	memset(q->out, 0, q->nseries * q->nbuckets * sizeof(*q->out));
 
 	/* Retention: no granule older than its granularity keeps. */
-	int64_t keep_h = q->gran >= 3600 ? S.ret.hour_h
-	                 : q->gran >= 60 ? S.ret.minute_h
-	                                 : S.ret.second_h;
+	int64_t keep_h = q->gran >= 3600 ? store.ret.hour_h
+	                 : q->gran >= 60 ? store.ret.minute_h
+	                                 : store.ret.second_h;
 	int64_t cutoff = series_now() - keep_h * 3600;
 	j->lo = q->start;
 	if (cutoff > q->start)
 		j->lo = q->start + (cutoff - q->start + q->gran - 1) / q->gran * q->gran;
 	/* Memory answers from split on; QUERY_SLACK keeps it valid while the disk is read. */
-	if (!S.newest)
+	if (!store.newest)
 		j->split = INT64_MAX;
-	else if (S.newest - S.oldest + 1 < SERIES_RING)
-		j->split = S.oldest;
+	else if (store.newest - store.oldest + 1 < SERIES_RING)
+		j->split = store.oldest;
 	else
-		j->split = S.newest - SERIES_RING + 1 + QUERY_SLACK;
+		j->split = store.newest - SERIES_RING + 1 + QUERY_SLACK;
 
 	for (size_t i = 0; i < q->nseries; i++)
 		series_ref(q->series[i]);
 	int64_t wend = q_end(q);
-	if (j->lo >= j->split || j->lo >= wend || !S.ready) {
+	if (j->lo >= j->split || j->lo >= wend || !store.ready) {
 		q_finish(j);
 		return;
 	}
 	j->ids = xcalloc(q->nseries, sizeof(*j->ids));
 	for (size_t i = 0; i < q->nseries; i++)
 		j->ids[i] = q->series[i]->id;
-	if (!S.wq) {
+	if (!store.wq) {
 		q_disk(j);
 		q_finish(j);
 		return;
 	}
-	if (workq_submit(S.wq, q_disk, q_finish, j) < 0) {
+	if (workq_submit(store.wq, q_disk, q_finish, j) < 0) {
 		j->status = -1;
 		q_finish(j);
 	}
