@@ -13,7 +13,9 @@
  *   for as long as memory holds its seconds; what has to be given up is logged.
  * - Values keep 3 decimals (fixed point, |v| <= SERIES_MAX_VALUE); memory, disk and the
  *   rollups hold exactly the same numbers.
- * Everything here runs on the loop thread unless it says otherwise. */
+ * Everything here runs on the loop thread unless it says otherwise. This header is the
+ * store's face for the rest of the daemon; behind it are series.c (memory and queries),
+ * series_writer.c (the writer thread) and series_pack.c (the packed formats). */
 #ifndef SPINDLE_SERIES_H
 #define SPINDLE_SERIES_H
 
@@ -65,6 +67,8 @@ int64_t series_incore_bytes(const struct series *s);
 /* Packed bytes stored for it (plus an estimate of the rows' overhead). */
 int64_t series_disk_bytes(const struct series *s);
 
+/* v rounded to the 3 decimals kept (NaN stays NaN): what series_put() stores. */
+double series_round(double v);
 /* The value of second t (the second that starts at t), before series_commit(t). */
 void series_put(struct series *s, int64_t t, double v);
 /* Second t is complete: series without a value for it have a gap there. Flushes at
@@ -107,38 +111,5 @@ struct series_query {
 void series_query(struct series_query *q, void (*done)(void *arg, int status), void *arg);
 /* Adds the seconds [from, to) that memory holds to q's buckets (streams, after a tick). */
 void series_query_memory(struct series_query *q, int64_t from, int64_t to);
-
-/* --- the packed formats (exposed for the tests and benchmarks) */
-
-struct series_buf {
-	unsigned char *p;
-	size_t len, cap;
-};
-void series_buf_free(struct series_buf *b);
-
-/* v rounded to the 3 decimals kept (NaN stays NaN). */
-double series_round(double v);
-/* Appends v[0..n) (NaN: no value), the first at the row's start: the block's unit (the
- * greatest common divisor of its values, in thousandths), then varint tokens: a zigzag
- * delta of the value in units, a run of repeats, or a run of gaps. */
-void series_pack(const double *v, size_t n, struct series_buf *out);
-/* Writes the values of a row starting at `start` that fall in [out_start, out_start +
- * out_n) into out[t - out_start]; the rest of out is left alone. Returns the seconds the
- * row covers, or -1 when it is malformed. */
-long series_unpack(const void *p, size_t len, int64_t start, double *out, int64_t out_start,
-                   size_t out_n);
-
-/* A rollup in units of 10^(k-3): min, max, sum and count of the seconds it covers. */
-struct series_rollup {
-	int64_t min, max, sum, count;
-	int k;
-};
-/* Rollups of consecutive slots (count 0: an empty slot). */
-void series_rollups_of(const double *v, size_t n, size_t per_slot, struct series_rollup *out);
-void series_pack_rollups(const struct series_rollup *r, size_t n, struct series_buf *out);
-/* Fills r[0..n) (slots not in the row get count 0); returns the slots set or -1. */
-long series_unpack_rollups(const void *p, size_t len, struct series_rollup *r, size_t n);
-/* The rollup in value units. */
-void series_rollup_agg(const struct series_rollup *r, struct series_agg *a);
 
 #endif

@@ -1,6 +1,7 @@
-/* The series store: the packed formats, rollups against the raw seconds, queries across
- * memory and disk, pruning to retention (what is past it and nothing else), a restart
- * keeping history, what is on disk between flushes, and purging a deleted dataset. */
+/* The series store: rollups against the raw seconds, queries across memory and disk,
+ * pruning to retention (what is past it and nothing else), a restart keeping history,
+ * what is on disk between flushes, and purging a deleted dataset. The packed formats are
+ * test_series_pack's. */
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdio.h>
@@ -16,118 +17,6 @@
 static bool near(double got, double want)
 {
 	return fabs(got - want) <= 1e-6 * (fabs(want) > 1 ? fabs(want) : 1);
-}
-
-/* --- formats */
-
-/* The unit a packed row starts with (a varint). */
-static long long unit_of_row(const struct series_buf *b)
-{
-	unsigned long long v = 0;
-	for (size_t i = 0, shift = 0; i < b->len && shift < 64; i++, shift += 7) {
-		v |= (unsigned long long)(b->p[i] & 0x7f) << shift;
-		if (!(b->p[i] & 0x80))
-			break;
-	}
-	return (long long)v;
-}
-
-static void roundtrip(const char *what, const double *v, size_t n)
-{
-	struct series_buf b = {0};
-	double *out = xcalloc(n + 2, sizeof(*out));
-	series_pack(v, n, &b);
-	for (size_t i = 0; i < n + 2; i++)
-		out[i] = -12345;
-	long covered = series_unpack(b.p, b.len, 1000, out + 1, 1000, n);
-	bool same = true;
-	for (size_t i = 0; i < n; i++) {
-		double want = series_round(v[i]);
-		if (isnan(want))
-			same = same && out[i + 1] == -12345; /* gaps leave out alone */
-		else
-			same = same && out[i + 1] == want;
-	}
-	ok(same && out[0] == -12345 && out[n + 1] == -12345 && covered <= (long)n,
-	   "%s: %zu values in %zu bytes come back", what, n, b.len);
-	series_buf_free(&b);
-	free(out);
-}
-
-static void test_formats(void)
-{
-	const double ints[] = {0, 1, 2, 3, 3, 3, 3, NAN, NAN, 5, 1000000, -7, 123456789012};
-	const double decs[] = {0.001, 12.345, -7.5, 37.5, 37.5, 0, 99.999, 1e-4};
-	const double big[] = {SERIES_MAX_VALUE, -SERIES_MAX_VALUE, 4.5e12, 1.5e15};
-	roundtrip("integers, repeats and gaps", ints, nitems(ints));
-	roundtrip("decimals (3 kept)", decs, nitems(decs));
-	roundtrip("large values", big, nitems(big));
-	ok(series_round(1.23456) == 1.235, "values keep 3 decimals");
-	ok(series_round(2e15) == SERIES_MAX_VALUE, "and stay within SERIES_MAX_VALUE");
-
-	struct series_buf b = {0};
-	series_pack(ints, nitems(ints), &b);
-	is_int(unit_of_row(&b), 1000, "whole numbers pack as counts");
-	const double halves[] = {37.5, 12.5, 0.5};
-	b.len = 0;
-	series_pack(halves, 3, &b);
-	is_int(unit_of_row(&b), 500, "halves pack in units of 0.5");
-	double sectors[64];
-	for (int i = 0; i < 64; i++)
-		sectors[i] = 512.0 * (100000 + (i * 7919) % 1000);
-	roundtrip("byte rates", sectors, 64);
-	b.len = 0;
-	series_pack(sectors, 64, &b);
-	is_int(unit_of_row(&b), 512000, "byte rates pack in sectors");
-	ok(b.len <= 4 + 64 * 2, "64 of them in %zu bytes", b.len);
-	double flat[3600];
-	for (int i = 0; i < 3600; i++)
-		flat[i] = 42;
-	b.len = 0;
-	series_pack(flat, 3600, &b);
-	ok(b.len <= 6, "an hour of one value packs into %zu bytes", b.len);
-	for (int i = 0; i < 3600; i++)
-		flat[i] = NAN;
-	b.len = 0;
-	series_pack(flat, 3600, &b);
-	ok(b.len <= 4, "an hour without values packs into %zu bytes", b.len);
-
-	double out[8];
-	const unsigned char truncated[] = {1, 0x80};
-	const unsigned char unit0[] = {0, 0};
-	const unsigned char repeat_first[] = {1, 1};
-	ok(series_unpack(truncated, sizeof(truncated), 0, out, 0, 8) < 0, "a truncated varint");
-	ok(series_unpack(unit0, sizeof(unit0), 0, out, 0, 8) < 0, "a unit of zero");
-	ok(series_unpack(repeat_first, sizeof(repeat_first), 0, out, 0, 8) < 0,
-	   "a repeat before any value");
-
-	/* rollups */
-	double v[180];
-	for (int i = 0; i < 180; i++)
-		v[i] = i < 60 ? i * 0.5 : i < 120 ? NAN : 1000 + (i % 7);
-	struct series_rollup r[3], back[3];
-	series_rollups_of(v, 180, 60, r);
-	struct series_agg a;
-	series_rollup_agg(&r[0], &a);
-	ok(a.count == 60 && a.min == 0 && a.max == 29.5 && near(a.sum, 885), "minute 0: %g..%g %g",
-	   a.min, a.max, a.sum);
-	is_int(r[1].count, 0, "minute 1 has no values");
-	series_rollup_agg(&r[2], &a);
-	double sum = 0;
-	for (int i = 120; i < 180; i++)
-		sum += v[i];
-	ok(a.count == 60 && a.min == 1000 && a.max == 1006 && near(a.sum, sum), "minute 2");
-	b.len = 0;
-	series_pack_rollups(r, 3, &b);
-	is_int(series_unpack_rollups(b.p, b.len, back, 3), 2, "two rollups stored");
-	bool same = true;
-	for (int i = 0; i < 3; i++)
-		same = same && r[i].count == back[i].count &&
-		       (!r[i].count || (r[i].min == back[i].min && r[i].max == back[i].max &&
-		                        r[i].sum == back[i].sum && r[i].k == back[i].k));
-	ok(same, "rollups come back exactly");
-	ok(series_unpack_rollups(b.p, b.len - 1, back, 3) < 0, "a cut rollup row is refused");
-	series_buf_free(&b);
 }
 
 /* --- the store */
@@ -418,7 +307,6 @@ int main(void)
 		return 1;
 	}
 	snprintf(dbpath, sizeof(dbpath), "%s/spindle.db", dir);
-	test_formats();
 	test_store();
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
