@@ -10,6 +10,7 @@
 #include "auth.h"
 #include "audit.h"
 #include "dbw.h"
+#include "hmap.h"
 #include "kdf.h"
 #include "log.h"
 #include "token.h"
@@ -54,187 +55,6 @@
 #define THROTTLE_BACKOFF_MAX (15 * 60)
 #define THROTTLE_MAX_ENTRIES 10000 /* per table; memory stays bounded under a flood */
 #define THROTTLE_KEY_MAX     160   /* "user\naddress": a valid name, an address, and room */
-
-/* ---- A string-keyed hash map (SipHash with a random key: user names and addresses
- * are attacker-chosen). Keys compare in constant time: one of the maps is keyed by
- * bearer tokens. */
-
-struct smap_ent {
-	struct smap_ent *next;
-	uint64_t hash;
-	void *val;
-	size_t klen;
-	char key[];
-};
-
-struct smap {
-	struct smap_ent **b;
-	size_t nb; /* power of two, or 0 while empty */
-	size_t n;
-};
-
-static unsigned char smap_seed[16];
-
-#define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
-#define SIPROUND                                                                                   \
-	do {                                                                                       \
-		v0 += v1;                                                                          \
-		v1 = ROTL(v1, 13);                                                                 \
-		v1 ^= v0;                                                                          \
-		v0 = ROTL(v0, 32);                                                                 \
-		v2 += v3;                                                                          \
-		v3 = ROTL(v3, 16);                                                                 \
-		v3 ^= v2;                                                                          \
-		v0 += v3;                                                                          \
-		v3 = ROTL(v3, 21);                                                                 \
-		v3 ^= v0;                                                                          \
-		v2 += v1;                                                                          \
-		v1 = ROTL(v1, 17);                                                                 \
-		v1 ^= v2;                                                                          \
-		v2 = ROTL(v2, 32);                                                                 \
-	} while (0)
-
-static uint64_t load64(const unsigned char *p)
-{
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
-
-/* SipHash-2-4 */
-static uint64_t smap_hash(const void *data, size_t len)
-{
-	const unsigned char *in = data;
-	uint64_t k0 = load64(smap_seed), k1 = load64(smap_seed + 8);
-	uint64_t v0 = 0x736f6d6570736575ULL ^ k0, v1 = 0x646f72616e646f6dULL ^ k1;
-	uint64_t v2 = 0x6c7967656e657261ULL ^ k0, v3 = 0x7465646279746573ULL ^ k1;
-	uint64_t b = (uint64_t)len << 56;
-	size_t i = 0;
-
-	for (; i + 8 <= len; i += 8) {
-		uint64_t m = load64(in + i);
-		v3 ^= m;
-		SIPROUND;
-		SIPROUND;
-		v0 ^= m;
-	}
-	for (size_t j = 0; i + j < len; j++)
-		b |= (uint64_t)in[i + j] << (8 * j);
-	v3 ^= b;
-	SIPROUND;
-	SIPROUND;
-	v0 ^= b;
-	v2 ^= 0xff;
-	SIPROUND;
-	SIPROUND;
-	SIPROUND;
-	SIPROUND;
-	return v0 ^ v1 ^ v2 ^ v3;
-}
-
-static struct smap_ent **smap_find(const struct smap *m, const char *k, size_t klen, uint64_t h)
-{
-	struct smap_ent **pp = &m->b[h & (m->nb - 1)];
-	for (; *pp; pp = &(*pp)->next)
-		if ((*pp)->hash == h && (*pp)->klen == klen &&
-		    CRYPTO_memcmp((*pp)->key, k, klen) == 0)
-			return pp;
-	return NULL;
-}
-
-static void *smap_get(const struct smap *m, const char *k, size_t klen)
-{
-	if (!m->nb)
-		return NULL;
-	struct smap_ent **pp = smap_find(m, k, klen, smap_hash(k, klen));
-	return pp ? (*pp)->val : NULL;
-}
-
-static void smap_grow(struct smap *m)
-{
-	size_t nb = m->nb ? m->nb * 2 : 64;
-	struct smap_ent **b = xcalloc(nb, sizeof(*b));
-	for (size_t i = 0; i < m->nb; i++) {
-		struct smap_ent *e = m->b[i], *next;
-		for (; e; e = next) {
-			next = e->next;
-			e->next = b[e->hash & (nb - 1)];
-			b[e->hash & (nb - 1)] = e;
-		}
-	}
-	free(m->b);
-	m->b = b;
-	m->nb = nb;
-}
-
-/* The caller knows the key is absent. */
-static void smap_put(struct smap *m, const char *k, size_t klen, void *val)
-{
-	if (m->n >= m->nb)
-		smap_grow(m);
-	struct smap_ent *e = xmalloc(sizeof(*e) + klen + 1);
-	e->hash = smap_hash(k, klen);
-	e->val = val;
-	e->klen = klen;
-	memcpy(e->key, k, klen);
-	e->key[klen] = '\0';
-	e->next = m->b[e->hash & (m->nb - 1)];
-	m->b[e->hash & (m->nb - 1)] = e;
-	m->n++;
-}
-
-/* Returns the value, for the caller to free. */
-static void *smap_del(struct smap *m, const char *k, size_t klen)
-{
-	if (!m->nb)
-		return NULL;
-	struct smap_ent **pp = smap_find(m, k, klen, smap_hash(k, klen));
-	if (!pp)
-		return NULL;
-	struct smap_ent *e = *pp;
-	void *val = e->val;
-	*pp = e->next;
-	free(e);
-	m->n--;
-	return val;
-}
-
-/* Visits every value; when fn returns true the entry is unlinked (fn frees the value). */
-static void smap_filter(struct smap *m, bool (*fn)(void *val, void *ctx), void *ctx)
-{
-	for (size_t i = 0; i < m->nb; i++) {
-		struct smap_ent **pp = &m->b[i];
-		while (*pp) {
-			struct smap_ent *e = *pp;
-			if (fn(e->val, ctx)) {
-				*pp = e->next;
-				free(e);
-				m->n--;
-			} else {
-				pp = &e->next;
-			}
-		}
-	}
-}
-
-static bool smap_free_val(void *val, void *ctx)
-{
-	free(val);
-	return true;
-}
-
-static bool smap_unlink_only(void *val, void *ctx)
-{
-	return true;
-}
-
-static void smap_clear(struct smap *m)
-{
-	smap_filter(m, smap_free_val, NULL);
-	free(m->b);
-	memset(m, 0, sizeof(*m));
-}
 
 /* ---- Authorizations */
 
@@ -329,12 +149,12 @@ static struct {
 	char (*pending_del)[33]; /* jtis of ended sessions whose rows must still go */
 	size_t npending_del, pending_del_cap;
 	uint64_t gen;               /* bumped by auth_users_changed() */
-	struct smap sessions;       /* jti -> struct session */
-	struct smap tokens;         /* token string -> struct session (not owned) */
-	struct smap users;          /* user name -> struct user_info */
-	struct smap throttle_pairs; /* "user\naddress" -> struct throttle */
-	struct smap throttle_addrs; /* address -> struct throttle */
-	struct smap throttle_users; /* user name -> struct throttle (every address) */
+	struct hmap sessions;       /* jti -> struct session */
+	struct hmap tokens;         /* token string -> struct session (not owned) */
+	struct hmap users;          /* user name -> struct user_info */
+	struct hmap throttle_pairs; /* "user\naddress" -> struct throttle */
+	struct hmap throttle_addrs; /* address -> struct throttle */
+	struct hmap throttle_users; /* user name -> struct throttle (every address) */
 } auth;
 
 struct db *auth_db(void)
@@ -379,7 +199,7 @@ static uint32_t auth_role_perms(const char *role)
 static int auth_user_info(const char *name, const struct user_info **out)
 {
 	size_t len = strlen(name);
-	struct user_info *ui = smap_get(&auth.users, name, len);
+	struct user_info *ui = hmap_get(&auth.users, name, len);
 	if (ui && ui->gen == auth.gen) {
 		*out = ui;
 		return ui->exists ? 0 : DB_NOTFOUND;
@@ -390,7 +210,7 @@ static int auth_user_info(const char *name, const struct user_info **out)
 		return -1;
 	if (!ui) {
 		ui = xcalloc(1, sizeof(*ui));
-		smap_put(&auth.users, name, len, ui);
+		hmap_put(&auth.users, name, len, ui);
 	}
 	ui->gen = auth.gen;
 	ui->exists = rc == 0;
@@ -443,7 +263,7 @@ static void session_forget_token(struct session *s)
 {
 	if (!s->token)
 		return;
-	smap_del(&auth.tokens, s->token, strlen(s->token));
+	hmap_del(&auth.tokens, s->token, strlen(s->token));
 	free(s->token);
 	s->token = NULL;
 }
@@ -452,7 +272,7 @@ static void session_cache_token(struct session *s, const char *token, size_t len
 {
 	session_forget_token(s);
 	s->token = xstrndup(token, len);
-	smap_put(&auth.tokens, s->token, len, s);
+	hmap_put(&auth.tokens, s->token, len, s);
 }
 
 static void store_later(void);
@@ -498,7 +318,7 @@ static void session_drop(struct session *s, bool from_db)
 	if (from_db)
 		session_row_delete(s);
 	session_forget_token(s);
-	smap_del(&auth.sessions, s->s.jti, strlen(s->s.jti));
+	hmap_del(&auth.sessions, s->s.jti, strlen(s->s.jti));
 	OPENSSL_cleanse(s, sizeof(*s));
 	free(s);
 }
@@ -603,7 +423,7 @@ static struct session *session_create(const char *user, enum db_session_kind kin
 			            kind == DB_SESSION_TOKEN ? "token" : "session");
 		return NULL;
 	}
-	smap_put(&auth.sessions, s->s.jti, strlen(s->s.jti), s);
+	hmap_put(&auth.sessions, s->s.jti, strlen(s->s.jti), s);
 	/* The client uses it at once: verified now, it needn't be verified again. */
 	session_cache_token(s, *token, strlen(*token));
 	return s;
@@ -613,11 +433,11 @@ static int session_load_cb(void *arg, const struct db_session *ds)
 {
 	int64_t now = *(const int64_t *)arg;
 	if (ds->expires <= now || strlen(ds->jti) != 32 ||
-	    smap_get(&auth.sessions, ds->jti, strlen(ds->jti)))
+	    hmap_get(&auth.sessions, ds->jti, strlen(ds->jti)))
 		return 0; /* expired (pruned below) or not ours to trust */
 	struct session *s = xcalloc(1, sizeof(*s));
 	s->s = *ds;
-	smap_put(&auth.sessions, s->s.jti, strlen(s->s.jti), s);
+	hmap_put(&auth.sessions, s->s.jti, strlen(s->s.jti), s);
 	return 0;
 }
 
@@ -631,7 +451,7 @@ int auth_verify(const char *token, struct identity *who, struct fault *f)
 		return fault_set(f, ERR_UNAUTHORIZED, "invalid token");
 
 	int64_t now = util_now();
-	struct session *s = smap_get(&auth.tokens, token, len);
+	struct session *s = hmap_get(&auth.tokens, token, len);
 	if (!s) {
 		struct token_claims c;
 		const char *why = NULL;
@@ -639,7 +459,7 @@ int auth_verify(const char *token, struct identity *who, struct fault *f)
 			log_debug("auth: token refused: %s", why);
 			return fault_set(f, ERR_UNAUTHORIZED, "invalid token");
 		}
-		s = smap_get(&auth.sessions, c.jti, strlen(c.jti));
+		s = hmap_get(&auth.sessions, c.jti, strlen(c.jti));
 		if (!s || strcmp(s->s.user, c.sub) != 0)
 			return fault_set(f, ERR_UNAUTHORIZED, "session expired or revoked");
 		session_cache_token(s, token, len);
@@ -704,7 +524,7 @@ void auth_revoke_user(const char *user, const char *except_jti)
 		return;
 	struct revoke_ctx rc = {.user = user, .except = except_jti};
 	/* Memory first: even if the database fails, the sessions are dead from now on. */
-	smap_filter(&auth.sessions, revoke_cb, &rc);
+	hmap_filter(&auth.sessions, revoke_cb, &rc);
 	if (db_session_delete_user(auth.db, user, except_jti) < 0) {
 		log_warn("auth: could not delete the sessions of %s%s", user,
 		         db_full(auth.db) ? " yet: they go once space returns" : "");
@@ -712,7 +532,7 @@ void auth_revoke_user(const char *user, const char *except_jti)
 			pending_delete(rc.stored[i]);
 	}
 	free(rc.stored);
-	free(smap_del(&auth.users, user, strlen(user)));
+	free(hmap_del(&auth.users, user, strlen(user)));
 	if (rc.n)
 		log_info("auth: revoked %d session(s) of %s", rc.n, user);
 }
@@ -730,26 +550,26 @@ static bool throttle_stale(void *val, void *ctx)
 	return true;
 }
 
-static struct throttle *throttle_get(struct smap *m, const char *key, bool create, int64_t now)
+static struct throttle *throttle_get(struct hmap *m, const char *key, bool create, int64_t now)
 {
 	size_t len = strnlen(key, THROTTLE_KEY_MAX);
-	struct throttle *t = smap_get(m, key, len);
+	struct throttle *t = hmap_get(m, key, len);
 	if (t || !create)
 		return t;
 	if (m->n >= THROTTLE_MAX_ENTRIES)
-		smap_filter(m, throttle_stale, &now);
+		hmap_filter(m, throttle_stale, &now);
 	if (m->n >= THROTTLE_MAX_ENTRIES) {
 		/* Still full of live entries: under a flood like this the per-address limit
 		 * and the bounded work queue are what hold; don't grow. */
 		return NULL;
 	}
 	t = xcalloc(1, sizeof(*t));
-	smap_put(m, key, len, t);
+	hmap_put(m, key, len, t);
 	return t;
 }
 
 /* Seconds before another attempt may start, or 0. */
-static int throttle_wait(struct smap *m, const char *key, int limit, int64_t now)
+static int throttle_wait(struct hmap *m, const char *key, int limit, int64_t now)
 {
 	struct throttle *t = throttle_get(m, key, false, now);
 	if (!t)
@@ -763,7 +583,7 @@ static int throttle_wait(struct smap *m, const char *key, int limit, int64_t now
 }
 
 /* Counts a failure; returns the lock it started (seconds), or 0. */
-static int throttle_fail(struct smap *m, const char *key, int limit, int64_t now)
+static int throttle_fail(struct hmap *m, const char *key, int limit, int64_t now)
 {
 	struct throttle *t = throttle_get(m, key, true, now);
 	if (!t)
@@ -861,7 +681,7 @@ int auth_password_result(const char *user, const char *peer, bool ok)
 		 * an address guessing at others. */
 		struct throttle *tp = throttle_get(&auth.throttle_pairs, pair, false, now);
 		if (tp && tp->inflight == 0)
-			free(smap_del(&auth.throttle_pairs, pair, strnlen(pair, THROTTLE_KEY_MAX)));
+			free(hmap_del(&auth.throttle_pairs, pair, strnlen(pair, THROTTLE_KEY_MAX)));
 		else if (tp)
 			tp->fails = tp->lockouts = 0;
 		return 0;
@@ -985,7 +805,7 @@ static void login_done(void *p)
 	}
 	/* Too many logins (a script that never logs out): the stalest one goes. */
 	struct session_scan sc = {.user = u.name, .kind = DB_SESSION_LOGIN};
-	smap_filter(&auth.sessions, session_scan_cb, &sc);
+	hmap_filter(&auth.sessions, session_scan_cb, &sc);
 	if (sc.count >= AUTH_LOGINS_PER_USER && sc.oldest)
 		session_drop(sc.oldest, true);
 
@@ -1063,7 +883,7 @@ int auth_logout(const struct identity *who, const char *peer, struct fault *f)
 {
 	if (!auth.ready)
 		return fault_set(f, ERR_INTERNAL, "authentication is not ready");
-	struct session *s = smap_get(&auth.sessions, who->jti, strlen(who->jti));
+	struct session *s = hmap_get(&auth.sessions, who->jti, strlen(who->jti));
 	if (!s)
 		return fault_set(f, ERR_UNAUTHORIZED, "session expired or revoked");
 	/* A script ending with a logout must not destroy its long-lived token. */
@@ -1134,7 +954,7 @@ int auth_token_create(const char *user, const char *name, int expires_days,
 		return fault_set(f, ERR_INVALID_ARG, "expires_days: 1..%d", AUTH_TOKEN_DAYS_MAX);
 
 	struct session_scan sc = {.user = user, .kind = DB_SESSION_TOKEN, .name = name};
-	smap_filter(&auth.sessions, session_scan_cb, &sc);
+	hmap_filter(&auth.sessions, session_scan_cb, &sc);
 	if (sc.match)
 		return fault_set(f, ERR_OBJECT_EXISTS, "name: %s already has a token '%s'", user,
 		                 name);
@@ -1177,7 +997,7 @@ int auth_token_list(const char *user, json_t **out, struct fault *f)
 		return -1;
 	struct session_scan sc = {.user = user, .kind = DB_SESSION_TOKEN, .cap = 16};
 	sc.list = xmalloc(sc.cap * sizeof(*sc.list));
-	smap_filter(&auth.sessions, session_scan_cb, &sc);
+	hmap_filter(&auth.sessions, session_scan_cb, &sc);
 	qsort(sc.list, sc.nlist, sizeof(*sc.list), token_cmp);
 	json_t *a = json_array();
 	for (size_t i = 0; i < sc.nlist; i++)
@@ -1197,7 +1017,7 @@ int auth_token_delete(const char *user, const char *id, const struct identity *a
 	if (auth_may_manage(actor, user, f) < 0)
 		return auth_refuse(actor, peer, "token.delete", user, f);
 	struct session *s =
-	    id && auth_jti_valid(id) ? smap_get(&auth.sessions, id, strlen(id)) : NULL;
+	    id && auth_jti_valid(id) ? hmap_get(&auth.sessions, id, strlen(id)) : NULL;
 	if (!s || s->s.kind != DB_SESSION_TOKEN || strcmp(s->s.user, user) != 0)
 		return fault_set(f, ERR_NOT_FOUND, "token '%.64s' not found", id ? id : "");
 	/* The row first: a token deleted must not come back with the next start. */
@@ -1299,7 +1119,7 @@ static void auth_flush_last_seen(int64_t prune_before)
 {
 	struct touch_job *t = xcalloc(1, sizeof(*t));
 	t->prune_before = prune_before;
-	smap_filter(&auth.sessions, tick_dirty_cb, t);
+	hmap_filter(&auth.sessions, tick_dirty_cb, t);
 	if (t->n || t->prune_before)
 		dbw_submit(auth.db, touch_work, touch_done, t);
 	else
@@ -1351,7 +1171,7 @@ static void store_done(void *arg)
 	size_t stored = 0, left = 0, deleted = 0;
 	for (size_t i = 0; i < j->nins; i++) {
 		struct session *s =
-		    auth.ready ? smap_get(&auth.sessions, j->ins[i].jti, strlen(j->ins[i].jti))
+		    auth.ready ? hmap_get(&auth.sessions, j->ins[i].jti, strlen(j->ins[i].jti))
 		               : NULL;
 		stored += j->ins_rc[i] == 0;
 		left += j->ins_rc[i] < 0;
@@ -1394,7 +1214,7 @@ static void store_done(void *arg)
 static void store_submit(void)
 {
 	struct store_job *j = xcalloc(1, sizeof(*j));
-	smap_filter(&auth.sessions, store_collect, j);
+	hmap_filter(&auth.sessions, store_collect, j);
 	j->del = auth.pending_del;
 	j->ndel = auth.npending_del;
 	auth.pending_del = NULL;
@@ -1426,14 +1246,14 @@ static void auth_tick(evutil_socket_t fd, short what, void *arg)
 {
 	struct tick_ctx t = {util_now(), 0};
 
-	smap_filter(&auth.users, tick_user_stale, NULL);
-	smap_filter(&auth.sessions, tick_expire_cb, &t);
+	hmap_filter(&auth.users, tick_user_stale, NULL);
+	hmap_filter(&auth.sessions, tick_expire_cb, &t);
 	auth_flush_last_seen(t.now);
 	if (t.dropped)
 		log_debug("auth: %d session(s) ended", t.dropped);
-	smap_filter(&auth.throttle_pairs, throttle_stale, &t.now);
-	smap_filter(&auth.throttle_addrs, throttle_stale, &t.now);
-	smap_filter(&auth.throttle_users, throttle_stale, &t.now);
+	hmap_filter(&auth.throttle_pairs, throttle_stale, &t.now);
+	hmap_filter(&auth.throttle_addrs, throttle_stale, &t.now);
+	hmap_filter(&auth.throttle_users, throttle_stale, &t.now);
 }
 
 /* ---- Start-up */
@@ -1650,10 +1470,13 @@ int auth_init(struct event_base *base, struct db *db, struct workq *wq,
 		auth.cfg.session_max_hours = AUTH_DEFAULT_MAX_HOURS;
 	audit_init(db);
 
-	if (util_random(smap_seed, sizeof(smap_seed)) < 0) {
+	unsigned char seed[HMAP_SEED_LEN];
+	if (util_random(seed, sizeof(seed)) < 0) {
 		log_err("auth: no randomness");
 		goto fail;
 	}
+	hmap_seed(seed);
+	OPENSSL_cleanse(seed, sizeof(seed));
 	if (auth_load_key() < 0)
 		goto fail;
 	if (auth_builtin_roles() < 0 || auth_initial_admin() < 0) {
@@ -1685,13 +1508,12 @@ fail:
 	return -1;
 }
 
-static bool shutdown_session_cb(void *val, void *ctx)
+static void shutdown_session(void *val)
 {
 	struct session *s = val;
 	free(s->token);
 	OPENSSL_cleanse(s, sizeof(*s));
 	free(s);
-	return true;
 }
 
 /* Call after workq_free (whose done callbacks still use this state) and before db_close. */
@@ -1710,14 +1532,12 @@ void auth_shutdown(void)
 	}
 	free(auth.pending_del);
 	/* The token map doesn't own its values: empty it before the sessions go. */
-	smap_filter(&auth.tokens, smap_unlink_only, NULL);
-	smap_clear(&auth.tokens);
-	smap_filter(&auth.sessions, shutdown_session_cb, NULL);
-	smap_clear(&auth.sessions);
-	smap_clear(&auth.users);
-	smap_clear(&auth.throttle_pairs);
-	smap_clear(&auth.throttle_addrs);
-	smap_clear(&auth.throttle_users);
+	hmap_clear(&auth.tokens, NULL);
+	hmap_clear(&auth.sessions, shutdown_session);
+	hmap_clear(&auth.users, free);
+	hmap_clear(&auth.throttle_pairs, free);
+	hmap_clear(&auth.throttle_addrs, free);
+	hmap_clear(&auth.throttle_users, free);
 	free(auth.state_dir);
 	audit_init(NULL);                     /* the database is about to close */
 	OPENSSL_cleanse(&auth, sizeof(auth)); /* zeroes: the key goes too */
