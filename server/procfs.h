@@ -1,7 +1,7 @@
 /* Readers of the kernel's counters under --proc-root: /proc/stat, /proc/diskstats,
  * /proc/net/dev, /proc/meminfo, /proc/pressure/{cpu,io,memory} and, with ZFS,
  * /proc/spl/kstat/zfs/arcstats. A snapshot holds raw cumulative counters; two snapshots
- * some seconds apart give the per-second values of a struct box_sample (collector.h).
+ * some seconds apart give the per-second values of a struct box_sample (sample.h).
  * Snapshots grow their arrays as devices appear and never shrink them, so a tick
  * allocates nothing once the box is known. */
 #ifndef SPINDLE_PROCFS_H
@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "collector.h"
+#include "sample.h"
 
 #define PROCFS_NAME_MAX 32
 

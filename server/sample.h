@@ -1,0 +1,74 @@
+/* A sample of the box: the per-second values of one interval, which the collector
+ * (collector.h) computes from two snapshots of the kernel's counters (procfs.h), with the
+ * raw cumulative counters beside them. The datasets, the dashboard and /metrics read it;
+ * these are only the types, so a reader needs nothing else of the collector. */
+#ifndef SPINDLE_SAMPLE_H
+#define SPINDLE_SAMPLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum cpu_mode {
+	CPU_USER,
+	CPU_NICE,
+	CPU_SYSTEM,
+	CPU_IOWAIT,
+	CPU_IRQ,
+	CPU_SOFTIRQ,
+	CPU_STEAL,
+	CPU_IDLE,
+	CPU_MODES
+};
+
+struct disk_sample {
+	char name[32];
+	/* per second over the last interval */
+	double reads_per_s, writes_per_s;
+	double read_bytes_per_s, write_bytes_per_s;
+	double read_latency_ms, write_latency_ms; /* mean per op, 0 without ops */
+	double busy_pct;                          /* io_ticks share of the interval */
+	double queue;                             /* mean requests in flight (weighted ms / ms) */
+	/* raw cumulative counters, for /metrics */
+	uint64_t reads, writes, read_bytes, write_bytes, read_ms, write_ms, io_ms;
+	uint64_t in_flight;
+};
+
+struct nic_sample {
+	char name[32];
+	double rx_kb_per_s, tx_kb_per_s;
+	uint64_t rx_bytes, tx_bytes, rx_packets, tx_packets, rx_errors, tx_errors;
+};
+
+struct box_sample {
+	int64_t time; /* the second this sample ends at (epoch seconds) */
+	uint64_t seq; /* increments every tick: an ETag changes with it */
+	double cpu_pct[CPU_MODES];
+	uint64_t cpu_ticks[CPU_MODES]; /* raw cumulative USER_HZ ticks over all CPUs */
+	int ncpus;
+	int ndisks;
+	struct disk_sample *disks;
+	int nnics;
+	struct nic_sample *nics;
+	uint64_t mem_total, mem_used, mem_cache, mem_buffers, mem_free; /* bytes */
+	bool have_psi;
+	double psi_some_pct[3]; /* cpu, io, memory: share of the last second some task stalled */
+	bool have_arc;
+	double arc_hit_pct; /* hits / (hits + misses) over the interval, as arcstat */
+	uint64_t arc_hits, arc_misses, arc_iohits;                 /* raw cumulative */
+	uint64_t arc_size, arc_target, arc_mfu, arc_mru, arc_meta; /* bytes */
+
+	/* What the analytics datasets need besides the above. */
+	double arc_hits_per_s, arc_misses_per_s, arc_iohits_per_s;
+	/* The kernel counts iohits (OpenZFS 2.2+): arc_hit_pct counts them among the accesses
+	 * (hits / (hits + iohits + misses)), as arcstat does. */
+	bool arc_have_iohits;
+	/* Bytes of cached data (arc_meta: of metadata). */
+	uint64_t arc_data;
+
+	/* The running benchmark jobs' newest interval, as the job supervisor reports it, [0]
+	 * read, [1] write: ops per second summed over the jobs, their mean latency weighted
+	 * by ops; 0 when no job runs. */
+	double bench_ops_per_s[2], bench_latency_ms[2];
+};
+
+#endif
