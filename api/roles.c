@@ -11,6 +11,7 @@ static const struct field role_create_fields[] = {
 };
 
 static const struct field role_update_fields[] = {
+    {"name", FIELD_READ_ONLY, false, 0, 0}, /* roles are not renamed */
     {"authorizations", FIELD_STRING_ARRAY, false, 0, 32},
     {"description", FIELD_STRING, false, 0, 256},
     FIELDS_END,

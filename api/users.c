@@ -15,6 +15,7 @@ const struct field user_create_fields[] = {
 };
 
 const struct field user_update_fields[] = {
+    {"name", FIELD_READ_ONLY, false, 0, 0}, /* users are not renamed */
     {"password", FIELD_STRING, false, 1, 1024},
     {"current_password", FIELD_STRING, false, 1, 1024},
     {"roles", FIELD_STRING_ARRAY, false, 0, 16},

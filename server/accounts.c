@@ -570,8 +570,6 @@ void accounts_user_update(const char *name, json_t *body, const struct identity 
 	struct fault f;
 	struct user_job *j = xcalloc(1, sizeof(*j));
 	struct db_user before;
-	const char *key;
-	json_t *v;
 
 	j->cb = cb;
 	j->arg = arg;
@@ -594,47 +592,37 @@ void accounts_user_update(const char *name, json_t *body, const struct identity 
 	if (auth_may_manage(actor, name, &f) < 0)
 		goto fail;
 
-	const char *password = NULL, *current = NULL;
+	/* body passed body_check() against the update fields: every key is known and of the
+	 * right type and size. Left here: who may change what, and the values' own rules. */
+	json_t *fullname = json_object_get(body, "fullname");
+	json_t *roles = json_object_get(body, "roles");
+	json_t *timeout = json_object_get(body, "session_timeout_min");
+	const char *password = json_string_value(json_object_get(body, "password"));
+	const char *current = json_string_value(json_object_get(body, "current_password"));
+	/* Without user:modify a user may change only their password and fullname. */
+	if (!privileged && (roles || timeout)) {
+		fault_set(&f, ERR_DENIED, "%s: changing it needs user:modify",
+		          roles ? "roles" : "session_timeout_min");
+		goto fail;
+	}
 	j->want = before;
-	json_object_foreach(body, key, v)
-	{
-		if (strcmp(key, "name") == 0) {
-			if (!json_is_string(v) || strcmp(json_string_value(v), name) != 0) {
-				fault_set(&f, ERR_INVALID_ARG, "name: users cannot be renamed");
-				goto fail;
-			}
-		} else if (strcmp(key, "fullname") == 0) {
-			const char *s;
-			if (get_string(body, key, false, &s, &f) < 0 || check_fullname(s, &f) < 0)
-				goto fail;
-			snprintf(j->want.fullname, sizeof(j->want.fullname), "%s", s);
-			j->set_fullname = true;
-		} else if (strcmp(key, "password") == 0) {
-			if (get_string(body, key, false, &password, &f) < 0 ||
-			    check_password(password, key, &f) < 0)
-				goto fail;
-		} else if (strcmp(key, "current_password") == 0) {
-			if (get_string(body, key, false, &current, &f) < 0)
-				goto fail;
-		} else if (strcmp(key, "roles") == 0 || strcmp(key, "session_timeout_min") == 0) {
-			/* Without user:modify a user may change only their password and name. */
-			if (!privileged) {
-				fault_set(&f, ERR_DENIED, "%s: changing it needs user:modify", key);
-				goto fail;
-			}
-			if (strcmp(key, "roles") == 0) {
-				if (get_roles(v, &j->want, &f) < 0)
-					goto fail;
-				j->set_roles = true;
-			} else {
-				if (get_timeout(body, &j->set_timeout, &j->want.session_timeout_min,
-				                &f) < 0)
-					goto fail;
-			}
-		} else {
-			fault_set(&f, ERR_UNKNOWN_ARG, "%s", key);
+	if (fullname) {
+		if (check_fullname(json_string_value(fullname), &f) < 0)
 			goto fail;
-		}
+		snprintf(j->want.fullname, sizeof(j->want.fullname), "%s",
+		         json_string_value(fullname));
+		j->set_fullname = true;
+	}
+	if (password && check_password(password, "password", &f) < 0)
+		goto fail;
+	if (roles) {
+		if (get_roles(roles, &j->want, &f) < 0)
+			goto fail;
+		j->set_roles = true;
+	}
+	if (timeout) {
+		j->want.session_timeout_min = (int)json_integer_value(timeout);
+		j->set_timeout = true;
 	}
 	if (current && !password) {
 		fault_set(&f, ERR_MISSING_ARG, "password");
@@ -879,8 +867,7 @@ int accounts_role_update(const char *name, json_t *body, const struct identity *
                          const char *peer, json_t **out, struct fault *f)
 {
 	struct db_role r;
-	const char *key, *description = NULL;
-	json_t *v, *auths = NULL;
+	const char *description = NULL;
 
 	*out = NULL;
 	if (!auth_db())
@@ -891,21 +878,11 @@ int accounts_role_update(const char *name, json_t *body, const struct identity *
 		fault_set(f, ERR_DENIED, "name: role '%s' is built in and cannot be changed", name);
 		return refuse(actor, peer, "role.update", name, f);
 	}
-	json_object_foreach(body, key, v)
-	{
-		if (strcmp(key, "name") == 0) {
-			if (!json_is_string(v) || strcmp(json_string_value(v), name) != 0)
-				return fault_set(f, ERR_INVALID_ARG,
-				                 "name: roles cannot be renamed");
-		} else if (strcmp(key, "description") == 0) {
-			if (get_description(body, &description, f) < 0)
-				return -1;
-		} else if (strcmp(key, "authorizations") == 0) {
-			auths = v;
-		} else {
-			return fault_set(f, ERR_UNKNOWN_ARG, "%s", key);
-		}
-	}
+	/* body passed body_check() against the update fields: only the values' rules are
+	 * left to check. */
+	json_t *auths = json_object_get(body, "authorizations");
+	if (get_description(body, &description, f) < 0)
+		return -1;
 	uint32_t old = role_mask(&r), perms = old;
 	if (auths && get_authorizations(auths, &perms, f) < 0)
 		return -1;

@@ -21,6 +21,8 @@ static const char *type_name(enum field_type t)
 		return "an object";
 	case FIELD_ARRAY:
 		return "an array";
+	case FIELD_READ_ONLY:
+		break;
 	}
 	return "?";
 }
@@ -71,6 +73,8 @@ static int check_value(const json_t *v, const struct field *fd, struct fault *f)
 		if (!json_is_object(v))
 			break;
 		return 0;
+	case FIELD_READ_ONLY:
+		return fault_set(f, ERR_INVALID_ARG, "%s: cannot be changed", fd->name);
 	case FIELD_ARRAY:
 	case FIELD_STRING_ARRAY: {
 		if (!json_is_array(v))
@@ -104,7 +108,8 @@ static int body_unknown(const char *key, const struct field *fields, struct faul
 	struct suggest s;
 	suggest_init(&s, key);
 	for (const struct field *fd = fields; fd->name; fd++)
-		suggest_try(&s, fd->name);
+		if (fd->type != FIELD_READ_ONLY) /* no use pointing at what cannot be sent */
+			suggest_try(&s, fd->name);
 	if (suggest_best(&s))
 		return fault_set(f, ERR_UNKNOWN_ARG, "%.200s: unknown property; did you mean %s?",
 		                 key, suggest_best(&s));

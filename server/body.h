@@ -16,6 +16,9 @@ enum field_type {
 	FIELD_STRING_ARRAY, /* min/max: number of items; items 1..256 bytes */
 	FIELD_OBJECT,
 	FIELD_ARRAY, /* min/max: number of items */
+	/* A property of the object that no request changes (a user's or a role's name in a
+	 * PUT): refused, saying so, rather than as an unknown property. */
+	FIELD_READ_ONLY,
 };
 
 struct field {

@@ -102,6 +102,41 @@ static void suggest_table(void)
 	is_str(suggest_from("abcf", tie), "abcd", "ties go to the first candidate");
 }
 
+/* A PUT's table naming what it refuses to change: it says so, and never suggests it. */
+static void read_only(void)
+{
+	static const struct field put_fields[] = {
+	    {"name", FIELD_READ_ONLY, false, 0, 0},
+	    {"label", FIELD_STRING, false, 0, 8},
+	    FIELDS_END,
+	};
+	static const struct {
+		const char *json, *details, *what;
+	} cases[] = {
+	    {"{\"name\":\"b\"}", "name: cannot be changed", "a read-only field is refused"},
+	    {"{\"label\":\"x\",\"name\":\"a\"}", "name: cannot be changed",
+	     "with any value, after others"},
+	    {"{\"nmae\":\"b\"}", "nmae: unknown property", "a typo of it is not pointed at it"},
+	    {"{\"lable\":\"b\"}", "lable: unknown property; did you mean label?",
+	     "while the others are"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fault f = {0};
+		json_t *j = json_loads(cases[i].json, 0, NULL);
+		int rc = body_check(j, put_fields, &f);
+		ok(rc < 0 &&
+		       f.kind == (strstr(cases[i].details, "unknown") ? ERR_UNKNOWN_ARG
+		                                                      : ERR_INVALID_ARG) &&
+		       strcmp(f.details, cases[i].details) == 0,
+		   "%s (%s)", cases[i].what, f.details);
+		json_decref(j);
+	}
+	json_t *j = json_loads("{\"label\":\"x\"}", 0, NULL);
+	struct fault f = {0};
+	ok(body_check(j, put_fields, &f) == 0, "a body without it passes");
+	json_decref(j);
+}
+
 int main(void)
 {
 	suggest_table();
@@ -161,5 +196,6 @@ int main(void)
 	json_decref(fj);
 	fault_set(&f, ERR_INVALID_ARG, "%s", "ab\xff\xfe");
 	is_str(f.details, "ab??", "invalid bytes in details become '?'");
+	read_only();
 	return done_testing();
 }
