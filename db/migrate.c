@@ -196,7 +196,8 @@ static const struct migrate_step migrate_steps[] = {
     {4, migrate_step4}, {5, migrate_step5}, {6, migrate_step6},
 };
 
-int migrate_latest(void)
+/* The schema version this code knows (the last migration step). */
+static int migrate_latest(void)
 {
 	return migrate_steps[nitems(migrate_steps) - 1].version;
 }

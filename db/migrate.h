@@ -136,10 +136,9 @@ int db_read_rows(struct db *db, sqlite3_stmt *st, size_t elem,
 /* Wall-clock seconds, or t when t is non-zero: the store fills timestamps left at 0. */
 int64_t db_time_or_now(int64_t t);
 
-/* The schema version this code knows (the last migration step). */
-int migrate_latest(void);
-/* Brings the schema to migrate_latest(), one transaction per step; sets *version.
- * Refuses a database newer than the code. 0, or -1 with a message in err (logged). */
+/* Brings the schema to the last migration step this code knows, one transaction per
+ * step; sets *version. Refuses a database newer than the code. 0, or -1 with a message
+ * in err (logged). */
 int migrate_run(sqlite3 *conn, int *version, char *err, size_t errlen);
 
 #endif

@@ -99,7 +99,7 @@ static const struct opt opts[] = {
      "free space a job's layout must leave on its filesystem, e.g. 10G or 5% of it (5%)"},
 };
 
-void config_usage(FILE *out)
+static void config_usage(FILE *out)
 {
 	fprintf(out, "Usage: spindled [OPTION]...\n"
 	             "Spindle storage management server: analytics, benchmarks, hardware and\n"
@@ -147,7 +147,7 @@ int config_split_addr(const char *s, char *host, size_t hostlen, unsigned *port)
 	return 0;
 }
 
-bool config_addr_is_loopback(const char *host)
+static bool config_addr_is_loopback(const char *host)
 {
 	struct in_addr a4;
 	struct in6_addr a6;
@@ -349,7 +349,8 @@ static void config_defaults(struct config *cfg)
 	cfg->bench_reserve = xstrdup("5%");
 }
 
-int config_parse_reserve(const char *text, unsigned long long *bytes, int *pct)
+/* "10G" (bytes) or "5%" (0 to 90 percent of a filesystem); -1 when it is neither. */
+static int config_parse_reserve(const char *text, unsigned long long *bytes, int *pct)
 {
 	size_t n = strlen(text);
 	*bytes = 0;

@@ -4,7 +4,7 @@
 #define SPINDLE_CONFIG_H
 
 #include <stdbool.h>
-#include <stdio.h>
+#include <stddef.h>
 #include "log.h"
 
 struct config {
@@ -56,12 +56,8 @@ enum config_result { CONFIG_OK, CONFIG_EXIT_OK, CONFIG_ERROR };
  * message has been printed to stderr (exit 2); CONFIG_EXIT_OK after --help/--version. */
 enum config_result config_load(struct config *cfg, int argc, char **argv);
 void config_free(struct config *cfg);
-void config_usage(FILE *out);
-/* "10G" (bytes) or "5%" (0 to 90 percent of a filesystem); -1 when it is neither. */
-int config_parse_reserve(const char *text, unsigned long long *bytes, int *pct);
 
 /* Splits "ADDR:PORT" / "[v6]:PORT" into host and port; -1 if malformed. */
 int config_split_addr(const char *s, char *host, size_t hostlen, unsigned *port);
-bool config_addr_is_loopback(const char *host);
 
 #endif

@@ -32,16 +32,6 @@ int log_level_parse(const char *s, enum log_level *out)
 	return -1;
 }
 
-const char *log_level_name(enum log_level level)
-{
-	return level_names[level];
-}
-
-bool log_enabled(enum log_level level)
-{
-	return level <= log_max;
-}
-
 void log_msg(enum log_level level, const char *fmt, ...)
 {
 	if (level > log_max)

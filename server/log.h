@@ -8,9 +8,7 @@ enum log_level { LOG_LEVEL_ERR, LOG_LEVEL_WARN, LOG_LEVEL_INFO, LOG_LEVEL_DEBUG 
 
 void log_init(bool foreground, enum log_level level);
 int log_level_parse(const char *s, enum log_level *out);
-const char *log_level_name(enum log_level level);
 void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-bool log_enabled(enum log_level level);
 
 #define log_err(...)   log_msg(LOG_LEVEL_ERR, __VA_ARGS__)
 #define log_warn(...)  log_msg(LOG_LEVEL_WARN, __VA_ARGS__)

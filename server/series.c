@@ -376,11 +376,6 @@ void series_retention_set(const struct series_retention *r)
 	series_writer_retention(r);
 }
 
-void series_retention_get(struct series_retention *r)
-{
-	*r = store.ret;
-}
-
 void series_sync(void)
 {
 	series_writer_sync();

@@ -83,7 +83,6 @@ void series_subscribe(series_commit_fn fn, void *arg);
 void series_unsubscribe(series_commit_fn fn, void *arg);
 
 void series_retention_set(const struct series_retention *r); /* prunes soon after */
-void series_retention_get(struct series_retention *r);
 
 /* --- queries */
 

@@ -14,7 +14,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <openssl/crypto.h>
 #include <openssl/rand.h>
 
 static void oom(size_t n)
@@ -337,9 +336,4 @@ int util_parse_ll(const char *s, long long min, long long max, long long *out)
 		return -1;
 	*out = v;
 	return 0;
-}
-
-bool util_ct_equal(const void *a, const void *b, size_t len)
-{
-	return CRYPTO_memcmp(a, b, len) == 0;
 }

@@ -61,7 +61,4 @@ size_t util_b64url(const void *buf, size_t len, char *out);
 /* Strict integer parsing: whole string, base 10, within [min,max]; -1 otherwise. */
 int util_parse_ll(const char *s, long long min, long long max, long long *out);
 
-/* Constant-time comparison of two buffers of equal length. */
-bool util_ct_equal(const void *a, const void *b, size_t len);
-
 #endif
