@@ -1,5 +1,5 @@
 /* The connection: open, set up, migrate, close; and the statement cache and helpers the
- * store files share (declared in migrate.h). */
+ * store files share (declared in db_int.h). */
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "db.h"
-#include "migrate.h"
+#include "db_int.h"
 #include "log.h"
 #include "util.h"
 

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "db.h"
-#include "migrate.h"
+#include "db_int.h"
 #include "log.h"
 
 static const char sql_audit_insert[] =

@@ -1,7 +1,7 @@
 /* Private to db/: the connection and its statement cache, the helpers the store files
  * share, and the schema migrations. Nothing outside db/ includes this header. */
-#ifndef SPINDLE_DB_MIGRATE_H
-#define SPINDLE_DB_MIGRATE_H
+#ifndef SPINDLE_DB_INT_H
+#define SPINDLE_DB_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>
