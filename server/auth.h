@@ -12,7 +12,7 @@ struct db;
 struct workq;
 struct event_base;
 
-/* Authorizations, scope x verb, as DESIGN.md names them. */
+/* Authorizations, scope x verb ("stat:read"): what roles grant and routes require. */
 enum perm {
 	PERM_STAT_READ = 1u << 0,
 	PERM_WORKSHEET_READ = 1u << 1,

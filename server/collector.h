@@ -11,7 +11,7 @@
 
 struct event_base;
 
-/* Added with the collector: start-up, shutdown and a tick on demand. */
+/* Start-up, shutdown and a tick on demand. */
 struct collector_config {
 	const char *proc_root; /* --proc-root: "/" on a live box, a synthetic tree in tests */
 	const char *sys_root;  /* --sys-root: where /sys/class/block tells partitions apart */

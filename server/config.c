@@ -295,7 +295,8 @@ static int config_ini_entry(void *user, const char *section, const char *name, c
 	return 1;
 }
 
-/* The build tree's own binary keeps its state beside it, as DESIGN.md says. */
+/* The build tree's own binary keeps its state in the build tree (var/, and the sources'
+ * webroot/), so running it never touches an installed spindled's. */
 static bool running_from_build_tree(void)
 {
 #ifdef SPINDLE_BUILDDIR

@@ -239,9 +239,10 @@ def test_login_throttle(spawn):
 
 
 def test_login_throttle_spares_other_addresses(spawn):
-    """Issue 10, row 5: 5 wrong admin passwords from 127.0.0.2 locked admin out of
-    127.0.0.1. The guesser locks out itself (per user and address, per address); a lock
-    on the name holds only against addresses that failed on it."""
+    """Guesses from one address do not lock the account out elsewhere: after 5 wrong admin
+    passwords from 127.0.0.2, admin still logs in from 127.0.0.1. The guesser locks out
+    itself (per user and address, per address); a lock on the name holds only against
+    addresses that failed on it."""
     srv = spawn()
     for _ in range(5):
         expect_fault(srv.login("admin", "wrong-password", source="127.0.0.2"), 401,

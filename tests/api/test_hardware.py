@@ -1,5 +1,5 @@
-"""Hardware inventory and locator LEDs (issue #5), against fake sysfs trees and fake ledctl
-and ipmitool first on the daemon's PATH (tests/api/fixtures/hw.py builds both)."""
+"""Hardware inventory and locator LEDs, against fake sysfs trees and fake ledctl and
+ipmitool first on the daemon's PATH (tests/api/fixtures/hw.py builds both)."""
 import os
 import threading
 import time

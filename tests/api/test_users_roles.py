@@ -107,8 +107,8 @@ def test_monitor_cannot_change_another_password(server, admin):
 
 
 def test_user_modify_alone_cannot_take_over_admin(spawn):
-    """Issue 10, row 3: user:modify + user:read set admin's password or minted a token
-    carrying all of admin's authorizations. Both are refused, named and audited."""
+    """user:modify + user:read is no way to admin: setting admin's password, or minting a
+    token that carries all of admin's authorizations, is refused, named and audited."""
     srv = spawn()   # own server: its real admin is the target
     admin = srv.admin()
     role = make_role(admin, authorizations=("user:modify", "user:read"))

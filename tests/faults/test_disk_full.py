@@ -1,8 +1,8 @@
-"""The state filesystem full (issue 10, row 8): spindled's state dir on a 16 MiB tmpfs of the
-test's own, filled to the last byte while it runs. Every change is refused with 507
-ERR_NO_SPACE naming what failed, reads and logins keep working, what waited in memory is
-stored once space returns, and a SIGKILL then shows that nothing answered as done was
-lost and nothing refused was kept."""
+"""The state filesystem full: spindled's state dir on a 16 MiB tmpfs of the test's own,
+filled to the last byte while it runs. Every change is refused with 507 ERR_NO_SPACE
+naming what failed, reads and logins keep working, what waited in memory is stored once
+space returns, and a SIGKILL then shows that nothing answered as done was lost and
+nothing refused was kept."""
 import re
 import time
 
