@@ -24,6 +24,7 @@
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -60,7 +61,7 @@ enum child_timer_state {
 };
 
 struct child {
-	struct child *prev, *next; /* child_list */
+	LIST_ENTRY(child) link; /* child_list */
 	pid_t pid;
 	char name[64]; /* argv[0], for logs */
 	void (*on_line)(void *arg, const char *line, size_t len);
@@ -82,7 +83,8 @@ struct child {
 	bool timed_out;
 };
 
-static struct child *child_list; /* running or finishing, newest first */
+/* Running or finishing, newest first. */
+static LIST_HEAD(child_head, child) child_list = LIST_HEAD_INITIALIZER(child_list);
 static size_t child_n;
 static struct event_base *child_base;
 static struct event *child_sigchld;
@@ -93,7 +95,7 @@ static void child_drain_now(struct child *c);
 
 static struct child *child_by_pid(pid_t pid)
 {
-	for (struct child *c = child_list; c; c = c->next)
+	for (struct child *c = LIST_FIRST(&child_list); c; c = LIST_NEXT(c, link))
 		if (c->pid == pid && !c->reaped)
 			return c;
 	return NULL;
@@ -286,12 +288,7 @@ static void child_check_done(struct child *c)
 	if (c->timer)
 		evtimer_del(c->timer);
 	child_stdin_close(c);
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		child_list = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
+	LIST_REMOVE(c, link);
 	child_n--;
 
 	struct child_result res = {0};
@@ -557,10 +554,7 @@ struct child *child_spawn(const struct child_opts *o, char *err, size_t errlen)
 	c->grace_ms = o->kill_grace_ms > 0 ? o->kill_grace_ms : CHILD_GRACE_MS_DEFAULT;
 	c->in_fd = -1;
 	c->out.fd = c->err.fd = -1;
-	c->next = child_list;
-	if (child_list)
-		child_list->prev = c;
-	child_list = c;
+	LIST_INSERT_HEAD(&child_list, c, link);
 	child_n++;
 
 	fcntl(outp[0], F_SETFL, O_NONBLOCK);
@@ -641,7 +635,7 @@ void child_shutdown(void)
 	int grace = 0;
 
 	child_stopping = true;
-	for (c = child_list; c; c = c->next) {
+	for (c = LIST_FIRST(&child_list); c; c = LIST_NEXT(c, link)) {
 		if (c->grace_ms > grace)
 			grace = c->grace_ms;
 		child_signal(c, SIGTERM);
@@ -650,14 +644,14 @@ void child_shutdown(void)
 	uint64_t deadline = util_mono_ns() + (uint64_t)grace * 1000000u;
 	for (;;) {
 		bool waiting = false;
-		for (c = child_list; c; c = c->next) {
+		for (c = LIST_FIRST(&child_list); c; c = LIST_NEXT(c, link)) {
 			child_drain_now(c);
 			waiting = waiting || !c->reaped || c->out.fd >= 0 || c->err.fd >= 0;
 		}
 		if (!waiting || util_mono_ns() >= deadline)
 			break;
 		sleep_ms(10);
-		for (c = child_list; c; c = c->next) {
+		for (c = LIST_FIRST(&child_list); c; c = LIST_NEXT(c, link)) {
 			int status;
 			if (!c->reaped && waitpid(c->pid, &status, WNOHANG) == c->pid) {
 				c->reaped = true;
@@ -666,8 +660,8 @@ void child_shutdown(void)
 		}
 	}
 	/* Whoever is left: SIGKILL, reap for sure, take what the pipes hold, close them. */
-	for (c = child_list; c; c = next) {
-		next = c->next;
+	for (c = LIST_FIRST(&child_list); c; c = next) {
+		next = LIST_NEXT(c, link);
 		child_signal(c, SIGKILL);
 		int status;
 		while (!c->reaped) {
