@@ -344,6 +344,7 @@ struct session_scan {
 	struct session *oldest;
 	const char *name; /* token name looked for */
 	struct session *match;
+	bool collect; /* gather the matches in list */
 	struct session **list;
 	size_t nlist, cap;
 };
@@ -359,11 +360,8 @@ static bool session_scan_cb(void *val, void *ctx)
 		sc->oldest = s;
 	if (sc->name && strcmp(s->s.name, sc->name) == 0)
 		sc->match = s;
-	if (sc->cap) {
-		if (sc->nlist == sc->cap) {
-			sc->cap *= 2;
-			sc->list = xrealloc(sc->list, sc->cap * sizeof(*sc->list));
-		}
+	if (sc->collect) {
+		sc->list = util_grow(sc->list, &sc->cap, sc->nlist, sizeof(*sc->list));
 		sc->list[sc->nlist++] = s;
 	}
 	return false;
@@ -995,10 +993,10 @@ int auth_token_list(const char *user, json_t **out, struct fault *f)
 		return fault_set(f, ERR_INTERNAL, "authentication is not ready");
 	if (auth_user_exists(user, f) < 0)
 		return -1;
-	struct session_scan sc = {.user = user, .kind = DB_SESSION_TOKEN, .cap = 16};
-	sc.list = xmalloc(sc.cap * sizeof(*sc.list));
+	struct session_scan sc = {.user = user, .kind = DB_SESSION_TOKEN, .collect = true};
 	hmap_filter(&auth.sessions, session_scan_cb, &sc);
-	qsort(sc.list, sc.nlist, sizeof(*sc.list), token_cmp);
+	if (sc.nlist) /* no list was made for none */
+		qsort(sc.list, sc.nlist, sizeof(*sc.list), token_cmp);
 	json_t *a = json_array();
 	for (size_t i = 0; i < sc.nlist; i++)
 		json_array_append_new(a, token_json(sc.list[i])); /* never the secret */

@@ -79,7 +79,7 @@ struct op {
 	struct op *next; /* waiting for a scan */
 	/* reading back */
 	struct readback *rb;
-	size_t nrb;
+	size_t nrb, rb_cap;
 	unsigned gen;
 	/* a change */
 	char key[LEDS_KEY_MAX];
@@ -172,10 +172,7 @@ static struct rec *rec_get(const char *key)
 	struct rec *r = rec_find(key);
 	if (r)
 		return r;
-	if (leds.nrecs == leds.caprecs) {
-		leds.caprecs = leds.caprecs ? 2 * leds.caprecs : 32;
-		leds.recs = xrealloc(leds.recs, leds.caprecs * sizeof(*leds.recs));
-	}
+	leds.recs = util_grow(leds.recs, &leds.caprecs, leds.nrecs, sizeof(*leds.recs));
 	r = &leds.recs[leds.nrecs++];
 	memset(r, 0, sizeof(*r));
 	snprintf(r->key, sizeof(r->key), "%s", key);
@@ -649,7 +646,7 @@ static void readback_add(struct op *op, const struct comp *c, bool disk, size_t 
 {
 	if (!c->path)
 		return;
-	op->rb = xrealloc(op->rb, (op->nrb + 1) * sizeof(*op->rb));
+	op->rb = util_grow(op->rb, &op->rb_cap, op->nrb, sizeof(*op->rb));
 	struct readback *rb = &op->rb[op->nrb++];
 	memset(rb, 0, sizeof(*rb));
 	rb->disk = disk;

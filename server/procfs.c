@@ -224,10 +224,7 @@ int procfs_parse_diskstats(const char *text, struct procfs_snapshot *s)
 				continue;
 			return -1;
 		}
-		if (s->ndisks == s->disks_cap) {
-			s->disks_cap = s->disks_cap ? 2 * s->disks_cap : 16;
-			s->disks = xrealloc(s->disks, (size_t)s->disks_cap * sizeof(*s->disks));
-		}
+		s->disks = util_grow(s->disks, &s->disks_cap, (size_t)s->ndisks, sizeof(*s->disks));
 		struct procfs_disk *d = &s->disks[s->ndisks++];
 		memcpy(d->name, name, sizeof(name));
 		d->cls = PROCFS_DISK_UNKNOWN;
@@ -260,10 +257,7 @@ int procfs_parse_netdev(const char *text, struct procfs_snapshot *s)
 			continue;
 		if (strcmp(name, "lo") == 0)
 			continue; /* the box talking to itself is not traffic */
-		if (s->nnics == s->nics_cap) {
-			s->nics_cap = s->nics_cap ? 2 * s->nics_cap : 8;
-			s->nics = xrealloc(s->nics, (size_t)s->nics_cap * sizeof(*s->nics));
-		}
+		s->nics = util_grow(s->nics, &s->nics_cap, (size_t)s->nnics, sizeof(*s->nics));
 		struct procfs_nic *n = &s->nics[s->nnics++];
 		memcpy(n->name, name, sizeof(name));
 		n->rx_bytes = v[0];

@@ -43,9 +43,11 @@ struct procfs_snapshot {
 	uint64_t cpu[CPU_MODES]; /* USER_HZ ticks over all CPUs, in enum cpu_mode order */
 	int ncpus;
 
-	int ndisks, disks_cap; /* only the disks the options keep */
+	int ndisks; /* only the disks the options keep */
+	size_t disks_cap;
 	struct procfs_disk *disks;
-	int nnics, nics_cap; /* without the loopback device */
+	int nnics; /* without the loopback device */
+	size_t nics_cap;
 	struct procfs_nic *nics;
 
 	bool have_mem; /* bytes */

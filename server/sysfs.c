@@ -254,10 +254,7 @@ static char **list_dir(const char *path, size_t *n)
 	while ((e = readdir(d))) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
-		if (*n == cap) {
-			cap = cap ? 2 * cap : 16;
-			names = xrealloc(names, cap * sizeof(*names));
-		}
+		names = util_grow(names, &cap, *n, sizeof(*names));
 		names[(*n)++] = xstrdup(e->d_name);
 	}
 	closedir(d);
@@ -290,10 +287,8 @@ static bool is_dir(const char *path)
 static struct sysfs_chassis *add_chassis(struct scan *s)
 {
 	struct sysfs_inventory *inv = s->inv;
-	if (inv->nchassis == s->chassis_cap) {
-		s->chassis_cap = s->chassis_cap ? 2 * s->chassis_cap : 4;
-		inv->chassis = xrealloc(inv->chassis, s->chassis_cap * sizeof(*inv->chassis));
-	}
+	inv->chassis =
+	    util_grow(inv->chassis, &s->chassis_cap, inv->nchassis, sizeof(*inv->chassis));
 	struct sysfs_chassis *c = &inv->chassis[inv->nchassis++];
 	memset(c, 0, sizeof(*c));
 	return c;
@@ -346,10 +341,7 @@ static void scan_slot(struct scan *s, size_t chassis, const char *encdir, const 
 	if (!typed && (!spath(path, sizeof(path), "%s/locate", dir) || access(path, F_OK) < 0))
 		return; /* "power", "subsystem" and other directories that are not slots */
 
-	if (s->nslots == s->slots_cap) {
-		s->slots_cap = s->slots_cap ? 2 * s->slots_cap : 16;
-		s->slots = xrealloc(s->slots, s->slots_cap * sizeof(*s->slots));
-	}
+	s->slots = util_grow(s->slots, &s->slots_cap, s->nslots, sizeof(*s->slots));
 	struct slot *sl = &s->slots[s->nslots++];
 	struct sysfs_disk *d = &sl->d;
 	disk_init(d);
@@ -582,10 +574,7 @@ static void scan_disk(struct scan *s, const char *name)
 		d.locate = slot->locate;
 		*slot = d;
 	} else {
-		if (s->nsys == s->sys_cap) {
-			s->sys_cap = s->sys_cap ? 2 * s->sys_cap : 16;
-			s->sys_disks = xrealloc(s->sys_disks, s->sys_cap * sizeof(*s->sys_disks));
-		}
+		s->sys_disks = util_grow(s->sys_disks, &s->sys_cap, s->nsys, sizeof(*s->sys_disks));
 		s->sys_disks[s->nsys++] = d;
 	}
 out:

@@ -42,12 +42,12 @@ static void parse(const char **p, const char *end, struct procfs_snapshot *s)
 		case 1:
 			if (procfs_parse_diskstats(t, s) < 0)
 				s->ndisks = 0;
-			fuzz_assert(s->ndisks >= 0 && s->ndisks <= s->disks_cap);
+			fuzz_assert(s->ndisks >= 0 && (size_t)s->ndisks <= s->disks_cap);
 			break;
 		case 2:
 			if (procfs_parse_netdev(t, s) < 0)
 				s->nnics = 0;
-			fuzz_assert(s->nnics >= 0 && s->nnics <= s->nics_cap);
+			fuzz_assert(s->nnics >= 0 && (size_t)s->nnics <= s->nics_cap);
 			break;
 		case 3:
 			rc = procfs_parse_meminfo(t, s);
