@@ -71,6 +71,11 @@ void bench_jobs_result(struct request *r);
 void bench_compare(struct request *r);
 void bench_presets(struct request *r);
 
+/* api/href.c: sets obj's "href" to path, each {member} in it replaced by that member of
+ * obj (a string or an integer; nothing when absent) as one path segment, percent-encoded,
+ * with '/' written '|'. Returns obj (borrowed): api_href(user, "/api/user/v1/users/{name}"). */
+json_t *api_href(json_t *obj, const char *path);
+
 /* Services and their API versions, for GET /api/access/v1 and the response headers. */
 struct api_service {
 	const char *name;

@@ -1,9 +1,6 @@
 /* /api/hardware/v1: chassis, their disks, and locator LEDs (server/leds.c). */
-#include <stdlib.h>
-
 #include "api.h"
 #include "leds.h"
-#include "util.h"
 
 #define HW_CHASSIS "/api/hardware/v1/chassis"
 
@@ -24,25 +21,8 @@ static bool query_none(struct request *r)
 	return true;
 }
 
-/* Adds "href" to a chassis object (borrowed) and returns it. */
-static json_t *chassis_href(json_t *c)
-{
-	const char *id = json_string_value(json_object_get(c, "id"));
-	char *href = xasprintf(HW_CHASSIS "/%s", id ? id : "");
-	json_object_set_new(c, "href", json_string(href));
-	free(href);
-	return c;
-}
-
-static json_t *disk_href(json_t *d)
-{
-	const char *chassis = json_string_value(json_object_get(d, "chassis"));
-	const char *id = json_string_value(json_object_get(d, "id"));
-	char *href = xasprintf(HW_CHASSIS "/%s/disk/%s", chassis ? chassis : "", id ? id : "");
-	json_object_set_new(d, "href", json_string(href));
-	free(href);
-	return d;
-}
+#define CHASSIS_HREF HW_CHASSIS "/{id}"
+#define DISK_HREF    HW_CHASSIS "/{chassis}/disk/{id}"
 
 static void chassis_list_done(void *arg, json_t *res, const struct fault *f)
 {
@@ -54,7 +34,7 @@ static void chassis_list_done(void *arg, json_t *res, const struct fault *f)
 	json_t *c;
 	json_array_foreach(res, i, c)
 	{
-		chassis_href(c);
+		api_href(c, CHASSIS_HREF);
 	}
 	reply_json(arg, 200, json_pack("{s:o}", "chassis", res));
 }
@@ -64,7 +44,7 @@ static void chassis_reply(struct request *r, int status, json_t *res, const stru
 	if (f)
 		reply_fault(r, f);
 	else
-		reply_json(r, status, json_pack("{s:o}", "chassis", chassis_href(res)));
+		reply_json(r, status, json_pack("{s:o}", "chassis", api_href(res, CHASSIS_HREF)));
 }
 
 static void chassis_done(void *arg, json_t *res, const struct fault *f)
@@ -87,7 +67,7 @@ static void disk_list_done(void *arg, json_t *res, const struct fault *f)
 	json_t *d;
 	json_array_foreach(res, i, d)
 	{
-		disk_href(d);
+		api_href(d, DISK_HREF);
 	}
 	reply_json(arg, 200, json_pack("{s:o}", "disks", res));
 }
@@ -97,7 +77,7 @@ static void disk_reply(struct request *r, int status, json_t *res, const struct 
 	if (f)
 		reply_fault(r, f);
 	else
-		reply_json(r, status, json_pack("{s:o}", "disk", disk_href(res)));
+		reply_json(r, status, json_pack("{s:o}", "disk", api_href(res, DISK_HREF)));
 }
 
 static void disk_done(void *arg, json_t *res, const struct fault *f)

@@ -1,7 +1,6 @@
 /* /api/role/v1/roles: sets of authorizations that users hold. */
 #include "api.h"
 #include "accounts.h"
-#include "util.h"
 
 static const struct field role_create_fields[] = {
     {"name", FIELD_STRING, true, 1, 64},
@@ -17,18 +16,11 @@ static const struct field role_update_fields[] = {
     FIELDS_END,
 };
 
-static json_t *with_href(json_t *role)
-{
-	const char *name = json_string_value(json_object_get(role, "name"));
-	char *href = xasprintf("/api/role/v1/roles/%s", name ? name : "");
-	json_object_set_new(role, "href", json_string(href));
-	free(href);
-	return role;
-}
+#define ROLE_HREF "/api/role/v1/roles/{name}"
 
 static void reply_role(struct request *r, int status, json_t *role /* stolen */)
 {
-	with_href(role);
+	api_href(role, ROLE_HREF);
 	if (status == 201)
 		reply_header(r, "Location", json_string_value(json_object_get(role, "href")));
 	reply_json(r, status, json_pack("{s:o}", "role", role));
@@ -46,7 +38,7 @@ void roles_list(struct request *r)
 	json_t *role;
 	json_array_foreach(roles, i, role)
 	{
-		with_href(role);
+		api_href(role, ROLE_HREF);
 	}
 	reply_json(r, 200, json_pack("{s:o}", "roles", roles));
 }

@@ -1,9 +1,6 @@
 /* /api/user/v1/users: accounts and their API tokens. */
-#include <string.h>
-
 #include "api.h"
 #include "accounts.h"
-#include "util.h"
 
 const struct field user_create_fields[] = {
     {"name", FIELD_STRING, true, 1, 64},
@@ -30,25 +27,15 @@ const struct field token_fields[] = {
     FIELDS_END,
 };
 
-/* Adds "href" to a user object (borrowed) and returns it. */
-static json_t *with_href(json_t *user)
-{
-	const char *name = json_string_value(json_object_get(user, "name"));
-	char *href = xasprintf("/api/user/v1/users/%s", name ? name : "");
-	json_object_set_new(user, "href", json_string(href));
-	free(href);
-	return user;
-}
+#define USER_HREF  "/api/user/v1/users/{name}"
+#define TOKEN_HREF "/api/user/v1/users/{user}/tokens/{id}"
 
 static void reply_user(struct request *r, int status, json_t *user /* stolen */)
 {
-	if (status == 201) {
-		const char *name = json_string_value(json_object_get(user, "name"));
-		char *loc = xasprintf("/api/user/v1/users/%s", name ? name : "");
-		reply_header(r, "Location", loc);
-		free(loc);
-	}
-	reply_json(r, status, json_pack("{s:o}", "user", with_href(user)));
+	api_href(user, USER_HREF);
+	if (status == 201)
+		reply_header(r, "Location", json_string_value(json_object_get(user, "href")));
+	reply_json(r, status, json_pack("{s:o}", "user", user));
 }
 
 void users_list(struct request *r)
@@ -63,7 +50,7 @@ void users_list(struct request *r)
 	json_t *u;
 	json_array_foreach(users, i, u)
 	{
-		with_href(u);
+		api_href(u, USER_HREF);
 	}
 	reply_json(r, 200, json_pack("{s:o}", "users", users));
 }
@@ -129,15 +116,6 @@ void users_delete(struct request *r)
 	reply_empty(r, 204);
 }
 
-static json_t *token_with_href(json_t *tok, const char *user)
-{
-	const char *id = json_string_value(json_object_get(tok, "id"));
-	char *href = xasprintf("/api/user/v1/users/%s/tokens/%s", user, id ? id : "");
-	json_object_set_new(tok, "href", json_string(href));
-	free(href);
-	return tok;
-}
-
 void users_tokens_list(struct request *r)
 {
 	json_t *out;
@@ -150,7 +128,7 @@ void users_tokens_list(struct request *r)
 	json_t *t;
 	json_array_foreach(json_object_get(out, "tokens"), i, t)
 	{
-		token_with_href(t, request_param(r, 0));
+		api_href(t, TOKEN_HREF);
 	}
 	reply_json(r, 200, out);
 }
@@ -172,7 +150,7 @@ void users_tokens_create(struct request *r)
 		reply_fault(r, &f);
 		return;
 	}
-	json_t *tok = token_with_href(json_object_get(out, "token"), request_param(r, 0));
+	json_t *tok = api_href(json_object_get(out, "token"), TOKEN_HREF);
 	reply_header(r, "Location", json_string_value(json_object_get(tok, "href")));
 	reply_json(r, 201, out);
 }

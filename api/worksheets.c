@@ -23,18 +23,11 @@ static const struct field worksheet_update_fields[] = {
     FIELDS_END,
 };
 
-static json_t *with_href(json_t *ws)
-{
-	const char *uuid = json_string_value(json_object_get(ws, "uuid"));
-	char *href = xasprintf(WORKSHEETS_PATH "/%s", uuid ? uuid : "");
-	json_object_set_new(ws, "href", json_string(href));
-	free(href);
-	return ws;
-}
+#define WORKSHEET_HREF WORKSHEETS_PATH "/{uuid}"
 
 static void reply_worksheet(struct request *r, int status, json_t *ws /* stolen */)
 {
-	with_href(ws);
+	api_href(ws, WORKSHEET_HREF);
 	if (status == 201)
 		reply_header(r, "Location", json_string_value(json_object_get(ws, "href")));
 	reply_json(r, status, json_pack("{s:o}", "worksheet", ws));
@@ -75,7 +68,7 @@ void worksheets_api_list(struct request *r)
 	}
 	json_array_foreach(list, i, ws)
 	{
-		with_href(ws);
+		api_href(ws, WORKSHEET_HREF);
 	}
 	if (more) {
 		char *enc = owner ? evhttp_encode_uri(owner) : NULL;

@@ -1,0 +1,72 @@
+/* Hrefs: where the API's objects live, spelt in one place (api_href in api.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "util.h"
+
+struct out {
+	char *p;
+	size_t len, cap;
+};
+
+static void put(struct out *o, char c)
+{
+	o->p = util_grow(o->p, &o->cap, o->len, 1);
+	o->p[o->len++] = c;
+}
+
+/* s as one path segment: unreserved characters (RFC 3986) as they are, '/' (which no
+ * segment can carry: the router refuses an encoded one) as '|', the rest %XX. */
+static void put_segment(struct out *o, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		unsigned char c = *p == '/' ? '|' : *p;
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    c == '-' || c == '.' || c == '_' || c == '~') {
+			put(o, (char)c);
+		} else {
+			put(o, '%');
+			put(o, hex[c >> 4]);
+			put(o, hex[c & 15]);
+		}
+	}
+}
+
+/* The member of obj named by [name, name + len), as a segment; nothing when absent. */
+static void put_member(struct out *o, const json_t *obj, const char *name, size_t len)
+{
+	char key[64];
+	if (len >= sizeof(key))
+		return;
+	memcpy(key, name, len);
+	key[len] = '\0';
+	const json_t *v = json_object_get(obj, key);
+	if (json_is_string(v)) {
+		put_segment(o, json_string_value(v));
+	} else if (json_is_integer(v)) {
+		char num[24];
+		snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v));
+		put_segment(o, num);
+	}
+}
+
+json_t *api_href(json_t *obj, const char *path)
+{
+	struct out o = {0};
+	for (const char *p = path; *p; p++) {
+		const char *end = *p == '{' ? strchr(p, '}') : NULL;
+		if (!end) {
+			put(&o, *p);
+			continue;
+		}
+		put_member(&o, obj, p + 1, (size_t)(end - p - 1));
+		p = end;
+	}
+	put(&o, '\0');
+	json_object_set_new(obj, "href", json_string(o.p));
+	free(o.p);
+	return obj;
+}
