@@ -59,6 +59,15 @@ void db_reset(sqlite3_stmt *st)
 	sqlite3_clear_bindings(st);
 }
 
+/* A bind that failed: logged, and the statement reset for its next use. */
+static int bind_failed(struct db *db, sqlite3_stmt *st, int idx, int rc)
+{
+	log_err("db: binding parameter %d: %s", idx, sqlite3_errstr(rc));
+	db->full = false;
+	db_reset(st);
+	return -1;
+}
+
 int db_bind_text(struct db *db, sqlite3_stmt *st, int idx, const char *s, size_t max)
 {
 	size_t len;
@@ -71,26 +80,14 @@ int db_bind_text(struct db *db, sqlite3_stmt *st, int idx, const char *s, size_t
 		rc = len > INT_MAX ? SQLITE_TOOBIG
 		                   : sqlite3_bind_text(st, idx, s, (int)len, SQLITE_STATIC);
 	}
-	if (rc != SQLITE_OK) {
-		log_err("db: binding parameter %d: %s", idx, sqlite3_errstr(rc));
-		db->full = false;
-		db_reset(st);
-		return -1;
-	}
-	return 0;
+	return rc == SQLITE_OK ? 0 : bind_failed(db, st, idx, rc);
 }
 
 int db_bind_int64(struct db *db, sqlite3_stmt *st, int idx, int64_t v)
 {
 	int rc = sqlite3_bind_int64(st, idx, v);
 
-	if (rc != SQLITE_OK) {
-		log_err("db: binding parameter %d: %s", idx, sqlite3_errstr(rc));
-		db->full = false;
-		db_reset(st);
-		return -1;
-	}
-	return 0;
+	return rc == SQLITE_OK ? 0 : bind_failed(db, st, idx, rc);
 }
 
 int db_write(struct db *db, sqlite3_stmt *st, const char *what)

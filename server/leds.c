@@ -556,25 +556,37 @@ static void op_fail(struct op *op, enum fault_kind kind, const char *fmt, ...)
 	op_free(op);
 }
 
+/* The chassis and disk the op names, as indexes in s (-1: it names none); false, with
+ * the op failed and freed, when one of them is not there. */
+static bool op_find(struct op *op, const struct snap *s, long *ci, long *di)
+{
+	*ci = *di = -1;
+	if (op->kind != OP_CHASSIS_LIST) {
+		*ci = chassis_index(s, op->chassis);
+		if (*ci < 0) {
+			op_fail(op, ERR_NOT_FOUND, "chassis: no chassis '%.128s'", op->chassis);
+			return false;
+		}
+	}
+	if (op->disk[0]) {
+		*di = disk_index(s, (size_t)*ci, op->disk);
+		if (*di < 0) {
+			op_fail(op, ERR_NOT_FOUND, "disk: no disk '%.128s' in chassis '%.128s'",
+			        op->disk, op->chassis);
+			return false;
+		}
+	}
+	return true;
+}
+
 /* Answers from the current snapshot, looking the objects up again by id: the snapshot may
  * have been replaced while the op waited. */
 static void op_answer(struct op *op)
 {
 	struct snap *s = leds.snap;
-	long ci = op->kind == OP_CHASSIS_LIST ? 0 : chassis_index(s, op->chassis);
-	if (ci < 0) {
-		op_fail(op, ERR_NOT_FOUND, "chassis: no chassis '%.128s'", op->chassis);
+	long ci, di;
+	if (!op_find(op, s, &ci, &di))
 		return;
-	}
-	long di = -1;
-	if (op->disk[0]) {
-		di = disk_index(s, (size_t)ci, op->disk);
-		if (di < 0) {
-			op_fail(op, ERR_NOT_FOUND, "disk: no disk '%.128s' in chassis '%.128s'",
-			        op->disk, op->chassis);
-			return;
-		}
-	}
 	json_t *out = NULL;
 	switch (op->kind) {
 	case OP_CHASSIS_LIST:
@@ -1045,22 +1057,9 @@ static void reapply_all(void)
 static void op_run(struct op *op, bool fresh)
 {
 	struct snap *s = leds.snap;
-	long ci = -1, di = -1;
-	if (op->kind != OP_CHASSIS_LIST) {
-		ci = chassis_index(s, op->chassis);
-		if (ci < 0) {
-			op_fail(op, ERR_NOT_FOUND, "chassis: no chassis '%.128s'", op->chassis);
-			return;
-		}
-	}
-	if (op->disk[0]) {
-		di = disk_index(s, (size_t)ci, op->disk);
-		if (di < 0) {
-			op_fail(op, ERR_NOT_FOUND, "disk: no disk '%.128s' in chassis '%.128s'",
-			        op->disk, op->chassis);
-			return;
-		}
-	}
+	long ci, di;
+	if (!op_find(op, s, &ci, &di))
+		return;
 	if (op->kind == OP_LOCATE) {
 		locate_start(op, ci, di);
 		return;
