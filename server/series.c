@@ -115,7 +115,7 @@ int series_init(const struct series_config *cfg, char *err, size_t errlen)
 
 /* Appends the piece of series s for the seconds [a, e) to body; false when it has no
  * value there. prev_id is the id of the piece before (for the delta). */
-static bool flush_piece(struct series_buf *body, struct series_buf *tmp, const struct series *s,
+static bool flush_piece(struct buf *body, struct buf *tmp, const struct series *s,
                         int64_t row_start, int64_t a, int64_t e, int64_t *prev_id)
 {
 	while (a < e && isnan(s->ring[a & RING_MASK]))
@@ -138,7 +138,7 @@ static bool flush_piece(struct series_buf *body, struct series_buf *tmp, const s
  * (normally just one), holding every series' values, so no row ever crosses an hour. */
 static void flush_upto(int64_t upto)
 {
-	static struct series_buf body, tmp;
+	static struct buf body, tmp;
 	if (!store.ready || upto <= store.flushed)
 		return;
 	struct series_batch *b = xcalloc(1, sizeof(*b));

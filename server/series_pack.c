@@ -9,37 +9,20 @@
 
 static const int64_t pow10s[4] = {1, 10, 100, 1000};
 
-void series_buf_free(struct series_buf *b)
+static void put_byte(struct buf *b, unsigned char c)
 {
-	free(b->p);
-	memset(b, 0, sizeof(*b));
+	buf_add(b, &c, 1);
 }
 
-static void buf_reserve(struct series_buf *b, size_t n)
+static void put_varint(struct buf *b, uint64_t v)
 {
-	if (b->len + n <= b->cap)
-		return;
-	size_t cap = b->cap ? b->cap : 256;
-	while (cap < b->len + n)
-		cap *= 2;
-	b->p = xrealloc(b->p, cap);
-	b->cap = cap;
-}
-
-static void put_byte(struct series_buf *b, unsigned char c)
-{
-	buf_reserve(b, 1);
-	b->p[b->len++] = c;
-}
-
-static void put_varint(struct series_buf *b, uint64_t v)
-{
-	buf_reserve(b, 10);
+	unsigned char *o = (unsigned char *)buf_room(b, 10);
 	while (v >= 0x80) {
-		b->p[b->len++] = (unsigned char)(v | 0x80);
+		*o++ = (unsigned char)(v | 0x80);
 		v >>= 7;
 	}
-	b->p[b->len++] = (unsigned char)v;
+	*o++ = (unsigned char)v;
+	b->len = (size_t)((char *)o - b->p);
 }
 
 static int get_varint(const unsigned char **pp, const unsigned char *end, uint64_t *out)
@@ -130,7 +113,7 @@ static int64_t unit_of(const double *v, size_t n)
 	return g ? (int64_t)g : 1;
 }
 
-void series_pack(const double *v, size_t n, struct series_buf *out)
+void series_pack(const double *v, size_t n, struct buf *out)
 {
 	int64_t unit = unit_of(v, n);
 	int64_t prev = 0;
@@ -285,7 +268,7 @@ void series_rollups_of(const double *v, size_t n, size_t per_slot, struct series
 	}
 }
 
-void series_pack_rollups(const struct series_rollup *r, size_t n, struct series_buf *out)
+void series_pack_rollups(const struct series_rollup *r, size_t n, struct buf *out)
 {
 	uint64_t prev_min = 0, skip = 0;
 	int prev_k = -1;
@@ -358,21 +341,21 @@ void series_rollup_agg(const struct series_rollup *r, struct series_agg *a)
 
 /* --- flush rows */
 
-void series_flush_piece_put(struct series_buf *body, int64_t id_delta, int64_t offset,
-                            const struct series_buf *packed)
+void series_flush_piece_put(struct buf *body, int64_t id_delta, int64_t offset,
+                            const struct buf *packed)
 {
 	put_varint(body, (uint64_t)id_delta);
 	put_varint(body, (uint64_t)offset);
 	put_varint(body, packed->len);
-	buf_reserve(body, packed->len);
+	buf_room(body, packed->len);
 	memcpy(body->p + body->len, packed->p, packed->len);
 	body->len += packed->len;
 }
 
-void series_flush_row_put(struct series_buf *out, size_t npieces, const struct series_buf *body)
+void series_flush_row_put(struct buf *out, size_t npieces, const struct buf *body)
 {
 	put_varint(out, npieces);
-	buf_reserve(out, body->len);
+	buf_room(out, body->len);
 	memcpy(out->p + out->len, body->p, body->len);
 	out->len += body->len;
 }

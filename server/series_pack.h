@@ -17,19 +17,14 @@
 #include <stdint.h>
 
 #include "series.h"
-
-struct series_buf {
-	unsigned char *p;
-	size_t len, cap;
-};
-void series_buf_free(struct series_buf *b);
+#include "util.h" /* struct buf */
 
 /* --- blocks */
 
 /* Appends v[0..n) (NaN: no value), the first at the row's start: the block's unit (the
  * greatest common divisor of its values, in thousandths), then varint tokens: a zigzag
  * delta of the value in units, a run of repeats, or a run of gaps. */
-void series_pack(const double *v, size_t n, struct series_buf *out);
+void series_pack(const double *v, size_t n, struct buf *out);
 /* Writes the values of a row starting at `start` that fall in [out_start, out_start +
  * out_n) into out[t - out_start]; the rest of out is left alone. Returns the seconds the
  * row covers, or -1 when it is malformed. */
@@ -57,7 +52,7 @@ struct series_rollup {
 void series_rollups_of(const double *v, size_t n, size_t per_slot, struct series_rollup *out);
 /* Adds r to into, in the finer of their units; sums saturate. */
 void series_rollup_merge(struct series_rollup *into, const struct series_rollup *r);
-void series_pack_rollups(const struct series_rollup *r, size_t n, struct series_buf *out);
+void series_pack_rollups(const struct series_rollup *r, size_t n, struct buf *out);
 /* Fills r[0..n) (slots not in the row get count 0); returns the slots set or -1. */
 long series_unpack_rollups(const void *p, size_t len, struct series_rollup *r, size_t n);
 /* The rollup in value units. */
@@ -70,10 +65,10 @@ void series_rollup_agg(const struct series_rollup *r, struct series_agg *a);
 /* Appends one series' piece to a row's body: packed holds its block, offset is where its
  * first second is from the row's start, id_delta its id less the piece's before (or its
  * id, first). */
-void series_flush_piece_put(struct series_buf *body, int64_t id_delta, int64_t offset,
-                            const struct series_buf *packed);
+void series_flush_piece_put(struct buf *body, int64_t id_delta, int64_t offset,
+                            const struct buf *packed);
 /* Appends the row of the npieces pieces in body to out. */
-void series_flush_row_put(struct series_buf *out, size_t npieces, const struct series_buf *body);
+void series_flush_row_put(struct buf *out, size_t npieces, const struct buf *body);
 
 /* A series' piece of a flush row read back. */
 struct series_flush_piece {

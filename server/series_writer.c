@@ -61,7 +61,7 @@ static struct {
 	size_t cmp_n, cmp_cap, cmp_pos;
 	bool cmp_active;
 	double hour[3600];
-	struct series_buf buf;
+	struct buf buf;
 } writer;
 
 /* Inserts v into a sorted array unless it is there; returns whether it was added. */
@@ -152,7 +152,7 @@ void series_batch_free(struct series_batch *b)
 	free(b->rows);
 	free(b->pieces);
 	free(b->ids);
-	series_buf_free(&b->data);
+	buf_free(&b->data);
 	free(b);
 }
 
@@ -603,7 +603,7 @@ void series_writer_stop(void)
 	free(writer.ids);
 	free(writer.purge);
 	free(writer.acct);
-	series_buf_free(&writer.buf);
+	buf_free(&writer.buf);
 	pthread_mutex_destroy(&writer.mu);
 	pthread_cond_destroy(&writer.wake);
 	pthread_cond_destroy(&writer.idle_cv);

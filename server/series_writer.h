@@ -44,7 +44,7 @@ struct series_batch {
 	size_t nrows, rows_cap;
 	struct series_batch_piece *pieces; /* what each series got, for the byte counts */
 	size_t npieces, pieces_cap;
-	struct series_buf data;
+	struct buf data;
 	int64_t from; /* the first second it holds */
 	int64_t upto; /* every second before it is in this batch or an earlier one */
 	int64_t *ids; /* SERIES_BATCH_PURGE */

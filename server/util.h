@@ -19,8 +19,9 @@ char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* A growable byte string, NUL-terminated once anything is in it; zero-initialised is
- * empty. Growth aborts like xmalloc. */
+/* A growable byte string; zero-initialised is empty. buf_add and buf_printf keep it
+ * NUL-terminated (text); bytes written through buf_room need not be. Growth aborts like
+ * xmalloc. */
 struct buf {
 	char *p;
 	size_t len, cap;

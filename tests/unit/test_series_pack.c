@@ -32,7 +32,7 @@ static size_t varint(unsigned char *p, uint64_t v)
 /* --- formats: round trips, units, rollups */
 
 /* The unit a packed row starts with (a varint). */
-static long long unit_of_row(const struct series_buf *b)
+static long long unit_of_row(const struct buf *b)
 {
 	unsigned long long v = 0;
 	for (size_t i = 0, shift = 0; i < b->len && shift < 64; i++, shift += 7) {
@@ -45,7 +45,7 @@ static long long unit_of_row(const struct series_buf *b)
 
 static void roundtrip(const char *what, const double *v, size_t n)
 {
-	struct series_buf b = {0};
+	struct buf b = {0};
 	double *out = xcalloc(n + 2, sizeof(*out));
 	series_pack(v, n, &b);
 	for (size_t i = 0; i < n + 2; i++)
@@ -61,7 +61,7 @@ static void roundtrip(const char *what, const double *v, size_t n)
 	}
 	ok(same && out[0] == -12345 && out[n + 1] == -12345 && covered <= (long)n,
 	   "%s: %zu values in %zu bytes come back", what, n, b.len);
-	series_buf_free(&b);
+	buf_free(&b);
 	free(out);
 }
 
@@ -76,7 +76,7 @@ static void test_formats(void)
 	ok(series_round(1.23456) == 1.235, "values keep 3 decimals");
 	ok(series_round(2e15) == SERIES_MAX_VALUE, "and stay within SERIES_MAX_VALUE");
 
-	struct series_buf b = {0};
+	struct buf b = {0};
 	series_pack(ints, nitems(ints), &b);
 	is_int(unit_of_row(&b), 1000, "whole numbers pack as counts");
 	const double halves[] = {37.5, 12.5, 0.5};
@@ -138,7 +138,7 @@ static void test_formats(void)
 		                        r[i].sum == back[i].sum && r[i].k == back[i].k));
 	ok(same, "rollups come back exactly");
 	ok(series_unpack_rollups(b.p, b.len - 1, back, 3) < 0, "a cut rollup row is refused");
-	series_buf_free(&b);
+	buf_free(&b);
 }
 
 /* --- blocks by hand: what series_unpack() takes and what it refuses */
@@ -238,10 +238,10 @@ static void test_merge(void)
 /* --- flush rows */
 
 /* A row of the pieces of series ids[i], its values v[i] from offs[i] on. */
-static void flush_row(struct series_buf *row, const int64_t *ids, const int64_t *offs,
+static void flush_row(struct buf *row, const int64_t *ids, const int64_t *offs,
                       const double (*v)[3], size_t n)
 {
-	struct series_buf body = {0}, tmp = {0};
+	struct buf body = {0}, tmp = {0};
 	int64_t prev = 0;
 	for (size_t i = 0; i < n; i++) {
 		tmp.len = 0;
@@ -251,15 +251,15 @@ static void flush_row(struct series_buf *row, const int64_t *ids, const int64_t 
 	}
 	row->len = 0;
 	series_flush_row_put(row, n, &body);
-	series_buf_free(&body);
-	series_buf_free(&tmp);
+	buf_free(&body);
+	buf_free(&tmp);
 }
 
 static void test_flush_rows(void)
 {
 	const int64_t ids[] = {3, 7, 12}, offs[] = {0, 2, 7};
 	const double v[][3] = {{1, 2, 3}, {10, NAN, 30}, {0.5, 0.25, 0.125}};
-	struct series_buf row = {0};
+	struct buf row = {0};
 	struct series_flush_rows f = {0};
 	double out[10];
 
@@ -320,7 +320,7 @@ static void test_flush_rows(void)
 	series_flush_rows_reset(&f);
 	is_int(f.n, 0, "flush: reset forgets the rows");
 	series_flush_rows_free(&f);
-	series_buf_free(&row);
+	buf_free(&row);
 }
 
 int main(void)
