@@ -17,55 +17,18 @@
 #include <string.h>
 #include <unistd.h>
 
-/* A growing text buffer; allocation failures abort (xrealloc). */
-struct tbuf {
-	char *s;
-	size_t len, cap;
-};
-
-static void tb_printf(struct tbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void tb_printf(struct tbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	for (;;) {
-		size_t room = b->cap - b->len;
-		va_start(ap, fmt);
-		int n = vsnprintf(b->s ? b->s + b->len : NULL, room, fmt, ap);
-		va_end(ap);
-		if (n < 0)
-			return;
-		if ((size_t)n < room) {
-			b->len += (size_t)n;
-			return;
-		}
-		b->cap = b->cap ? 2 * b->cap + (size_t)n : 4096 + (size_t)n;
-		b->s = xrealloc(b->s, b->cap);
-	}
-}
-
-static void tb_add(struct tbuf *b, const char *data, size_t len)
-{
-	if (b->cap - b->len < len + 1) {
-		b->cap = 2 * b->cap + len + 1;
-		b->s = xrealloc(b->s, b->cap);
-	}
-	memcpy(b->s + b->len, data, len);
-	b->len += len;
-	b->s[b->len] = '\0';
-}
-
 static struct {
 	struct cidr_list *allow;
-	struct tbuf sample; /* the text of sample seq */
+	struct buf sample; /* the text of sample seq */
 	uint64_t seq;
-	struct tbuf out;
+	struct buf out;
 	int64_t started;
 	long user_hz;
 } metrics;
 
-static void family(struct tbuf *b, const char *name, const char *type, const char *help)
+static void family(struct buf *b, const char *name, const char *type, const char *help)
 {
-	tb_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+	buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
 /* A label value: backslash, double quote and newline escaped, as the format wants. */
@@ -128,18 +91,18 @@ static const struct dev_metric nic_metrics[] = {
      offsetof(struct nic_sample, tx_errors), 1},
 };
 
-static void dev_value(struct tbuf *b, const struct dev_metric *dm, const char *dev,
+static void dev_value(struct buf *b, const struct dev_metric *dm, const char *dev,
                       const void *sample)
 {
 	char esc[80];
 	uint64_t v;
 	memcpy(&v, (const char *)sample + dm->off, sizeof(v));
 	if (dm->divisor == 1)
-		tb_printf(b, "%s{device=\"%s\"} %llu\n", dm->name, label(dev, esc, sizeof(esc)),
-		          (unsigned long long)v);
+		buf_printf(b, "%s{device=\"%s\"} %llu\n", dm->name, label(dev, esc, sizeof(esc)),
+		           (unsigned long long)v);
 	else
-		tb_printf(b, "%s{device=\"%s\"} %.3f\n", dm->name, label(dev, esc, sizeof(esc)),
-		          (double)v / dm->divisor);
+		buf_printf(b, "%s{device=\"%s\"} %.3f\n", dm->name, label(dev, esc, sizeof(esc)),
+		           (double)v / dm->divisor);
 }
 
 static const char *const cpu_modes[CPU_MODES] = {
@@ -148,19 +111,19 @@ static const char *const cpu_modes[CPU_MODES] = {
     [CPU_STEAL] = "steal",   [CPU_IDLE] = "idle",
 };
 
-static void gauge_u64(struct tbuf *b, const char *name, const char *help, uint64_t v)
+static void gauge_u64(struct buf *b, const char *name, const char *help, uint64_t v)
 {
 	family(b, name, "gauge", help);
-	tb_printf(b, "%s %llu\n", name, (unsigned long long)v);
+	buf_printf(b, "%s %llu\n", name, (unsigned long long)v);
 }
 
-static void counter_u64(struct tbuf *b, const char *name, const char *help, uint64_t v)
+static void counter_u64(struct buf *b, const char *name, const char *help, uint64_t v)
 {
 	family(b, name, "counter", help);
-	tb_printf(b, "%s %llu\n", name, (unsigned long long)v);
+	buf_printf(b, "%s %llu\n", name, (unsigned long long)v);
 }
 
-static void build_sample(struct tbuf *b, const struct box_sample *s)
+static void build_sample(struct buf *b, const struct box_sample *s)
 {
 	size_t i;
 	int d;
@@ -168,13 +131,13 @@ static void build_sample(struct tbuf *b, const struct box_sample *s)
 	b->len = 0;
 	family(b, "spindle_sample_timestamp_seconds", "gauge",
 	       "When the sample these values come from ended (Unix time).");
-	tb_printf(b, "spindle_sample_timestamp_seconds %lld\n", (long long)s->time);
+	buf_printf(b, "spindle_sample_timestamp_seconds %lld\n", (long long)s->time);
 
 	family(b, "spindle_cpu_seconds_total", "counter",
 	       "CPU time spent in each mode, summed over all CPUs.");
 	for (i = 0; i < CPU_MODES; i++)
-		tb_printf(b, "spindle_cpu_seconds_total{mode=\"%s\"} %.2f\n", cpu_modes[i],
-		          (double)s->cpu_ticks[i] / (double)metrics.user_hz);
+		buf_printf(b, "spindle_cpu_seconds_total{mode=\"%s\"} %.2f\n", cpu_modes[i],
+		           (double)s->cpu_ticks[i] / (double)metrics.user_hz);
 	gauge_u64(b, "spindle_cpus", "CPUs online.", (uint64_t)(s->ncpus > 0 ? s->ncpus : 0));
 
 	gauge_u64(b, "spindle_memory_total_bytes", "Memory installed (MemTotal).", s->mem_total);
@@ -190,8 +153,8 @@ static void build_sample(struct tbuf *b, const struct box_sample *s)
 		    b, "spindle_pressure_some_percent", "gauge",
 		    "Share of the last second in which some task stalled on the resource (PSI).");
 		for (i = 0; i < 3; i++)
-			tb_printf(b, "spindle_pressure_some_percent{resource=\"%s\"} %.2f\n",
-			          res[i], s->psi_some_pct[i]);
+			buf_printf(b, "spindle_pressure_some_percent{resource=\"%s\"} %.2f\n",
+			           res[i], s->psi_some_pct[i]);
 	}
 
 	for (i = 0; i < nitems(disk_metrics); i++) {
@@ -221,20 +184,20 @@ static void build_sample(struct tbuf *b, const struct box_sample *s)
 	}
 }
 
-static void build_daemon(struct tbuf *b)
+static void build_daemon(struct buf *b)
 {
 	unsigned running = 0, queued = 0;
 	char esc[64];
 
 	jobs_counts(&running, &queued);
 	family(b, "spindle_build_info", "gauge", "Always 1; the version of spindled in a label.");
-	tb_printf(b, "spindle_build_info{version=\"%s\"} 1\n",
-	          label(PACKAGE_VERSION, esc, sizeof(esc)));
+	buf_printf(b, "spindle_build_info{version=\"%s\"} 1\n",
+	           label(PACKAGE_VERSION, esc, sizeof(esc)));
 	gauge_u64(b, "spindle_start_time_seconds", "When spindled started (Unix time).",
 	          (uint64_t)metrics.started);
 	family(b, "spindle_jobs", "gauge", "Benchmark jobs by state.");
-	tb_printf(b, "spindle_jobs{state=\"running\"} %u\nspindle_jobs{state=\"queued\"} %u\n",
-	          running, queued);
+	buf_printf(b, "spindle_jobs{state=\"running\"} %u\nspindle_jobs{state=\"queued\"} %u\n",
+	           running, queued);
 	gauge_u64(b, "spindle_locator_leds_lit", "Locator LEDs lit now (chassis and disks).",
 	          leds_lit_count());
 	gauge_u64(b, "spindle_problems_open", "Open problems.", 0);
@@ -255,9 +218,9 @@ const char *metrics_text(size_t *len)
 	metrics.out.len = 0;
 	build_daemon(&metrics.out);
 	if (metrics.sample.len)
-		tb_add(&metrics.out, metrics.sample.s, metrics.sample.len);
+		buf_add(&metrics.out, metrics.sample.p, metrics.sample.len);
 	*len = metrics.out.len;
-	return metrics.out.s;
+	return metrics.out.p;
 }
 
 bool metrics_peer_allowed(const char *peer)
@@ -287,7 +250,7 @@ int metrics_init(const char *allow)
 void metrics_shutdown(void)
 {
 	cidr_list_free(metrics.allow);
-	free(metrics.sample.s);
-	free(metrics.out.s);
+	free(metrics.sample.p);
+	free(metrics.out.p);
 	memset(&metrics, 0, sizeof(metrics));
 }

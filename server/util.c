@@ -74,15 +74,19 @@ void buf_add(struct buf *b, const void *data, size_t n)
 void buf_printf(struct buf *b, const char *fmt, ...)
 {
 	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n <= 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf_room(b, (size_t)n), (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	b->len += (size_t)n;
+	for (;;) {
+		size_t room = b->cap > b->len ? b->cap - b->len : 0;
+		va_start(ap, fmt);
+		int n = vsnprintf(room ? b->p + b->len : NULL, room, fmt, ap);
+		va_end(ap);
+		if (n < 0)
+			return;
+		if ((size_t)n < room) { /* it fitted, with its NUL */
+			b->len += (size_t)n;
+			return;
+		}
+		buf_room(b, (size_t)n); /* then once more */
+	}
 }
 
 void buf_free(struct buf *b)
