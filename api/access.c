@@ -108,36 +108,6 @@ static void login_done(void *arg, const struct auth_login_result *res, const str
 	                     services_json()));
 }
 
-/* "Authorization: Basic base64(user:password)" into user and password. */
-static int basic_credentials(const char *h, char *user, size_t ulen, char *pass, size_t plen)
-{
-	if (strncasecmp(h, "Basic ", 6) != 0)
-		return -1;
-	h += 6;
-	while (*h == ' ')
-		h++;
-	size_t n = strlen(h);
-	if (n == 0 || n % 4 || n > 2048)
-		return -1;
-	unsigned char out[1600];
-	int len = EVP_DecodeBlock(out, (const unsigned char *)h, (int)n);
-	if (len < 0)
-		return -1;
-	while (len > 0 && h[--n] == '=') /* EVP_DecodeBlock counts the padding as zeros */
-		len--;
-	out[len] = '\0';
-	if (memchr(out, '\0', (size_t)len))
-		return -1;
-	char *colon = strchr((char *)out, ':');
-	if (!colon || (size_t)(colon - (char *)out) >= ulen || strlen(colon + 1) >= plen)
-		return -1;
-	*colon = '\0';
-	snprintf(user, ulen, "%s", (char *)out);
-	snprintf(pass, plen, "%s", colon + 1);
-	OPENSSL_cleanse(out, sizeof(out));
-	return 0;
-}
-
 /* Credentials from X-Auth-User/X-Auth-Key, Basic authorization, or a JSON body. */
 static int login_credentials(struct request *r, char *user, size_t ulen, char *pass, size_t plen,
                              struct fault *f)
@@ -147,27 +117,9 @@ static int login_credentials(struct request *r, char *user, size_t ulen, char *p
 	    {"password", FIELD_STRING, false, 1, 1024},
 	    FIELDS_END,
 	};
-	const char *hu = request_header(r, "X-Auth-User"), *hk = request_header(r, "X-Auth-Key");
-	const char *basic = request_header(r, "Authorization");
-
-	if (hu || hk) {
-		if (!hu || !hk)
-			return fault_set(f, ERR_MISSING_ARG, "%s: required with %s",
-			                 hu ? "X-Auth-Key" : "X-Auth-User",
-			                 hu ? "X-Auth-User" : "X-Auth-Key");
-		if (strlen(hu) >= ulen || strlen(hk) >= plen)
-			return fault_set(f, ERR_INVALID_ARG, "%s: too long",
-			                 strlen(hu) >= ulen ? "X-Auth-User" : "X-Auth-Key");
-		snprintf(user, ulen, "%s", hu);
-		snprintf(pass, plen, "%s", hk);
-		return 0;
-	}
-	if (basic && strncasecmp(basic, "Basic ", 6) == 0) {
-		if (basic_credentials(basic, user, ulen, pass, plen) < 0)
-			return fault_set(f, ERR_INVALID_ARG,
-			                 "Authorization: not Basic base64(user:password)");
-		return 0;
-	}
+	int rc = request_credentials(r, user, ulen, pass, plen, f);
+	if (rc != 0)
+		return rc < 0 ? -1 : 0;
 	json_t *body;
 	if (request_body(r, fields, &body, f) < 0)
 		return -1;

@@ -32,7 +32,9 @@
 #include <event2/keyvalq_struct.h>
 #include <event2/listener.h>
 
+#include <openssl/crypto.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
 
 /* libevent 2.1's type of a request whose method it does not know (http-internal.h). */
 #define EVHTTP_REQ_UNKNOWN (1 << 15)
@@ -877,17 +879,66 @@ const char *request_token(const struct request *r)
 	return NULL;
 }
 
-static int authorize(struct request *r, struct fault *f)
+/* "Authorization: Basic base64(user:password)" into user and password. */
+static int basic_credentials(const char *h, char *user, size_t ulen, char *pass, size_t plen)
+{
+	if (strncasecmp(h, "Basic ", 6) != 0)
+		return -1;
+	h += 6;
+	while (*h == ' ')
+		h++;
+	size_t n = strlen(h);
+	if (n == 0 || n % 4 || n > 2048)
+		return -1;
+	unsigned char out[1600];
+	int len = EVP_DecodeBlock(out, (const unsigned char *)h, (int)n);
+	if (len < 0)
+		return -1;
+	while (len > 0 && h[--n] == '=') /* EVP_DecodeBlock counts the padding as zeros */
+		len--;
+	out[len] = '\0';
+	if (memchr(out, '\0', (size_t)len))
+		return -1;
+	char *colon = strchr((char *)out, ':');
+	if (!colon || (size_t)(colon - (char *)out) >= ulen || strlen(colon + 1) >= plen)
+		return -1;
+	*colon = '\0';
+	snprintf(user, ulen, "%s", (char *)out);
+	snprintf(pass, plen, "%s", colon + 1);
+	OPENSSL_cleanse(out, sizeof(out));
+	return 0;
+}
+
+int request_credentials(const struct request *r, char *user, size_t ulen, char *pass, size_t plen,
+                        struct fault *f)
+{
+	const char *hu = request_header(r, "X-Auth-User"), *hk = request_header(r, "X-Auth-Key");
+	const char *basic = request_header(r, "Authorization");
+	if (hu || hk) {
+		if (!hu || !hk)
+			return fault_set(f, ERR_MISSING_ARG, "%s: required with %s",
+			                 hu ? "X-Auth-Key" : "X-Auth-User",
+			                 hu ? "X-Auth-User" : "X-Auth-Key");
+		if (strlen(hu) >= ulen || strlen(hk) >= plen)
+			return fault_set(f, ERR_INVALID_ARG, "%s: too long",
+			                 strlen(hu) >= ulen ? "X-Auth-User" : "X-Auth-Key");
+		snprintf(user, ulen, "%s", hu);
+		snprintf(pass, plen, "%s", hk);
+		return 1;
+	}
+	if (basic && strncasecmp(basic, "Basic ", 6) == 0) {
+		if (basic_credentials(basic, user, ulen, pass, plen) < 0)
+			return fault_set(f, ERR_INVALID_ARG,
+			                 "Authorization: not Basic base64(user:password)");
+		return 1;
+	}
+	return 0;
+}
+
+/* Whether the authenticated r->who may call the route. */
+static int permitted(struct request *r, struct fault *f)
 {
 	const struct route *rt = r->route;
-	if (rt->access == ROUTE_PUBLIC)
-		return 0;
-	const char *token = request_token(r);
-	if (!token)
-		return fault_set(f, ERR_UNAUTHORIZED,
-		                 "credentials: send X-Auth-Session or Authorization: Bearer");
-	if (auth_verify(token, &r->who, f) < 0)
-		return -1;
 	r->authenticated = true;
 	if ((r->who.perms & rt->perm) == rt->perm)
 		return 0;
@@ -896,6 +947,56 @@ static int authorize(struct request *r, struct fault *f)
 		return 0;
 	return fault_set(f, ERR_DENIED, "authorization: %s needs %s", rt->pattern,
 	                 perm_name(rt->perm & ~r->who.perms));
+}
+
+static void credentials_checked(void *arg, const struct identity *who, const struct fault *err)
+{
+	struct request *r = arg;
+	struct fault f;
+	if (err) {
+		reply_fault(r, err);
+		return;
+	}
+	r->who = *who;
+	if (permitted(r, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	r->route->handler(r);
+}
+
+/* Authenticates and authorizes r, then runs its handler, or answers the fault. A token
+ * is checked at once; a password (Basic, X-Auth-User/X-Auth-Key) is checked on a helper
+ * thread the first time and remembered (auth_credentials), so r may wait for it. */
+static void authorize(struct request *r)
+{
+	const struct route *rt = r->route;
+	struct fault f;
+	if (rt->access == ROUTE_PUBLIC) {
+		rt->handler(r);
+		return;
+	}
+	const char *token = request_token(r);
+	if (!token) {
+		char user[65], pass[1025];
+		int rc = request_credentials(r, user, sizeof(user), pass, sizeof(pass), &f);
+		if (rc > 0) {
+			auth_credentials(user, pass, r->peer, credentials_checked, r);
+			OPENSSL_cleanse(pass, sizeof(pass));
+			return;
+		}
+		if (rc == 0)
+			fault_set(&f, ERR_UNAUTHORIZED,
+			          "credentials: send X-Auth-Session, Authorization: Bearer or "
+			          "Basic, or X-Auth-User and X-Auth-Key");
+		reply_fault(r, &f);
+		return;
+	}
+	if (auth_verify(token, &r->who, &f) < 0 || permitted(r, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	rt->handler(r);
 }
 
 /* --- static files of the browser UI */
@@ -1028,12 +1129,7 @@ static void http_request(struct evhttp_request *req, void *arg)
 		}
 		return;
 	}
-	struct fault f;
-	if (authorize(r, &f) < 0) {
-		reply_fault(r, &f);
-		return;
-	}
-	r->route->handler(r);
+	authorize(r);
 }
 
 /* --- listeners */
