@@ -9,22 +9,31 @@
 #include "routes.h"
 #include "util.h"
 
-static json_t *services_json(void)
+/* Each service with the appliance's absolute uri and Spindle's href. */
+static json_t *services_json(const struct request *r)
 {
+	char base[300];
+	if (request_base_url(r, base, sizeof(base)) < 0)
+		snprintf(base, sizeof(base), "https://localhost");
 	json_t *list = json_array();
 	for (size_t i = 0; i < api_services_count; i++) {
-		char href[64];
+		char href[64], uri[400];
 		snprintf(href, sizeof(href), "/api/%s/v1", api_services[i].name);
-		json_array_append_new(list,
-		                      json_pack("{s:s, s:s, s:s}", "name", api_services[i].name,
-		                                "version", api_services[i].version, "href", href));
+		snprintf(uri, sizeof(uri), "%s%s", base, href);
+		json_array_append_new(
+		    list, json_pack("{s:s, s:s, s:s, s:s}", "name", api_services[i].name, "version",
+		                    api_services[i].version, "uri", uri, "href", href));
 	}
 	return list;
 }
 
+/* The guide's releases differ: 2013.1 to OS8.7 wrap the list in "access", OS8.8 does not;
+ * both are served. */
 void access_get(struct request *r)
 {
-	reply_json(r, 200, json_pack("{s:o}", "services", services_json()));
+	json_t *list = services_json(r);
+	reply_json(r, 200,
+	           json_pack("{s:{s:O}, s:o}", "access", "services", list, "services", list));
 }
 
 /* What a route needs, as x-spindle-authorization says in the OpenAPI document: "none",
@@ -105,7 +114,7 @@ static void login_done(void *arg, const struct auth_login_result *res, const str
 	           json_pack("{s:{s:s, s:s, s:s, s:o, s:o}}", "access", "token", res->token,
 	                     "expires", util_iso8601(res->expires, expires, sizeof(expires)),
 	                     "user", res->user, "authorizations", perm_json(res->perms), "services",
-	                     services_json()));
+	                     services_json(r)));
 }
 
 /* Credentials from X-Auth-User/X-Auth-Key, Basic authorization, or a JSON body. */
@@ -153,6 +162,10 @@ void access_login(struct request *r)
 void access_logout(struct request *r)
 {
 	struct fault f;
+	if (!r->who.jti[0]) { /* credentials with the request: there is no session to end */
+		reply_empty(r, 204);
+		return;
+	}
 	if (auth_logout(&r->who, r->peer, &f) < 0) {
 		reply_fault(r, &f);
 		return;

@@ -44,7 +44,8 @@
 
 struct service_hdr {
 	const char *name;
-	char header[64];
+	char header[64]; /* X-Spindle-<Service>-Api */
+	char zfssa[64];  /* X-Zfssa-<Service>-Api: the appliance's, which its clients read */
 	const char *version;
 };
 
@@ -241,9 +242,13 @@ static void add_common_headers(struct request *r, const char *service)
 {
 	struct evkeyvalq *h = evhttp_request_get_output_headers(r->ev);
 	evhttp_add_header(h, "X-Spindle-Version", PACKAGE_VERSION);
+	/* The appliance's global version header ("nas.2013.1.1"): product.version. */
+	evhttp_add_header(h, "X-Zfssa-Version", "spindle." PACKAGE_VERSION);
 	const struct service_hdr *s = service_of(r->srv, service);
-	if (s)
+	if (s) {
 		evhttp_add_header(h, s->header, s->version);
+		evhttp_add_header(h, s->zfssa, s->version);
+	}
 }
 
 static const char *path_service(const char *path, char *buf, size_t len)
@@ -863,6 +868,50 @@ static unsigned method_of(struct evhttp_request *req)
 	}
 }
 
+/* A Host header fit to put in a URL: a name or an address, and a port. */
+static bool host_valid(const char *h)
+{
+	size_t n = strlen(h);
+	if (n == 0 || n > 255)
+		return false;
+	for (const char *p = h; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || strchr(".-:[]", *p)))
+			return false;
+	return true;
+}
+
+int request_base_url(const struct request *r, char *buf, size_t len)
+{
+	struct evhttp_connection *conn = evhttp_request_get_connection(r->ev);
+	const char *scheme = conn_ssl(conn) ? "https" : "http";
+	const char *host = request_header(r, "Host");
+	if (host && host_valid(host))
+		return snprintf(buf, len, "%s://%s", scheme, host) < (int)len ? 0 : -1;
+	/* No usable Host (HTTP/1.0): the address the client reached. */
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char addr[INET6_ADDRSTRLEN] = "localhost";
+	unsigned port = 0;
+	struct bufferevent *bev = conn ? evhttp_connection_get_bufferevent(conn) : NULL;
+	if (bev && getsockname(bufferevent_getfd(bev), (struct sockaddr *)&ss, &sl) == 0) {
+		if (ss.ss_family == AF_INET) {
+			struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+			inet_ntop(AF_INET, &in->sin_addr, addr, sizeof(addr));
+			port = ntohs(in->sin_port);
+		} else if (ss.ss_family == AF_INET6) {
+			struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+			inet_ntop(AF_INET6, &in6->sin6_addr, addr, sizeof(addr));
+			port = ntohs(in6->sin6_port);
+		}
+	}
+	bool v6 = strchr(addr, ':') != NULL;
+	int n = port ? snprintf(buf, len, "%s://%s%s%s:%u", scheme, v6 ? "[" : "", addr,
+	                        v6 ? "]" : "", port)
+	             : snprintf(buf, len, "%s://%s", scheme, addr);
+	return n < (int)len ? 0 : -1;
+}
+
 /* The token from X-Auth-Session or "Authorization: Bearer". */
 const char *request_token(const struct request *r)
 {
@@ -1213,9 +1262,9 @@ struct http_server *http_new(struct event_base *base, const struct router *rt,
 		struct service_hdr *s = &srv->services[i];
 		s->name = opt->services[i].name;
 		s->version = opt->services[i].version;
-		snprintf(s->header, sizeof(s->header), "X-Spindle-%c%s-Api",
-		         s->name[0] >= 'a' && s->name[0] <= 'z' ? s->name[0] - 32 : s->name[0],
-		         s->name + 1);
+		char first = s->name[0] >= 'a' && s->name[0] <= 'z' ? s->name[0] - 32 : s->name[0];
+		snprintf(s->header, sizeof(s->header), "X-Spindle-%c%s-Api", first, s->name + 1);
+		snprintf(s->zfssa, sizeof(s->zfssa), "X-Zfssa-%c%s-Api", first, s->name + 1);
 	}
 	if (opt->webroot) {
 		char real[PATH_MAX];

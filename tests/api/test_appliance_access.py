@@ -125,3 +125,119 @@ def test_session_still_works_beside(server, admin):
     expect(resp, 201)
     token = resp.headers["X-Auth-Session"]
     expect(server.client().get(VERSION, headers={"X-Auth-Session": token}), 200)
+
+
+# ---- headers, services, version -------------------------------------------------------
+
+def test_zfssa_headers_on_every_answer(server, admin):
+    for path in [ACCESS, VERSION, "/api/hardware/v1/chassis", "/api/analytics/v1/datasets",
+                 "/api/user/v1/nope"]:
+        resp = admin.get(path)
+        service = path.split("/")[2]
+        assert resp.headers[f"X-Zfssa-{service.capitalize()}-Api"] == services()[service]
+        assert resp.headers[f"X-Spindle-{service.capitalize()}-Api"] == services()[service]
+        assert resp.headers["X-Zfssa-Version"] == "spindle." + resp.headers["X-Spindle-Version"]
+    # The guide's login: X-Auth-User/X-Auth-Key, 201, X-Auth-Session, X-Zfssa-Access-Api.
+    resp = server.client().post(ACCESS, headers=user_key("admin", server.admin_password))
+    expect(resp, 201)
+    assert resp.headers["X-Zfssa-Access-Api"] == "1.0" and resp.headers["X-Auth-Session"]
+
+
+def check_services(listing, base):
+    assert listing and {s["name"] for s in listing} == set(services())
+    for s in listing:
+        assert isinstance(s["version"], str) and s["version"] == services()[s["name"]]
+        assert s["uri"] == f"{base}/api/{s['name']}/v1" and s["href"] == f"/api/{s['name']}/v1"
+
+
+def test_services_list_as_the_guide_shows(server):
+    """List Services with credentials and no session, in both of the guide's shapes."""
+    for scheme in ("https", "http"):
+        c = server.client(scheme=scheme)
+        base = server.https if scheme == "https" else server.http
+        body = expect(c.get(ACCESS, headers=user_key("admin", server.admin_password)), 200)
+        check_services(body["access"]["services"], base)    # 2013.1 ... OS8.7
+        check_services(body["services"], base)              # OS8.8
+        # The uri follows the name the client used for us.
+        port = base.rsplit(":", 1)[1]
+        body = expect(c.get(ACCESS, auth=("admin", server.admin_password),
+                            headers={"Host": f"zfs-storage.example.com:{port}"}), 200)
+        check_services(body["services"], f"{scheme}://zfs-storage.example.com:{port}")
+        login = expect(c.post(ACCESS, auth=("admin", server.admin_password)), 201)
+        check_services(login["access"]["services"], base)
+
+
+def test_service_commands_as_the_guide_shows(server):
+    c = server.client()
+    got = expect(c.get("/api/system/v1", auth=("admin", server.admin_password)), 200)
+    service = got["service"]
+    assert service["name"] == "system" and service["methods"]
+    for m in service["methods"]:
+        assert {"description", "path", "request"} <= set(m)
+        assert all(isinstance(m[k], str) for k in ("description", "path", "request"))
+    assert {"request": "GET", "path": "/version"}.items() <= \
+        next(m for m in service["methods"] if m["path"] == "/version").items()
+
+
+GUIDE_VERSION_KEYS = ["hw_csn", "updated", "fw_vendor", "os_isa", "os_boot", "hw_product",
+                      "http_version", "hw_asn", "ssl_version", "os_machine", "os_nodename",
+                      "os_version", "ak_product", "fw_version", "os_release", "installed",
+                      "sp_version", "os_platform", "fw_release"]
+OLDER_VERSION_KEYS = ["asn", "nodename", "version", "ak_version", "csn"]
+APPLIANCE_TIME = re.compile(r"^\d{8}T\d\d:\d\d:\d\d$")
+
+
+def fake_machine(root):
+    (root / "etc").mkdir(parents=True)
+    (root / "etc" / "machine-id").write_text("2f4aeeb3b670ee53e0a7d8e0ae410749\n")
+    dmi = root / "sys" / "class" / "dmi" / "id"
+    dmi.mkdir(parents=True)
+    for name, value in {"product_serial": "1211FM2009", "product_name": "Netra X4270 M3",
+                        "sys_vendor": "Sun", "bios_vendor": "American Megatrends Inc.",
+                        "bios_version": "21000208", "bios_date": "10/22/2012"}.items():
+        (dmi / name).write_text(value + "\n")
+
+
+def test_version_as_the_guide_shows(spawn, tmp_path):
+    root = tmp_path / "machine"
+    fake_machine(root)
+    srv = spawn("--sys-root", root)
+    resp = srv.client().get(VERSION, headers={"Accept": "application/json"},
+                            auth=("admin", srv.admin_password))
+    v = expect(resp, 200)["version"]
+    for key in GUIDE_VERSION_KEYS + OLDER_VERSION_KEYS:
+        assert isinstance(v.get(key), str), (key, v)
+    assert v["hw_asn"] == v["asn"] == "2f4aeeb3-b670-ee53-e0a7-d8e0ae410749"
+    assert v["hw_csn"] == v["csn"] == "1211FM2009"
+    assert v["hw_product"] == "Sun Netra X4270 M3"
+    assert (v["fw_vendor"], v["fw_version"], v["fw_release"]) == \
+        ("American Megatrends Inc.", "21000208", "10/22/2012")
+    assert v["os_nodename"] == v["nodename"] == v["hostname"]
+    assert v["version"] == resp.headers["X-Spindle-Version"]
+    assert v["ak_version"] == v["os_version"] and v["version"] in v["os_version"]
+    for key in ("os_boot", "installed", "updated"):
+        assert APPLIANCE_TIME.match(v[key]), (key, v[key])
+    # os_boot is /proc/stat's btime, in the guide's format, UTC.
+    btime = int(next(l.split()[1] for l in open("/proc/stat") if l.startswith("btime")))
+    assert v["os_boot"] == time.strftime("%Y%m%dT%H:%M:%S", time.gmtime(btime))
+    assert v["http_version"].startswith("libevent/")
+    assert v["ssl_version"].startswith("OpenSSL ")
+    # Spindle's own keys stay beside them.
+    assert {"product", "build", "os", "hostname", "boot_time", "uptime_s"} <= set(v)
+
+
+def test_version_without_dmi(spawn, tmp_path):
+    """A machine that shows no DMI (a VM, a container): the keys are there, empty."""
+    srv = spawn("--sys-root", tmp_path / "empty")
+    v = expect(srv.client().get(VERSION, auth=("admin", srv.admin_password)), 200)["version"]
+    for key in GUIDE_VERSION_KEYS + OLDER_VERSION_KEYS:
+        assert isinstance(v.get(key), str), (key, v)
+    assert v["hw_csn"] == v["csn"] == "" and v["hw_asn"] == v["asn"] == ""
+
+
+def test_logout_with_credentials_ends_nothing(server, admin):
+    """DELETE /api/access/v1 with the password and no session: nothing to end, 204; the
+    sessions of that user live on."""
+    c = server.client()
+    assert c.delete(ACCESS, auth=("admin", server.admin_password)).status_code == 204
+    expect(admin.get(VERSION), 200)
