@@ -241,3 +241,21 @@ def test_logout_with_credentials_ends_nothing(server, admin):
     c = server.client()
     assert c.delete(ACCESS, auth=("admin", server.admin_password)).status_code == 204
     expect(admin.get(VERSION), 200)
+
+
+def test_faults_carry_the_guides_names(server, admin):
+    """{"fault":{"message","details","code"}} with the guide's ERR_ names and codes."""
+    c = server.client()
+    f = expect_fault(c.get(VERSION, auth=("admin", "Wrong-password-7")), 401, "ERR_UNAUTHORIZED")
+    assert isinstance(f["details"], str) and f["code"] == 401
+    expect_fault(c.get("/api/user/v1/users/nobody-at-all",
+                       auth=("admin", server.admin_password)), 404, "ERR_NOT_FOUND")
+    role = make_role(admin)
+    holder = make_user(admin, [role])
+    # Deleting a role someone holds conflicts with the system's state: the guide's
+    # ERR_STATE_CHANGED (ERR_OBJECT_EXISTS means a create whose object exists).
+    expect_fault(c.delete(f"{ROLES}/{role}", auth=("admin", server.admin_password)), 409,
+                 "ERR_STATE_CHANGED", role)
+    expect_fault(admin.post(ROLES, json={"name": role, "authorizations": ["stat:read"]}), 409,
+                 "ERR_OBJECT_EXISTS")
+    assert admin.delete(f"{USERS}/{holder}").status_code == 204

@@ -495,7 +495,7 @@ int main(void)
 	ar = ucreate("{\"name\":\"opsuser\",\"password\":\"longenough\",\"roles\":[\"ops\"]}",
 	             &admin);
 	json_decref(ar.j);
-	ok(accounts_role_delete("ops", &admin, "x", &f) < 0 && f.kind == ERR_OBJECT_EXISTS,
+	ok(accounts_role_delete("ops", &admin, "x", &f) < 0 && f.kind == ERR_STATE_CHANGED,
 	   "held role (%s)", f.details);
 	is_int(accounts_user_delete("opsuser", &admin, "x", &f), 0, "delete user");
 	is_int(accounts_role_delete("ops", &admin, "x", &f), 0, "delete role");
