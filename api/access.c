@@ -9,22 +9,31 @@
 #include "routes.h"
 #include "util.h"
 
-static json_t *services_json(void)
+/* Each service with the appliance's absolute uri and Spindle's href. */
+static json_t *services_json(const struct request *r)
 {
+	char base[300];
+	if (request_base_url(r, base, sizeof(base)) < 0)
+		snprintf(base, sizeof(base), "https://localhost");
 	json_t *list = json_array();
 	for (size_t i = 0; i < api_services_count; i++) {
-		char href[64];
+		char href[64], uri[400];
 		snprintf(href, sizeof(href), "/api/%s/v1", api_services[i].name);
-		json_array_append_new(list,
-		                      json_pack("{s:s, s:s, s:s}", "name", api_services[i].name,
-		                                "version", api_services[i].version, "href", href));
+		snprintf(uri, sizeof(uri), "%s%s", base, href);
+		json_array_append_new(
+		    list, json_pack("{s:s, s:s, s:s, s:s}", "name", api_services[i].name, "version",
+		                    api_services[i].version, "uri", uri, "href", href));
 	}
 	return list;
 }
 
+/* The guide's releases differ: 2013.1 to OS8.7 wrap the list in "access", OS8.8 does not;
+ * both are served. */
 void access_get(struct request *r)
 {
-	reply_json(r, 200, json_pack("{s:o}", "services", services_json()));
+	json_t *list = services_json(r);
+	reply_json(r, 200,
+	           json_pack("{s:{s:O}, s:o}", "access", "services", list, "services", list));
 }
 
 /* What a route needs, as x-spindle-authorization says in the OpenAPI document: "none",
@@ -105,37 +114,7 @@ static void login_done(void *arg, const struct auth_login_result *res, const str
 	           json_pack("{s:{s:s, s:s, s:s, s:o, s:o}}", "access", "token", res->token,
 	                     "expires", util_iso8601(res->expires, expires, sizeof(expires)),
 	                     "user", res->user, "authorizations", perm_json(res->perms), "services",
-	                     services_json()));
-}
-
-/* "Authorization: Basic base64(user:password)" into user and password. */
-static int basic_credentials(const char *h, char *user, size_t ulen, char *pass, size_t plen)
-{
-	if (strncasecmp(h, "Basic ", 6) != 0)
-		return -1;
-	h += 6;
-	while (*h == ' ')
-		h++;
-	size_t n = strlen(h);
-	if (n == 0 || n % 4 || n > 2048)
-		return -1;
-	unsigned char out[1600];
-	int len = EVP_DecodeBlock(out, (const unsigned char *)h, (int)n);
-	if (len < 0)
-		return -1;
-	while (len > 0 && h[--n] == '=') /* EVP_DecodeBlock counts the padding as zeros */
-		len--;
-	out[len] = '\0';
-	if (memchr(out, '\0', (size_t)len))
-		return -1;
-	char *colon = strchr((char *)out, ':');
-	if (!colon || (size_t)(colon - (char *)out) >= ulen || strlen(colon + 1) >= plen)
-		return -1;
-	*colon = '\0';
-	snprintf(user, ulen, "%s", (char *)out);
-	snprintf(pass, plen, "%s", colon + 1);
-	OPENSSL_cleanse(out, sizeof(out));
-	return 0;
+	                     services_json(r)));
 }
 
 /* Credentials from X-Auth-User/X-Auth-Key, Basic authorization, or a JSON body. */
@@ -147,27 +126,9 @@ static int login_credentials(struct request *r, char *user, size_t ulen, char *p
 	    {"password", FIELD_STRING, false, 1, 1024},
 	    FIELDS_END,
 	};
-	const char *hu = request_header(r, "X-Auth-User"), *hk = request_header(r, "X-Auth-Key");
-	const char *basic = request_header(r, "Authorization");
-
-	if (hu || hk) {
-		if (!hu || !hk)
-			return fault_set(f, ERR_MISSING_ARG, "%s: required with %s",
-			                 hu ? "X-Auth-Key" : "X-Auth-User",
-			                 hu ? "X-Auth-User" : "X-Auth-Key");
-		if (strlen(hu) >= ulen || strlen(hk) >= plen)
-			return fault_set(f, ERR_INVALID_ARG, "%s: too long",
-			                 strlen(hu) >= ulen ? "X-Auth-User" : "X-Auth-Key");
-		snprintf(user, ulen, "%s", hu);
-		snprintf(pass, plen, "%s", hk);
-		return 0;
-	}
-	if (basic && strncasecmp(basic, "Basic ", 6) == 0) {
-		if (basic_credentials(basic, user, ulen, pass, plen) < 0)
-			return fault_set(f, ERR_INVALID_ARG,
-			                 "Authorization: not Basic base64(user:password)");
-		return 0;
-	}
+	int rc = request_credentials(r, user, ulen, pass, plen, f);
+	if (rc != 0)
+		return rc < 0 ? -1 : 0;
 	json_t *body;
 	if (request_body(r, fields, &body, f) < 0)
 		return -1;
@@ -201,6 +162,10 @@ void access_login(struct request *r)
 void access_logout(struct request *r)
 {
 	struct fault f;
+	if (!r->who.jti[0]) { /* credentials with the request: there is no session to end */
+		reply_empty(r, 204);
+		return;
+	}
 	if (auth_logout(&r->who, r->peer, &f) < 0) {
 		reply_fault(r, &f);
 		return;

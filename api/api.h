@@ -12,7 +12,9 @@ void access_service(struct request *r); /* GET /api/<service>/v1 */
 /* api/system.c */
 void system_health(struct request *r);
 void system_version(struct request *r);
-void system_started(void); /* at start-up, for uptime */
+/* At start-up: uptime, and what the version answer reads once (machine-id and DMI under
+ * sys_root, boot time under proc_root, the install time from state_dir). */
+void system_started(const char *proc_root, const char *sys_root, const char *state_dir);
 /* api/openapi.c */
 void openapi_get(struct request *r);
 /* api/users.c */

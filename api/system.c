@@ -1,24 +1,38 @@
 /* /api/system/v1: what this box runs, and a liveness probe. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
+
+#include <event2/event.h>
+#include <openssl/crypto.h>
 
 #include "api.h"
 #include "util.h"
 
 static int64_t started_at;
 
+/* What the appliance's version answer names that does not change while we run, read once
+ * at start under --proc-root and --sys-root (so tests can fake the machine). */
+static struct {
+	int64_t boot, installed, updated;
+	char asn[64], csn[128], product[256], fw_vendor[128], fw_version[128], fw_release[64];
+	char release[65], machine[65];
+} sys;
+
 /* Boot time from /proc/stat's btime; 0 when unreadable. */
-static int64_t boot_time(void)
+static int64_t boot_time(const char *proc_root)
 {
-	static int64_t btime = -1;
-	if (btime >= 0)
-		return btime;
-	btime = 0;
-	FILE *fp = fopen("/proc/stat", "re");
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/proc/stat", proc_root);
+	FILE *fp = fopen(path, "re");
 	char line[256];
+	int64_t btime = 0;
 	while (fp && fgets(line, sizeof(line), fp)) {
 		long long v;
 		if (sscanf(line, "btime %lld", &v) == 1) {
@@ -31,10 +45,85 @@ static int64_t boot_time(void)
 	return btime;
 }
 
-void system_started(void)
+/* The first line of root/rel, trimmed, or "" (DMI files are root-only on some systems). */
+static void read_line(const char *root, const char *rel, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	buf[0] = '\0';
+	FILE *fp = fopen(path, "re");
+	if (!fp)
+		return;
+	if (!fgets(buf, (int)len, fp))
+		buf[0] = '\0';
+	fclose(fp);
+	size_t n = strcspn(buf, "\r\n");
+	while (n > 0 && buf[n - 1] == ' ')
+		n--;
+	buf[n] = '\0';
+}
+
+/* /etc/machine-id (32 hex digits) in the appliance's asn form, a dashed UUID. */
+static void machine_asn(const char *root, char *buf, size_t len)
+{
+	char id[64];
+	read_line(root, "etc/machine-id", id, sizeof(id));
+	if (strlen(id) != 32 || strspn(id, "0123456789abcdef") != 32) {
+		snprintf(buf, len, "%.*s", (int)len - 1, id);
+		return;
+	}
+	snprintf(buf, len, "%.8s-%.4s-%.4s-%.4s-%.12s", id, id + 8, id + 12, id + 16, id + 20);
+}
+
+static int64_t mtime_of(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 ? (int64_t)st.st_mtime : 0;
+}
+
+void system_started(const char *proc_root, const char *sys_root, const char *state_dir)
 {
 	started_at = util_now();
-	boot_time();
+	proc_root = proc_root ? proc_root : "/";
+	sys_root = sys_root ? sys_root : "/";
+	sys.boot = boot_time(proc_root);
+	machine_asn(sys_root, sys.asn, sizeof(sys.asn));
+	read_line(sys_root, "sys/class/dmi/id/product_serial", sys.csn, sizeof(sys.csn));
+	char vendor[128], name[128];
+	read_line(sys_root, "sys/class/dmi/id/sys_vendor", vendor, sizeof(vendor));
+	read_line(sys_root, "sys/class/dmi/id/product_name", name, sizeof(name));
+	/* "Sun Netra X4270 M3": the vendor once, then the model. */
+	if (vendor[0] && strncasecmp(name, vendor, strlen(vendor)) != 0)
+		snprintf(sys.product, sizeof(sys.product), "%s %s", vendor, name);
+	else
+		snprintf(sys.product, sizeof(sys.product), "%s", name);
+	read_line(sys_root, "sys/class/dmi/id/bios_vendor", sys.fw_vendor, sizeof(sys.fw_vendor));
+	read_line(sys_root, "sys/class/dmi/id/bios_version", sys.fw_version,
+	          sizeof(sys.fw_version));
+	read_line(sys_root, "sys/class/dmi/id/bios_date", sys.fw_release, sizeof(sys.fw_release));
+	struct utsname u;
+	if (uname(&u) == 0) {
+		snprintf(sys.release, sizeof(sys.release), "%s", u.release);
+		snprintf(sys.machine, sizeof(sys.machine), "%s", u.machine);
+	}
+	/* installed: when this box's Spindle was first set up (its JWT key is made at the first
+	 * start and kept); updated: when the running binary was installed. */
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/jwt.key", state_dir ? state_dir : ".");
+	sys.installed = mtime_of(path);
+	sys.updated = mtime_of("/proc/self/exe") ? mtime_of("/proc/self/exe") : started_at;
+	if (!sys.installed)
+		sys.installed = sys.updated;
+}
+
+/* The appliance's time format, "20130528T16:25:44" (UTC here). */
+static const char *appliance_time(int64_t t, char *buf, size_t len)
+{
+	struct tm tm;
+	time_t tt = (time_t)t;
+	if (t <= 0 || !gmtime_r(&tt, &tm) || strftime(buf, len, "%Y%m%dT%H:%M:%S", &tm) == 0)
+		buf[0] = '\0';
+	return buf;
 }
 
 static int64_t daemon_uptime(void)
@@ -53,13 +142,16 @@ void system_health(struct request *r)
  * built once a second and served as bytes in between. */
 void system_version(struct request *r)
 {
-	static char os[200], host[256];
+	static char os[200], host[256], http_version[64];
 	static char *body;
 	static size_t body_len;
 	static int64_t body_at = -1, host_read_at;
 	int64_t now = util_now();
 
 	if (now != body_at) {
+		if (!http_version[0])
+			snprintf(http_version, sizeof(http_version), "libevent/%s",
+			         event_get_version());
 		if (!os[0]) {
 			struct utsname u;
 			if (uname(&u) == 0)
@@ -73,15 +165,38 @@ void system_version(struct request *r)
 				host[0] = '\0';
 			host_read_at = now;
 		}
-		int64_t bt = boot_time();
-		char boot[32], start[32];
-		json_t *j = json_pack("{s:{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:I}}",
-		                      "version", "product", "Spindle", "version", PACKAGE_VERSION,
-		                      "build", SPINDLE_BUILD, "os", os, "hostname", host,
-		                      "boot_time", util_iso8601(bt, boot, sizeof(boot)), "uptime_s",
-		                      (json_int_t)(bt ? now - bt : 0), "start_time",
-		                      util_iso8601(started_at, start, sizeof(start)),
-		                      "daemon_uptime_s", (json_int_t)(now - started_at));
+		int64_t bt = sys.boot;
+		char boot[32], start[32], a_boot[32], a_inst[32], a_upd[32];
+		char osv[64];
+		snprintf(osv, sizeof(osv), "spindle@%s", PACKAGE_VERSION);
+		json_t *j =
+		    json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:I}", "product", "Spindle",
+		              "version", PACKAGE_VERSION, "build", SPINDLE_BUILD, "os", os,
+		              "hostname", host, "boot_time", util_iso8601(bt, boot, sizeof(boot)),
+		              "uptime_s", (json_int_t)(bt ? now - bt : 0), "start_time",
+		              util_iso8601(started_at, start, sizeof(start)), "daemon_uptime_s",
+		              (json_int_t)(now - started_at));
+		/* The guide's keys (OS8.x "Get Version"), then the older ones drivers read. */
+		json_t *g = json_pack(
+		    "{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, "
+		    "s:s, "
+		    "s:s, s:s, s:s}",
+		    "hw_asn", sys.asn, "hw_csn", sys.csn, "hw_product", sys.product, "fw_vendor",
+		    sys.fw_vendor, "fw_version", sys.fw_version, "fw_release", sys.fw_release,
+		    "sp_version", "", "os_nodename", host, "os_version", osv, "os_release",
+		    sys.release, "os_machine", sys.machine, "os_isa", sys.machine, "os_platform",
+		    sys.machine, "os_boot", appliance_time(bt, a_boot, sizeof(a_boot)),
+		    "ak_product", "Spindle", "installed",
+		    appliance_time(sys.installed, a_inst, sizeof(a_inst)), "updated",
+		    appliance_time(sys.updated, a_upd, sizeof(a_upd)), "http_version", http_version,
+		    "ssl_version", OpenSSL_version(OPENSSL_VERSION));
+		json_object_update(j, g);
+		json_decref(g);
+		json_object_set_new(j, "asn", json_string(sys.asn));
+		json_object_set_new(j, "csn", json_string(sys.csn));
+		json_object_set_new(j, "nodename", json_string(host));
+		json_object_set_new(j, "ak_version", json_string(osv));
+		j = json_pack("{s:o}", "version", j);
 		free(body);
 		body = json_dumps(j, JSON_COMPACT);
 		json_decref(j);

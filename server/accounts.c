@@ -6,8 +6,8 @@
  * Refusals: ERR_INVALID_ARG for values breaking a rule, ERR_DENIED for what the actor
  * may not do (fields needing user:modify, granting authorizations the actor does not
  * hold, changing a user who holds some the actor does not, built-in roles, removing the
- * last admin), ERR_OBJECT_EXISTS for taken names and
- * roles still held. details always starts with the field at fault. */
+ * last admin), ERR_OBJECT_EXISTS for taken names, ERR_STATE_CHANGED for roles still
+ * held (the appliance's names). details always starts with the field at fault. */
 #include "accounts.h"
 #include "audit.h"
 #include "auth.h"
@@ -941,7 +941,7 @@ static int role_held(const char *name, struct fault *f)
 	struct holders h = {.role = name};
 	if (db_user_list(auth_db(), holders_cb, &h) < 0)
 		return fault_set(f, ERR_INTERNAL, "database error");
-	return fault_set(f, ERR_OBJECT_EXISTS, "name: role '%s' is held by %d user%s: %s", name,
+	return fault_set(f, ERR_STATE_CHANGED, "name: role '%s' is held by %d user%s: %s", name,
 	                 h.n, h.n == 1 ? "" : "s", h.names.s);
 }
 

@@ -26,6 +26,8 @@
 
 #include <event2/event.h>
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 #define AUTH_TICK_S             30  /* persist last_seen, prune expired sessions */
 #define AUTH_STORE_RETRY_S      5   /* retry what a full disk refused (sessions, deletes) */
@@ -121,6 +123,7 @@ struct user_info {
 	bool exists;
 	uint32_t perms;
 	int timeout_min;
+	uint64_t pwtag; /* hmap_hash of the stored password hash: it moves when the password does */
 };
 
 struct throttle {
@@ -155,6 +158,8 @@ static struct {
 	struct hmap throttle_pairs; /* "user\naddress" -> struct throttle */
 	struct hmap throttle_addrs; /* address -> struct throttle */
 	struct hmap throttle_users; /* user name -> struct throttle (every address) */
+	struct hmap creds;          /* HMAC(user, password) -> struct cred */
+	unsigned char cred_key[32]; /* random per process: the HMAC's key */
 } auth;
 
 struct db *auth_db(void)
@@ -216,6 +221,7 @@ static int auth_user_info(const char *name, const struct user_info **out)
 	ui->exists = rc == 0;
 	ui->perms = 0;
 	ui->timeout_min = auth.cfg.session_timeout_min;
+	ui->pwtag = ui->exists ? hmap_hash(u.pwhash, strlen(u.pwhash)) : 0;
 	if (ui->exists) {
 		for (int i = 0; i < u.nroles && i < DB_ROLES_MAX; i++)
 			ui->perms |= auth_role_perms(u.roles[i]);
@@ -490,6 +496,8 @@ int auth_verify(const char *token, struct identity *who, struct fault *f)
 	return 0;
 }
 
+static void cred_forget_user(const char *user);
+
 struct revoke_ctx {
 	const char *user, *except;
 	int n;
@@ -521,6 +529,7 @@ void auth_revoke_user(const char *user, const char *except_jti)
 	if (!auth.ready || !user)
 		return;
 	struct revoke_ctx rc = {.user = user, .except = except_jti};
+	cred_forget_user(user);
 	/* Memory first: even if the database fails, the sessions are dead from now on. */
 	hmap_filter(&auth.sessions, revoke_cb, &rc);
 	if (db_session_delete_user(auth.db, user, except_jti) < 0) {
@@ -789,11 +798,13 @@ static void login_done(void *p)
 	}
 	if (j->rehash) {
 		snprintf(u.pwhash, sizeof(u.pwhash), "%s", j->newhash);
-		if (db_user_update(auth.db, &u) == 0)
+		if (db_user_update(auth.db, &u) == 0) {
+			auth_users_changed(); /* remembered credentials compare the new hash */
 			log_info("auth: password hash of %s upgraded to %u iterations", j->user,
 			         j->iterations);
-		else
+		} else {
 			log_warn("auth: could not upgrade the password hash of %s", j->user);
+		}
 	}
 
 	const struct user_info *ui;
@@ -875,6 +886,301 @@ void auth_login(const char *user, const char *password, const char *peer, auth_l
 		login_fail(j, ERR_BUSY, "too many logins in progress; retry shortly");
 		return;
 	}
+}
+
+/* ---- Credentials sent with every request (Basic, X-Auth-User/X-Auth-Key)
+ *
+ * Appliance clients send the password with each request. A KDF for each would make every
+ * call cost a login, so a verified (user, password) is remembered for CRED_MAX_AGE_S, keyed
+ * by an HMAC of both under a per-process random key (never the password itself), with a
+ * tag of the stored hash it matched. A hit costs one HMAC. The user's entry is read fresh
+ * as for sessions (auth.gen, which every change of users and roles moves): a deleted user
+ * or a changed role shows on the next request, and a changed password changes the tag, so
+ * the old one misses and is checked (and refused, and throttled) again. The same
+ * credentials arriving while their check runs wait for it: one KDF for a client that
+ * opens many connections at once, and one throttle count. */
+#define CRED_MAX       1024 /* remembered credentials; the oldest goes first */
+#define CRED_MAX_AGE_S 600  /* then they are checked again */
+
+struct cred_waiter {
+	auth_cred_done cb;
+	void *arg;
+	struct cred_waiter *next;
+};
+
+struct cred {
+	unsigned char mac[32];
+	char user[DB_NAME_MAX + 1];
+	uint64_t pwtag;              /* the user_info pwtag it was checked against */
+	int64_t verified;            /* 0 while its check runs */
+	struct cred_waiter *waiters; /* while its check runs */
+};
+
+struct cred_job {
+	char user[DB_NAME_MAX + 1];
+	char peer[64];
+	char *password;
+	bool known, ok;
+	char stored[sizeof(((struct db_user *)0)->pwhash)];
+	unsigned floor;
+	unsigned char mac[32];
+};
+
+static void cred_mac(const char *user, const char *password, unsigned char mac[32])
+{
+	unsigned int len = 32;
+	size_t ul = strlen(user), pl = strlen(password);
+	unsigned char *buf = xmalloc(ul + 1 + pl);
+	memcpy(buf, user, ul);
+	buf[ul] = '\0'; /* no name holds a NUL: ("a", "b:c") and ("a:b", "c") differ */
+	memcpy(buf + ul + 1, password, pl);
+	if (!HMAC(EVP_sha256(), auth.cred_key, sizeof(auth.cred_key), buf, ul + 1 + pl, mac, &len))
+		memset(mac, 0, 32); /* an entry never verified: misses every time */
+	OPENSSL_cleanse(buf, ul + 1 + pl);
+	free(buf);
+}
+
+static void cred_identity(const struct cred *c, const struct user_info *ui, struct identity *who)
+{
+	memset(who, 0, sizeof(*who));
+	memcpy(who->user, c->user, sizeof(who->user));
+	who->perms = ui->perms;
+	who->expires = c->verified + CRED_MAX_AGE_S; /* no session: jti stays empty */
+}
+
+static bool cred_stale(void *val, void *ctx)
+{
+	struct cred *c = val;
+	const int64_t *now = ctx;
+	if (c->verified == 0 || *now - c->verified < CRED_MAX_AGE_S)
+		return false;
+	free(c);
+	return true;
+}
+
+struct cred_oldest {
+	struct cred *c;
+};
+
+static bool cred_find_oldest(void *val, void *ctx)
+{
+	struct cred *c = val;
+	struct cred_oldest *o = ctx;
+	if (c->verified && (!o->c || c->verified < o->c->verified))
+		o->c = c;
+	return false;
+}
+
+static bool cred_of_user(void *val, void *ctx)
+{
+	struct cred *c = val;
+	if (c->verified == 0 || strcmp(c->user, ctx) != 0)
+		return false;
+	free(c);
+	return true;
+}
+
+static void cred_forget_user(const char *user)
+{
+	hmap_filter(&auth.creds, cred_of_user, (void *)user);
+}
+
+static void cred_drop(struct cred *c)
+{
+	free(hmap_del(&auth.creds, (const char *)c->mac, sizeof(c->mac)));
+}
+
+/* Room for one more: the stale go, then the oldest checked one. Checks in flight stay. */
+static void cred_make_room(int64_t now)
+{
+	if (auth.creds.n < CRED_MAX)
+		return;
+	hmap_filter(&auth.creds, cred_stale, &now);
+	while (auth.creds.n >= CRED_MAX) {
+		struct cred_oldest o = {NULL};
+		hmap_filter(&auth.creds, cred_find_oldest, &o);
+		if (!o.c)
+			return; /* all in flight: bounded by the work queue */
+		cred_drop(o.c);
+	}
+}
+
+/* Answers everyone waiting on c, and forgets c unless it was verified. */
+static void cred_answer(struct cred *c, const struct fault *f)
+{
+	struct cred_waiter *w = c->waiters;
+	c->waiters = NULL;
+	struct identity who;
+	const struct user_info *ui = NULL;
+	struct fault err;
+	if (!f) {
+		int rc = auth_user_info(c->user, &ui);
+		if (rc != 0) {
+			f = &err;
+			fault_set(&err, rc < 0 ? ERR_INTERNAL : ERR_UNAUTHORIZED,
+			          rc < 0 ? "database error" : "invalid user name or password");
+		} else {
+			cred_identity(c, ui, &who);
+		}
+	}
+	if (f)
+		cred_drop(c);
+	/* c may be gone from here on: a handler may delete its user. */
+	while (w) {
+		struct cred_waiter *next = w->next;
+		w->cb(w->arg, f ? NULL : &who, f);
+		free(w);
+		w = next;
+	}
+}
+
+static void cred_job_free(struct cred_job *j)
+{
+	if (j->password) {
+		OPENSSL_cleanse(j->password, strlen(j->password));
+		free(j->password);
+	}
+	OPENSSL_cleanse(j, sizeof(*j));
+	free(j);
+}
+
+/* Helper thread: only the job's own fields. */
+static void cred_work(void *p)
+{
+	struct cred_job *j = p;
+	j->ok = kdf_verify_floor(j->password, j->stored, j->floor) && j->known;
+	OPENSSL_cleanse(j->password, strlen(j->password));
+}
+
+static void cred_done(void *p)
+{
+	struct cred_job *j = p;
+	struct fault f;
+	struct db_user u;
+	struct cred *c = auth.ready ? hmap_get(&auth.creds, (const char *)j->mac, 32) : NULL;
+	if (!c) { /* shutting down: its waiters were answered */
+		cred_job_free(j);
+		return;
+	}
+	/* The row may have changed while we hashed, as for logins. */
+	if (j->ok && (db_user_get(auth.db, j->user, &u) != 0 || strcmp(u.pwhash, j->stored) != 0))
+		j->ok = false;
+	int locked = auth_password_result(j->user, j->peer, j->ok);
+	if (!j->ok) {
+		audit_log(j->user, j->peer, "credentials", j->user, false,
+		          "invalid user name or password%s", locked ? "; locked" : "");
+		fault_set(&f, ERR_UNAUTHORIZED, "invalid user name or password");
+		cred_answer(c, &f);
+		cred_job_free(j);
+		return;
+	}
+	/* Each check is audited: one line per KDF, not per request. */
+	audit_log(j->user, j->peer, "credentials", j->user, true,
+	          "password sent with the request; remembered for %d s", CRED_MAX_AGE_S);
+	snprintf(c->user, sizeof(c->user), "%s", u.name);
+	c->pwtag = hmap_hash(u.pwhash, strlen(u.pwhash));
+	c->verified = util_now();
+	const struct user_info *ui;
+	if (auth_user_info(c->user, &ui) == 0 && ui->pwtag != c->pwtag) {
+		auth_users_changed(); /* a hash upgraded behind the cache: read it again */
+		if (auth_user_info(c->user, &ui) == 0)
+			c->pwtag = ui->pwtag;
+	}
+	cred_answer(c, NULL);
+	cred_job_free(j);
+}
+
+void auth_credentials(const char *user, const char *password, const char *peer, auth_cred_done cb,
+                      void *arg)
+{
+	struct fault f;
+	struct identity who;
+	struct db_user u;
+	if (!auth.ready) {
+		fault_set(&f, ERR_BUSY, "authentication is not ready");
+		cb(arg, NULL, &f);
+		return;
+	}
+	user = user ? user : "";
+	password = password ? password : "";
+	peer = peer ? peer : "";
+	unsigned char mac[32];
+	cred_mac(user, password, mac);
+	int64_t now = util_now();
+	struct cred *c = hmap_get(&auth.creds, (const char *)mac, sizeof(mac));
+	if (c && c->verified == 0) {
+		struct cred_waiter *w = xcalloc(1, sizeof(*w));
+		w->cb = cb;
+		w->arg = arg;
+		w->next = c->waiters;
+		c->waiters = w;
+		return;
+	}
+	if (c) {
+		const struct user_info *ui;
+		int rc = auth_user_info(c->user, &ui);
+		if (rc < 0) {
+			fault_set(&f, ERR_INTERNAL, "database error");
+			cb(arg, NULL, &f);
+			return;
+		}
+		if (rc == 0 && ui->pwtag == c->pwtag && now - c->verified < CRED_MAX_AGE_S) {
+			cred_identity(c, ui, &who);
+			cb(arg, &who, NULL);
+			return;
+		}
+		cred_drop(c); /* aged, or the password or the user changed: check again */
+	}
+	if (auth_password_attempt(user, peer, &f) < 0) {
+		cb(arg, NULL, &f);
+		return;
+	}
+	struct cred_job *j = xcalloc(1, sizeof(*j));
+	snprintf(j->user, sizeof(j->user), "%s", user);
+	snprintf(j->peer, sizeof(j->peer), "%s", peer);
+	memcpy(j->mac, mac, sizeof(mac));
+	int rc = auth_name_valid(user) ? db_user_get(auth.db, user, &u) : DB_NOTFOUND;
+	if (rc < 0) {
+		auth_password_cancel(j->user, j->peer);
+		cred_job_free(j);
+		fault_set(&f, ERR_INTERNAL, "database error");
+		cb(arg, NULL, &f);
+		return;
+	}
+	j->password = xstrdup(password);
+	j->known = rc == 0 && kdf_iterations(u.pwhash) != 0;
+	if (j->known && kdf_iterations(u.pwhash) > auth.kdf_floor &&
+	    auth_set_kdf_floor(kdf_iterations(u.pwhash)) < 0)
+		log_warn("auth: no randomness for the unknown users' hash");
+	snprintf(j->stored, sizeof(j->stored), "%s", j->known ? u.pwhash : auth.dummy_hash);
+	j->floor = auth.kdf_floor;
+	OPENSSL_cleanse(&u, sizeof(u));
+
+	cred_make_room(now);
+	c = xcalloc(1, sizeof(*c));
+	memcpy(c->mac, mac, sizeof(mac));
+	snprintf(c->user, sizeof(c->user), "%s", user);
+	c->waiters = xcalloc(1, sizeof(*c->waiters));
+	c->waiters->cb = cb;
+	c->waiters->arg = arg;
+	hmap_put(&auth.creds, (const char *)c->mac, sizeof(c->mac), c);
+	if (workq_submit(auth.wq, cred_work, cred_done, j) < 0) {
+		auth_password_cancel(j->user, j->peer);
+		cred_job_free(j);
+		fault_set(&f, ERR_BUSY, "too many logins in progress; retry shortly");
+		cred_answer(c, &f);
+	}
+}
+
+static void cred_shutdown(void *val)
+{
+	struct cred *c = val;
+	for (struct cred_waiter *w = c->waiters, *next; w; w = next) {
+		next = w->next;
+		free(w);
+	}
+	OPENSSL_cleanse(c, sizeof(*c));
+	free(c);
 }
 
 int auth_logout(const struct identity *who, const char *peer, struct fault *f)
@@ -1469,7 +1775,8 @@ int auth_init(struct event_base *base, struct db *db, struct workq *wq,
 	audit_init(db);
 
 	unsigned char seed[HMAP_SEED_LEN];
-	if (util_random(seed, sizeof(seed)) < 0) {
+	if (util_random(seed, sizeof(seed)) < 0 ||
+	    util_random(auth.cred_key, sizeof(auth.cred_key)) < 0) {
 		log_err("auth: no randomness");
 		goto fail;
 	}
@@ -1536,6 +1843,7 @@ void auth_shutdown(void)
 	hmap_clear(&auth.throttle_pairs, free);
 	hmap_clear(&auth.throttle_addrs, free);
 	hmap_clear(&auth.throttle_users, free);
+	hmap_clear(&auth.creds, cred_shutdown);
 	free(auth.state_dir);
 	audit_init(NULL);                     /* the database is about to close */
 	OPENSSL_cleanse(&auth, sizeof(auth)); /* zeroes: the key goes too */

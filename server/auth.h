@@ -74,6 +74,13 @@ typedef void (*auth_login_done)(void *arg, const struct auth_login_result *res,
  * cb may run before auth_login returns (throttled). */
 void auth_login(const char *user, const char *password, const char *peer, auth_login_done cb,
                 void *arg);
+/* Credentials sent with a request (Basic, X-Auth-User/X-Auth-Key), as appliance clients
+ * send them on every call: checked once on a helper thread, throttled as logins are, then
+ * remembered for minutes so the next requests cost no KDF. who carries no jti (there is no
+ * session). f is NULL on success; cb may run before auth_credentials returns. */
+typedef void (*auth_cred_done)(void *arg, const struct identity *who, const struct fault *f);
+void auth_credentials(const char *user, const char *password, const char *peer, auth_cred_done cb,
+                      void *arg);
 int auth_logout(const struct identity *who, const char *peer, struct fault *f);
 
 /* Named long-lived tokens: {"token":{"id","name","user","created","expires","secret"}};

@@ -8,16 +8,18 @@
 
 enum fault_kind {
 	FAULT_NONE = 0,
-	ERR_INVALID_ARG,       /* 400 */
-	ERR_UNKNOWN_ARG,       /* 400 */
-	ERR_MISSING_ARG,       /* 400 */
-	ERR_UNAUTHORIZED,      /* 401 */
-	ERR_DENIED,            /* 403 */
-	ERR_NOT_FOUND,         /* 404 */
-	ERR_METHOD,            /* 405 */
-	ERR_OBJECT_EXISTS,     /* 409 */
-	ERR_CONFIRM_REQUIRED,  /* 409 */
-	ERR_OVER_LIMIT,        /* 413 */
+	ERR_INVALID_ARG,      /* 400 */
+	ERR_UNKNOWN_ARG,      /* 400 */
+	ERR_MISSING_ARG,      /* 400 */
+	ERR_UNAUTHORIZED,     /* 401 */
+	ERR_DENIED,           /* 403 */
+	ERR_NOT_FOUND,        /* 404 */
+	ERR_METHOD,           /* 405 */
+	ERR_OBJECT_EXISTS,    /* 409: the name is taken */
+	ERR_CONFIRM_REQUIRED, /* 409 */
+	ERR_STATE_CHANGED, /* 409: the state forbids it now (the guide's "conflict in system state")
+	                    */
+	ERR_OVER_LIMIT,    /* 413 */
 	ERR_UNSUPPORTED_MEDIA, /* 415 */
 	ERR_TOO_MANY,          /* 429 */
 	ERR_INTERNAL,          /* 500 */

@@ -32,7 +32,9 @@
 #include <event2/keyvalq_struct.h>
 #include <event2/listener.h>
 
+#include <openssl/crypto.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
 
 /* libevent 2.1's type of a request whose method it does not know (http-internal.h). */
 #define EVHTTP_REQ_UNKNOWN (1 << 15)
@@ -42,7 +44,8 @@
 
 struct service_hdr {
 	const char *name;
-	char header[64];
+	char header[64]; /* X-Spindle-<Service>-Api */
+	char zfssa[64];  /* X-Zfssa-<Service>-Api: the appliance's, which its clients read */
 	const char *version;
 };
 
@@ -239,9 +242,13 @@ static void add_common_headers(struct request *r, const char *service)
 {
 	struct evkeyvalq *h = evhttp_request_get_output_headers(r->ev);
 	evhttp_add_header(h, "X-Spindle-Version", PACKAGE_VERSION);
+	/* The appliance's global version header ("nas.2013.1.1"): product.version. */
+	evhttp_add_header(h, "X-Zfssa-Version", "spindle." PACKAGE_VERSION);
 	const struct service_hdr *s = service_of(r->srv, service);
-	if (s)
+	if (s) {
 		evhttp_add_header(h, s->header, s->version);
+		evhttp_add_header(h, s->zfssa, s->version);
+	}
 }
 
 static const char *path_service(const char *path, char *buf, size_t len)
@@ -861,6 +868,50 @@ static unsigned method_of(struct evhttp_request *req)
 	}
 }
 
+/* A Host header fit to put in a URL: a name or an address, and a port. */
+static bool host_valid(const char *h)
+{
+	size_t n = strlen(h);
+	if (n == 0 || n > 255)
+		return false;
+	for (const char *p = h; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || strchr(".-:[]", *p)))
+			return false;
+	return true;
+}
+
+int request_base_url(const struct request *r, char *buf, size_t len)
+{
+	struct evhttp_connection *conn = evhttp_request_get_connection(r->ev);
+	const char *scheme = conn_ssl(conn) ? "https" : "http";
+	const char *host = request_header(r, "Host");
+	if (host && host_valid(host))
+		return snprintf(buf, len, "%s://%s", scheme, host) < (int)len ? 0 : -1;
+	/* No usable Host (HTTP/1.0): the address the client reached. */
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char addr[INET6_ADDRSTRLEN] = "localhost";
+	unsigned port = 0;
+	struct bufferevent *bev = conn ? evhttp_connection_get_bufferevent(conn) : NULL;
+	if (bev && getsockname(bufferevent_getfd(bev), (struct sockaddr *)&ss, &sl) == 0) {
+		if (ss.ss_family == AF_INET) {
+			struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+			inet_ntop(AF_INET, &in->sin_addr, addr, sizeof(addr));
+			port = ntohs(in->sin_port);
+		} else if (ss.ss_family == AF_INET6) {
+			struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+			inet_ntop(AF_INET6, &in6->sin6_addr, addr, sizeof(addr));
+			port = ntohs(in6->sin6_port);
+		}
+	}
+	bool v6 = strchr(addr, ':') != NULL;
+	int n = port ? snprintf(buf, len, "%s://%s%s%s:%u", scheme, v6 ? "[" : "", addr,
+	                        v6 ? "]" : "", port)
+	             : snprintf(buf, len, "%s://%s", scheme, addr);
+	return n < (int)len ? 0 : -1;
+}
+
 /* The token from X-Auth-Session or "Authorization: Bearer". */
 const char *request_token(const struct request *r)
 {
@@ -877,17 +928,66 @@ const char *request_token(const struct request *r)
 	return NULL;
 }
 
-static int authorize(struct request *r, struct fault *f)
+/* "Authorization: Basic base64(user:password)" into user and password. */
+static int basic_credentials(const char *h, char *user, size_t ulen, char *pass, size_t plen)
+{
+	if (strncasecmp(h, "Basic ", 6) != 0)
+		return -1;
+	h += 6;
+	while (*h == ' ')
+		h++;
+	size_t n = strlen(h);
+	if (n == 0 || n % 4 || n > 2048)
+		return -1;
+	unsigned char out[1600];
+	int len = EVP_DecodeBlock(out, (const unsigned char *)h, (int)n);
+	if (len < 0)
+		return -1;
+	while (len > 0 && h[--n] == '=') /* EVP_DecodeBlock counts the padding as zeros */
+		len--;
+	out[len] = '\0';
+	if (memchr(out, '\0', (size_t)len))
+		return -1;
+	char *colon = strchr((char *)out, ':');
+	if (!colon || (size_t)(colon - (char *)out) >= ulen || strlen(colon + 1) >= plen)
+		return -1;
+	*colon = '\0';
+	snprintf(user, ulen, "%s", (char *)out);
+	snprintf(pass, plen, "%s", colon + 1);
+	OPENSSL_cleanse(out, sizeof(out));
+	return 0;
+}
+
+int request_credentials(const struct request *r, char *user, size_t ulen, char *pass, size_t plen,
+                        struct fault *f)
+{
+	const char *hu = request_header(r, "X-Auth-User"), *hk = request_header(r, "X-Auth-Key");
+	const char *basic = request_header(r, "Authorization");
+	if (hu || hk) {
+		if (!hu || !hk)
+			return fault_set(f, ERR_MISSING_ARG, "%s: required with %s",
+			                 hu ? "X-Auth-Key" : "X-Auth-User",
+			                 hu ? "X-Auth-User" : "X-Auth-Key");
+		if (strlen(hu) >= ulen || strlen(hk) >= plen)
+			return fault_set(f, ERR_INVALID_ARG, "%s: too long",
+			                 strlen(hu) >= ulen ? "X-Auth-User" : "X-Auth-Key");
+		snprintf(user, ulen, "%s", hu);
+		snprintf(pass, plen, "%s", hk);
+		return 1;
+	}
+	if (basic && strncasecmp(basic, "Basic ", 6) == 0) {
+		if (basic_credentials(basic, user, ulen, pass, plen) < 0)
+			return fault_set(f, ERR_INVALID_ARG,
+			                 "Authorization: not Basic base64(user:password)");
+		return 1;
+	}
+	return 0;
+}
+
+/* Whether the authenticated r->who may call the route. */
+static int permitted(struct request *r, struct fault *f)
 {
 	const struct route *rt = r->route;
-	if (rt->access == ROUTE_PUBLIC)
-		return 0;
-	const char *token = request_token(r);
-	if (!token)
-		return fault_set(f, ERR_UNAUTHORIZED,
-		                 "credentials: send X-Auth-Session or Authorization: Bearer");
-	if (auth_verify(token, &r->who, f) < 0)
-		return -1;
 	r->authenticated = true;
 	if ((r->who.perms & rt->perm) == rt->perm)
 		return 0;
@@ -896,6 +996,56 @@ static int authorize(struct request *r, struct fault *f)
 		return 0;
 	return fault_set(f, ERR_DENIED, "authorization: %s needs %s", rt->pattern,
 	                 perm_name(rt->perm & ~r->who.perms));
+}
+
+static void credentials_checked(void *arg, const struct identity *who, const struct fault *err)
+{
+	struct request *r = arg;
+	struct fault f;
+	if (err) {
+		reply_fault(r, err);
+		return;
+	}
+	r->who = *who;
+	if (permitted(r, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	r->route->handler(r);
+}
+
+/* Authenticates and authorizes r, then runs its handler, or answers the fault. A token
+ * is checked at once; a password (Basic, X-Auth-User/X-Auth-Key) is checked on a helper
+ * thread the first time and remembered (auth_credentials), so r may wait for it. */
+static void authorize(struct request *r)
+{
+	const struct route *rt = r->route;
+	struct fault f;
+	if (rt->access == ROUTE_PUBLIC) {
+		rt->handler(r);
+		return;
+	}
+	const char *token = request_token(r);
+	if (!token) {
+		char user[65], pass[1025];
+		int rc = request_credentials(r, user, sizeof(user), pass, sizeof(pass), &f);
+		if (rc > 0) {
+			auth_credentials(user, pass, r->peer, credentials_checked, r);
+			OPENSSL_cleanse(pass, sizeof(pass));
+			return;
+		}
+		if (rc == 0)
+			fault_set(&f, ERR_UNAUTHORIZED,
+			          "credentials: send X-Auth-Session, Authorization: Bearer or "
+			          "Basic, or X-Auth-User and X-Auth-Key");
+		reply_fault(r, &f);
+		return;
+	}
+	if (auth_verify(token, &r->who, &f) < 0 || permitted(r, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	rt->handler(r);
 }
 
 /* --- static files of the browser UI */
@@ -1028,12 +1178,7 @@ static void http_request(struct evhttp_request *req, void *arg)
 		}
 		return;
 	}
-	struct fault f;
-	if (authorize(r, &f) < 0) {
-		reply_fault(r, &f);
-		return;
-	}
-	r->route->handler(r);
+	authorize(r);
 }
 
 /* --- listeners */
@@ -1117,9 +1262,9 @@ struct http_server *http_new(struct event_base *base, const struct router *rt,
 		struct service_hdr *s = &srv->services[i];
 		s->name = opt->services[i].name;
 		s->version = opt->services[i].version;
-		snprintf(s->header, sizeof(s->header), "X-Spindle-%c%s-Api",
-		         s->name[0] >= 'a' && s->name[0] <= 'z' ? s->name[0] - 32 : s->name[0],
-		         s->name + 1);
+		char first = s->name[0] >= 'a' && s->name[0] <= 'z' ? s->name[0] - 32 : s->name[0];
+		snprintf(s->header, sizeof(s->header), "X-Spindle-%c%s-Api", first, s->name + 1);
+		snprintf(s->zfssa, sizeof(s->zfssa), "X-Zfssa-%c%s-Api", first, s->name + 1);
 	}
 	if (opt->webroot) {
 		char real[PATH_MAX];

@@ -70,6 +70,14 @@ int request_query_check(struct request *r, const char *const *allowed, struct fa
 const char *request_header(const struct request *r, const char *key);
 /* The session token of X-Auth-Session or "Authorization: Bearer", or NULL. */
 const char *request_token(const struct request *r);
+/* "https://host:port" as the client reached us (its Host header, else the socket's
+ * address), for the absolute URIs the appliance puts in answers. 0, or -1 if too long. */
+int request_base_url(const struct request *r, char *buf, size_t len);
+/* The password credentials of a request, as the appliance takes them on any request:
+ * X-Auth-User with X-Auth-Key, or "Authorization: Basic". 1 with user and pass filled, 0
+ * when there are none, -1 with ERR_MISSING_ARG or ERR_INVALID_ARG when malformed. */
+int request_credentials(const struct request *r, char *user, size_t ulen, char *pass, size_t plen,
+                        struct fault *f);
 /* Reads the body as JSON checked against fields: 415 without application/json, 400 for
  * bad JSON, duplicate or unknown keys, wrong types or ranges. An empty body is {}. */
 int request_body(struct request *r, const struct field *fields, json_t **out, struct fault *f);

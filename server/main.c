@@ -285,7 +285,7 @@ int main(int argc, char **argv)
 	struct event *sigint = evsignal_new(d.base, SIGINT, on_signal, &d);
 	event_add(sigterm, NULL);
 	event_add(sigint, NULL);
-	system_started();
+	system_started(cfg.proc_root, cfg.sys_root, cfg.state_dir);
 	log_info("spindled %s ready; state in %s", PACKAGE_VERSION, cfg.state_dir);
 
 	event_base_dispatch(d.base);

@@ -244,7 +244,8 @@ def test_custom_role_life_cycle(server, admin):
     assert changed["authorizations"] == ["stat:read"]
     expect_fault(me.get(USERS), 403, "ERR_DENIED")      # on the very next request
 
-    expect_fault(admin.delete(f"{ROLES}/{name}"), 409)    # still held
+    # still held: the appliance's "conflict in system state", not "object exists"
+    expect_fault(admin.delete(f"{ROLES}/{name}"), 409, "ERR_STATE_CHANGED", "held by")
     expect(admin.get(f"{ROLES}/{name}"), 200)
     expect(admin.put(user_url(holder), json={"roles": ["monitor"]}), 200)
     assert admin.delete(f"{ROLES}/{name}").status_code == 204

@@ -117,6 +117,32 @@ static struct login_res login(const char *u, const char *p, const char *peer)
 	return r;
 }
 
+struct cred_res {
+	int done;
+	bool failed;
+	struct fault f;
+	struct identity who;
+};
+static void cred_cb(void *arg, const struct identity *who, const struct fault *f)
+{
+	struct cred_res *r = arg;
+	r->done = 1;
+	if (f) {
+		r->failed = true;
+		r->f = *f;
+	} else {
+		r->who = *who;
+	}
+}
+static struct cred_res cred(const char *u, const char *p, const char *peer)
+{
+	struct cred_res r = {0};
+	auth_credentials(u, p, peer, cred_cb, &r);
+	while (!r.done)
+		event_base_loop(base, EVLOOP_ONCE);
+	return r;
+}
+
 struct acc_res {
 	int done;
 	json_t *j;
@@ -495,7 +521,7 @@ int main(void)
 	ar = ucreate("{\"name\":\"opsuser\",\"password\":\"longenough\",\"roles\":[\"ops\"]}",
 	             &admin);
 	json_decref(ar.j);
-	ok(accounts_role_delete("ops", &admin, "x", &f) < 0 && f.kind == ERR_OBJECT_EXISTS,
+	ok(accounts_role_delete("ops", &admin, "x", &f) < 0 && f.kind == ERR_STATE_CHANGED,
 	   "held role (%s)", f.details);
 	is_int(accounts_user_delete("opsuser", &admin, "x", &f), 0, "delete user");
 	is_int(accounts_role_delete("ops", &admin, "x", &f), 0, "delete role");
@@ -624,6 +650,43 @@ int main(void)
 		lr = login("admin", pw, "10.0.0.1");
 		auth_verify(lr.token, &admin, &f);
 	}
+	/* credentials sent with every request: the KDF runs once, then they are remembered
+	 * (counted KDF work, not time); the same ones arriving together share one check */
+	{
+		unsigned long long w0 = kdf_work();
+		struct cred_res cr = cred("admin", pw, "10.0.7.1");
+		unsigned long long w1 = kdf_work();
+		ok(!cr.failed && strcmp(cr.who.user, "admin") == 0 && cr.who.perms == PERM_ALL &&
+		       !cr.who.jti[0],
+		   "credentials checked: admin, every authorization, no session");
+		ok(w1 > w0, "the first request ran the KDF (%llu)", w1 - w0);
+		int fails = 0;
+		for (int i = 0; i < 50; i++)
+			fails += cred("admin", pw, "10.0.7.1").failed;
+		is_int(fails, 0, "50 more requests accepted");
+		ok(kdf_work() == w1, "without any KDF work (%llu)", kdf_work() - w1);
+		cr = cred("admin", "wrong", "10.0.7.1");
+		ok(cr.failed && cr.f.kind == ERR_UNAUTHORIZED, "a wrong password is refused");
+		ok(kdf_work() - w1 == w1 - w0, "after a KDF of its own (%llu)", kdf_work() - w1);
+		cr = cred("ghost", pw, "10.0.7.1");
+		ok(cr.failed && cr.f.kind == ERR_UNAUTHORIZED, "an unknown user is refused");
+
+		time_offset += 601; /* past the 10 minutes a check is remembered */
+		struct cred_res par[8];
+		memset(par, 0, sizeof(par));
+		unsigned long long w2 = kdf_work();
+		for (int i = 0; i < 8; i++)
+			auth_credentials("admin", pw, "10.0.7.2", cred_cb, &par[i]);
+		for (int i = 0; i < 8; i++)
+			while (!par[i].done)
+				event_base_loop(base, EVLOOP_ONCE);
+		int ok_n = 0;
+		for (int i = 0; i < 8; i++)
+			ok_n += !par[i].failed;
+		is_int(ok_n, 8, "8 requests at once, after the memory aged: all accepted");
+		ok(kdf_work() - w2 == w1 - w0, "with one KDF between them (%llu)", kdf_work() - w2);
+	}
+
 	/* the timer: expired token pruned, last_seen written back */
 	is_int(auth_token_create("admin", "short", 1, &admin, "x", &out, &f), 0, "1-day token");
 	json_decref(out);
