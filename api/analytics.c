@@ -92,11 +92,17 @@ void analytics_datasets_list(struct request *r)
 	reply_json(r, 200, json_pack("{s:o}", "datasets", all));
 }
 
+/* The dataset the path names: {name}, or {name}/{part} where the name holds a slash
+ * written raw, as the appliance's own hrefs write arc.accesses[hit/miss]. */
 static struct dataset *dataset_of(struct request *r)
 {
-	struct dataset *d = datasets_find(request_param(r, 0));
+	char name[2 * ROUTE_PARAM_MAX];
+	const char *part = request_param(r, 1);
+	snprintf(name, sizeof(name), "%s%s%s", request_param(r, 0), part ? "/" : "",
+	         part ? part : "");
+	struct dataset *d = datasets_find(name);
 	if (!d)
-		reply_error(r, ERR_NOT_FOUND, "name: no dataset '%.128s'", request_param(r, 0));
+		reply_error(r, ERR_NOT_FOUND, "name: no dataset '%.128s'", name);
 	return d;
 }
 

@@ -91,6 +91,11 @@ const struct route api_routes[] = {
      analytics_dataset_delete, "Stop collecting a dataset and delete its data"},
     {METHOD_GET, A "/datasets/{name}/data", "analytics", ROUTE_AUTH, PERM_STAT_READ,
      analytics_dataset_data, "A dataset's samples; streamed while the window reaches past now"},
+    /* A name with a raw slash, as the appliance's hrefs have it: arc.accesses[hit/miss] */
+    {METHOD_GET, A "/datasets/{name}/{part}", "analytics", ROUTE_AUTH, PERM_STAT_READ,
+     analytics_dataset_get, "One dataset whose name holds a slash, written raw"},
+    {METHOD_GET, A "/datasets/{name}/{part}/data", "analytics", ROUTE_AUTH, PERM_STAT_READ,
+     analytics_dataset_data, "The samples of a dataset whose name holds a slash, written raw"},
     {METHOD_GET, A "/settings", "analytics", ROUTE_AUTH, PERM_STAT_READ, analytics_settings_get,
      "How long second, minute and hour data are kept"},
     {METHOD_PUT, A "/settings", "analytics", ROUTE_AUTH, PERM_SETTINGS_MODIFY,
