@@ -7,7 +7,7 @@ import http.client
 import json
 import time
 
-from conftest import expect, expect_fault, unique
+from conftest import PASSWORD, expect, expect_fault, make_user, unique
 
 AN = "/api/analytics/v1"
 
@@ -169,3 +169,39 @@ def test_worksheets_as_the_guide_writes_them(admin):
 
     expect(admin.delete(by_name), 204)
     expect_fault(admin.get(ws["href"]), 404)
+
+
+def test_one_second_from_now_is_the_sample_streamed(admin):
+    """?start=now&seconds=1: the server waits for the second, then answers it alone."""
+    doc = expect(admin.get(f"{AN}/datasets/cpu.utilization/data?start=now&seconds=1"), 200)
+    check_sample(doc["data"])
+    assert doc["size"] == 1
+
+
+def test_worksheet_dataset_faults(server, admin):
+    """A place past the end, a malformed one, an unknown name=..., another's worksheet."""
+    name = unique("ws")
+    ws = expect(admin.post(AN + "/worksheets", json={"name": name,
+                                                      "datasets": [{"name": "io.ops"}]}), 201)
+    ws = ws["worksheet"]
+    for bad in ("dataset-001", "dataset-x", "dataset-", "io.ops", "dataset-99999999999"):
+        expect_fault(admin.get(f"{ws['href']}/datasets/{bad}"), 404, details="dataset")
+    expect_fault(admin.get(f"{AN}/worksheets/name={unique('none')}"), 404, details="name")
+    expect_fault(admin.put(f"{ws['href']}/datasets/dataset-000", json={"seconds": 0}), 400,
+                 details="seconds")
+    expect_fault(admin.put(f"{ws['href']}/datasets/dataset-000", json={"name": "x"}), 400,
+                 details="name")
+    # another user with worksheet:modify may read it but not change it
+    user = make_user(admin, ["operator"])
+    other = server.login_client(user, PASSWORD)
+    expect(other.get(f"{ws['href']}/datasets/dataset-000"), 200)
+    expect_fault(other.post(f"{ws['href']}/datasets", json={"name": "io.ops"}), 403)
+    expect_fault(other.delete(f"{ws['href']}/datasets/dataset-000"), 403)
+    # their own worksheet of the same name is what name= finds for them
+    mine = expect(other.post(AN + "/worksheets", json={"name": name}), 201)["worksheet"]
+    assert expect(other.get(f"{AN}/worksheets/name={name}"), 200)["worksheet"]["uuid"] == \
+        mine["uuid"]
+    assert expect(admin.get(f"{AN}/worksheets/name={name}"), 200)["worksheet"]["uuid"] == \
+        ws["uuid"]
+    expect(admin.delete(f"{ws['href']}/datasets/dataset-000"), 204)
+    assert expect(admin.get(ws["href"] + "/datasets"), 200)["datasets"] == []
