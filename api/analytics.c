@@ -714,11 +714,14 @@ void analytics_dataset_data(struct request *r)
 	dr->q.nbuckets = (size_t)(done < 0 ? 0 : done > nbuckets ? nbuckets : done);
 	dr->q.out = xcalloc(nser * (dr->q.nbuckets ? dr->q.nbuckets : 1), sizeof(*dr->q.out));
 
-	char iso[32];
+	char iso[32], when[32];
+	/* The guide's table also puts the first sample's startTime and index beside data: the
+	 * window's start, which the first sample has when it was taken. */
 	json_t *head =
-	    json_pack("{s:s, s:s, s:s, s:I, s:s}", "dataset", in.name, "unit", in.unit,
+	    json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:I}", "dataset", in.name, "unit", in.unit,
 	              "granularity", dr->gran_name, "sample_seconds", (json_int_t)dr->q.width,
-	              "start", util_iso8601(a, iso, sizeof(iso)));
+	              "start", util_iso8601(a, iso, sizeof(iso)), "startTime",
+	              compact_time(a, when, sizeof(when)), "sample", (json_int_t)a);
 	/* {"dataset":...,"start":"..."} becomes {"dataset":...,"start":"...","data":[ */
 	json_dump_callback(head, dump_cb, &dr->out, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(head);

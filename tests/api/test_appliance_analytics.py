@@ -108,6 +108,8 @@ def test_data_one_second_compact_start(admin):
     check_sample(s)
     assert s["startTime"] == compact(t) and s["sample"] == t
     assert doc["size"] == 1
+    # the guide's table: startTime and sample of the first sample beside data
+    assert doc["startTime"] == compact(t) and doc["sample"] == t
 
 
 def test_data_start_now_streams_three_seconds(admin):
