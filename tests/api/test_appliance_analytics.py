@@ -98,6 +98,20 @@ def test_raw_brackets_and_slashes_in_dataset_names(server, admin):
     expect(admin.get(AN + "/datasets/arc.accesses[hit/miss]"), 200)
 
 
+def test_create_dataset_named_whole(admin):
+    """POST {"statistic": "io.latency[disk]"}: the appliance names the whole dataset as the
+    statistic. (Deleted again after, as other tests make it themselves.)"""
+    path = AN + "/datasets/io.latency%5Bdisk%5D"
+    assert admin.delete(path).status_code in (204, 404)
+    made = admin.post(AN + "/datasets", json={"statistic": "io.latency[disk]"})
+    d = expect(made, 201)["dataset"]
+    check_types(d, DATASET_KEYS)
+    assert d["name"] == "io.latency[disk]" and made.headers["Location"] == d["href"]
+    expect(admin.delete(path), 204)
+    expect_fault(admin.post(AN + "/datasets", json={"statistic": "io.ops[nothing]"}), 400,
+                 details="drilldown")
+
+
 def test_data_one_second_compact_start(admin):
     """?start=20130912T21:42:38 (a second in the past) answers that second, the sample
     itself under "data", with the guide's sample, samples, startTime and data.value."""
