@@ -128,14 +128,15 @@ void analytics_datasets_create(struct request *r)
 		return;
 	}
 	/* The appliance names the whole dataset as its statistic: "io.ops[disk]". */
-	char stat[96], *open = NULL;
+	char stat[96], *bracket = NULL;
 	const char *drill = json_string_value(json_object_get(body, "drilldown"));
 	snprintf(stat, sizeof(stat), "%s", json_string_value(json_object_get(body, "statistic")));
 	size_t n = strlen(stat);
-	if (!drill && n > 2 && stat[n - 1] == ']' && (open = strchr(stat, '[')) && open > stat) {
-		*open = '\0';
+	if (!drill && n > 2 && stat[n - 1] == ']' && (bracket = strchr(stat, '[')) &&
+	    bracket > stat) {
+		*bracket = '\0';
 		stat[n - 1] = '\0';
-		drill = open + 1;
+		drill = bracket + 1;
 	}
 	int rc = datasets_create(stat, drill, r->who.user, r->peer, &d, &f);
 	json_decref(body);
