@@ -1,7 +1,9 @@
 /* /api/analytics/v1: the datasets, their data (streamed while a window reaches past now),
  * and the retention settings. Worksheets are in api/worksheets.c. */
+#define _GNU_SOURCE /* strptime, timegm */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "api.h"
 #include "datasets.h"
@@ -51,7 +53,9 @@ static json_t *dataset_json(const struct dataset *d)
 		json_array_append_new(avail, json_string(in.drilldowns[i]));
 	if (in.drilldown)
 		json_array_append_new(applied, json_string(in.drilldown));
-	char *href = dataset_href(in.name);
+	char *href = dataset_href(in.name), label[32];
+	/* The appliance's object name for it: "dataset-" and a number, stable as the id. */
+	snprintf(label, sizeof(label), "dataset-%03lld", (long long)in.id);
 	json_t *j = json_pack(
 	    "{s:s, s:s, s:s, s:o, s:o, s:o, s:s, s:s, s:s, s:b, s:I, s:I, s:I, s:s}", "name",
 	    in.name, "href", href, "statistic", in.statistic, "drilldown",
@@ -60,6 +64,12 @@ static json_t *dataset_json(const struct dataset *d)
 	    "unit", in.unit, "suspended", in.suspended, "keys", (json_int_t)in.nkeys,
 	    "incore_bytes", (json_int_t)in.incore_bytes, "ondisk_bytes",
 	    (json_int_t)in.ondisk_bytes, "ctime", util_iso8601(in.ctime, ctime, sizeof(ctime)));
+	/* The appliance's names for the same figures, and its activity flag: nothing pending
+	 * here, as a dataset's changes are done when the request answers. */
+	json_object_set_new(j, "dataset", json_string(label));
+	json_object_set_new(j, "incore", json_integer((json_int_t)in.incore_bytes));
+	json_object_set_new(j, "size", json_integer((json_int_t)in.ondisk_bytes));
+	json_object_set_new(j, "activity", json_string("none"));
 	free(href);
 	return j;
 }
@@ -82,11 +92,17 @@ void analytics_datasets_list(struct request *r)
 	reply_json(r, 200, json_pack("{s:o}", "datasets", all));
 }
 
+/* The dataset the path names: {name}, or {name}/{part} where the name holds a slash
+ * written raw, as the appliance's own hrefs write arc.accesses[hit/miss]. */
 static struct dataset *dataset_of(struct request *r)
 {
-	struct dataset *d = datasets_find(request_param(r, 0));
+	char name[2 * ROUTE_PARAM_MAX];
+	const char *part = request_param(r, 1);
+	snprintf(name, sizeof(name), "%s%s%s", request_param(r, 0), part ? "/" : "",
+	         part ? part : "");
+	struct dataset *d = datasets_find(name);
 	if (!d)
-		reply_error(r, ERR_NOT_FOUND, "name: no dataset '%.128s'", request_param(r, 0));
+		reply_error(r, ERR_NOT_FOUND, "name: no dataset '%.128s'", name);
 	return d;
 }
 
@@ -111,9 +127,18 @@ void analytics_datasets_create(struct request *r)
 		reply_fault(r, &f);
 		return;
 	}
-	int rc = datasets_create(json_string_value(json_object_get(body, "statistic")),
-	                         json_string_value(json_object_get(body, "drilldown")), r->who.user,
-	                         r->peer, &d, &f);
+	/* The appliance names the whole dataset as its statistic: "io.ops[disk]". */
+	char stat[96], *bracket = NULL;
+	const char *drill = json_string_value(json_object_get(body, "drilldown"));
+	snprintf(stat, sizeof(stat), "%s", json_string_value(json_object_get(body, "statistic")));
+	size_t n = strlen(stat);
+	if (!drill && n > 2 && stat[n - 1] == ']' && (bracket = strchr(stat, '[')) &&
+	    bracket > stat) {
+		*bracket = '\0';
+		stat[n - 1] = '\0';
+		drill = bracket + 1;
+	}
+	int rc = datasets_create(stat, drill, r->who.user, r->peer, &d, &f);
 	json_decref(body);
 	if (rc < 0) {
 		reply_fault(r, &f);
@@ -227,7 +252,8 @@ struct data_req {
 	size_t total;    /* buckets in the window */
 	bool pending;    /* a query in flight */
 	bool subscribed; /* to the series store's commits */
-	bool first;      /* no sample written yet */
+	bool single;     /* a one-second request: "data" is the sample, not a list */
+	size_t written;  /* samples written so far */
 	bool in_pump;    /* data_pump() is on the stack: a query done at once returns to it */
 	bool failed;     /* a bucket could not be read: the stream ends */
 	struct buf out;
@@ -299,10 +325,20 @@ static void release_series(struct series_query *q)
 	q->nseries = 0;
 }
 
+/* The appliance's time format, UTC: 20130912T21:42:38. */
+static char *compact_time(int64_t t, char *buf, size_t len)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+	gmtime_r(&tt, &tm);
+	strftime(buf, len, "%Y%m%dT%H:%M:%S", &tm);
+	return buf;
+}
+
 /* Appends the samples of q's buckets to out, each on a line of its own, a comma starting
- * all lines but the first sample's (*first). Touches nothing but its arguments: a helper thread
- * may run it for a large answer (the series' keys are immutable and referenced). */
-static void write_samples(struct buf *out, bool *first, const struct series_query *q)
+ * all lines but the first sample's (*written counts them). Touches nothing but its arguments: a
+ * helper thread may run it for a large answer (the series' keys are immutable and referenced). */
+static void write_samples(struct buf *out, size_t *written, const struct series_query *q)
 {
 	struct keyval *kv = xcalloc(q->nseries, sizeof(*kv));
 	char **prefix = xcalloc(q->nseries, sizeof(*prefix));
@@ -330,14 +366,21 @@ static void write_samples(struct buf *out, bool *first, const struct series_quer
 			continue; /* nothing was collected then */
 		qsort(kv, n, sizeof(*kv), by_value_desc);
 		/* room for the sample: its fixed part, and per key its prefix, a number, "}," */
-		char *o = buf_room(out, 256 + n * (longest + 32)), iso[32];
+		char *o = buf_room(out, 320 + n * (longest + 32)), when[32], iso[32];
 		int64_t t = q->start + (int64_t)b * q->width;
-		if (!*first)
+		if (*written)
 			*o++ = ','; /* at the line's start: a line is whole once it is sent */
-		*first = false;
-		o +=
-		    sprintf(o, "{\"sample\":%lld,\"startTime\":\"%s\",\"samples\":%lld,\"data\":{",
-		            (long long)t, util_iso8601(t, iso, sizeof(iso)), (long long)tot->count);
+		(*written)++;
+		/* As the appliance: "sample" the sample's index (here the second it starts, counted
+		 * from the epoch), "samples" the count of seconds sampled through its end,
+		 * "startTime" in its format. Spindle's own: the epoch time, the ISO time and
+		 * the seconds that held a value. */
+		o += sprintf(o,
+		             "{\"sample\":%lld,\"startTime\":\"%s\",\"samples\":%lld,\"time\":%lld,"
+		             "\"time_iso\":\"%s\",\"count\":%lld,\"data\":{",
+		             (long long)t, compact_time(t, when, sizeof(when)),
+		             (long long)(t + q->width), (long long)t,
+		             util_iso8601(t, iso, sizeof(iso)), (long long)tot->count);
 		if (tot->count) {
 			o = put_num(o + sprintf(o, "\"value\":"), tot->sum / (double)tot->count);
 			o = put_num(o + sprintf(o, ",\"min\":"), tot->min);
@@ -364,7 +407,17 @@ static void write_samples(struct buf *out, bool *first, const struct series_quer
 	free(kv);
 }
 
-static const char data_trailer[] = "]}\n";
+/* Closes the document: the list (or, for one second, the sample, null if none was taken)
+ * and "size", the number of samples, as the appliance ends it. */
+static void data_close(struct data_req *dr)
+{
+	char tail[64];
+	if (dr->single && !dr->written)
+		buf_add(&dr->out, "null", 4);
+	int n =
+	    snprintf(tail, sizeof(tail), "%s,\"size\":%zu}\n", dr->single ? "" : "]", dr->written);
+	buf_add(&dr->out, tail, (size_t)n);
+}
 
 static void data_commit(void *arg, int64_t t);
 
@@ -395,7 +448,7 @@ static void data_stream_end(struct data_req *dr)
 {
 	data_unsubscribe(dr);
 	if (dr->s) {
-		buf_add(&dr->out, data_trailer, strlen(data_trailer));
+		data_close(dr);
 		data_flush(dr);
 		stream_end(dr->s);
 		dr->s = NULL;
@@ -413,7 +466,7 @@ static void bucket_done(void *arg, int status)
 	if (status < 0) {
 		dr->failed = true;
 	} else if (dr->s) {
-		write_samples(&dr->out, &dr->first, &dr->q);
+		write_samples(&dr->out, &dr->written, &dr->q);
 		data_flush(dr);
 		dr->next++;
 	}
@@ -475,7 +528,7 @@ static void data_answer(void *arg)
 	struct request *r = dr->r;
 	dr->next = dr->q.nbuckets;
 	if (dr->next >= dr->total) {
-		buf_add(&dr->out, data_trailer, strlen(data_trailer));
+		data_close(dr);
 		reply_header(r, "Cache-Control", "no-store");
 		reply_raw(r, 200, "application/json", dr->out.p, dr->out.len);
 		data_free(dr);
@@ -495,7 +548,7 @@ static void data_answer(void *arg)
 static void data_format(void *arg)
 {
 	struct data_req *dr = arg;
-	write_samples(&dr->out, &dr->first, &dr->q);
+	write_samples(&dr->out, &dr->written, &dr->q);
 }
 
 /* The first part of the window is in. A large answer (a day of 64 disks by minute is
@@ -546,8 +599,17 @@ static int parse_start(const char *s, int64_t now, int64_t *out, bool *relative,
 		*out = t;
 		return 0;
 	}
+	/* The appliance's form, UTC: 20130912T21:42:38 */
+	struct tm tm;
+	memset(&tm, 0, sizeof(tm));
+	const char *end = strlen(s) == 17 ? strptime(s, "%Y%m%dT%H:%M:%S", &tm) : NULL;
+	if (end && !*end && (t = (int64_t)timegm(&tm)) >= 0) {
+		*out = t;
+		return 0;
+	}
 	return fault_set(f, ERR_INVALID_ARG,
-	                 "start: not ISO 8601 (2026-11-30T01:02:03Z), epoch seconds or -N: "
+	                 "start: not now, 20130912T21:42:38, ISO 8601 (2026-11-30T01:02:03Z), "
+	                 "epoch seconds or -N: "
 	                 "'%.64s'",
 	                 s);
 }
@@ -570,7 +632,7 @@ void analytics_dataset_data(struct request *r)
 		return;
 
 	int64_t now = series_now(), start = 0;
-	long long seconds = 60, points = 0;
+	long long seconds = 1, points = 0; /* the appliance's default: one second */
 	bool relative = false;
 	const char *s = request_query(r, "start"), *sec = request_query(r, "seconds");
 	const char *g = request_query(r, "granularity"), *p = request_query(r, "points");
@@ -646,7 +708,8 @@ void analytics_dataset_data(struct request *r)
 	dr->dataset = in.id;
 	dr->gran_name = gran_name(gran);
 	dr->total = (size_t)nbuckets;
-	dr->first = true;
+	/* The appliance answers one second with the sample itself. */
+	dr->single = seconds == 1 && nbuckets == 1;
 	dr->q.series = ser;
 	dr->q.nseries = nser;
 	dr->q.start = dr->wstart = a;
@@ -660,16 +723,23 @@ void analytics_dataset_data(struct request *r)
 	dr->q.nbuckets = (size_t)(done < 0 ? 0 : done > nbuckets ? nbuckets : done);
 	dr->q.out = xcalloc(nser * (dr->q.nbuckets ? dr->q.nbuckets : 1), sizeof(*dr->q.out));
 
-	char iso[32];
+	char iso[32], when[32];
+	/* The guide's table also puts the first sample's startTime and index beside data: the
+	 * window's start, which the first sample has when it was taken. */
 	json_t *head =
-	    json_pack("{s:s, s:s, s:s, s:I, s:s}", "dataset", in.name, "unit", in.unit,
+	    json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:I}", "dataset", in.name, "unit", in.unit,
 	              "granularity", dr->gran_name, "sample_seconds", (json_int_t)dr->q.width,
-	              "start", util_iso8601(a, iso, sizeof(iso)));
+	              "start", util_iso8601(a, iso, sizeof(iso)), "startTime",
+	              compact_time(a, when, sizeof(when)), "sample", (json_int_t)a);
 	/* {"dataset":...,"start":"..."} becomes {"dataset":...,"start":"...","data":[ */
 	json_dump_callback(head, dump_cb, &dr->out, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(head);
 	dr->out.len--;
-	buf_add(&dr->out, ",\"data\":[\n", 10); /* a line of its own: the stream's first */
+	/* "data":[ on a line of its own, the stream's first */
+	if (dr->single)
+		buf_add(&dr->out, ",\"data\":\n", 9);
+	else
+		buf_add(&dr->out, ",\"data\":[\n", 10);
 
 	dr->pending = true;
 	series_query(&dr->q, data_ready, dr);

@@ -58,6 +58,11 @@ void worksheets_api_create(struct request *r);
 void worksheets_api_get(struct request *r);
 void worksheets_api_update(struct request *r);
 void worksheets_api_delete(struct request *r);
+void worksheets_api_datasets_list(struct request *r);
+void worksheets_api_dataset_add(struct request *r);
+void worksheets_api_dataset_get(struct request *r);
+void worksheets_api_dataset_update(struct request *r);
+void worksheets_api_dataset_delete(struct request *r);
 /* api/status.c */
 void status_dashboard(struct request *r);
 void status_events(struct request *r);

@@ -571,6 +571,9 @@ static void create_arc_datasets(void)
 	for (size_t i = 0; i < nitems(names); i++)
 		if (dataset_insert(statistic_find(names[i]), 0, true, NULL, &f) < 0)
 			log_warn("datasets: %s", f.details);
+	/* The appliance also keeps arc.size undrilled. */
+	if (dataset_insert(statistic_find("arc.size"), -1, true, NULL, &f) < 0)
+		log_warn("datasets: %s", f.details);
 	const char *key = "arc_datasets_created";
 	int64_t one = 1;
 	if (db_analytics_settings_set(datasets.db, &key, &one, 1) < 0)
@@ -593,6 +596,26 @@ static void create_bench_datasets(void)
 	int64_t one = 1;
 	if (db_analytics_settings_set(datasets.db, &key, &one, 1) < 0)
 		log_warn("datasets: cannot note that the benchmark datasets exist");
+}
+
+/* Once: the undrilled datasets a fresh appliance has (cpu.utilization, io.ops, io.bytes,
+ * nic.kilobytes, and arc.size where the ARC was found before), for the clients that poll
+ * them by name; deleting them is for good, as with the others. */
+static void create_appliance_datasets(void)
+{
+	struct fault f;
+	static const char *const names[] = {"cpu.utilization", "io.ops", "io.bytes",
+	                                    "nic.kilobytes", "arc.size"};
+	for (size_t i = 0; i < nitems(names); i++) {
+		if (strcmp(names[i], "arc.size") == 0 && !datasets.arc_created)
+			continue; /* made with the other ARC datasets when the ARC appears */
+		if (dataset_insert(statistic_find(names[i]), -1, true, NULL, &f) < 0)
+			log_warn("datasets: %s", f.details);
+	}
+	const char *key = "appliance_datasets_created";
+	int64_t one = 1;
+	if (db_analytics_settings_set(datasets.db, &key, &one, 1) < 0)
+		log_warn("datasets: cannot note that the appliance's datasets exist");
 }
 
 int datasets_create(const char *statistic, const char *drilldown, const char *actor,
@@ -707,6 +730,8 @@ int datasets_init(struct db *db)
 	free(cat.ids);
 	if (!setting("bench_datasets_created", 0))
 		create_bench_datasets();
+	if (!setting("appliance_datasets_created", 0))
+		create_appliance_datasets();
 	collector_subscribe(datasets_tick, NULL);
 	log_info("datasets: %zu datasets", datasets.n);
 	return 0;

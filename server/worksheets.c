@@ -372,6 +372,42 @@ int worksheets_list(const char *owner, int64_t start, int limit, json_t **out, b
 	return 0;
 }
 
+struct ws_by_name {
+	const char *name;
+	char *uuid; /* 37 bytes; set when found */
+	bool found;
+};
+
+static int ws_name_cb(void *arg, const struct db_worksheet *w)
+{
+	struct ws_by_name *q = arg;
+	if (strcmp(w->name, q->name) != 0)
+		return 0;
+	snprintf(q->uuid, 37, "%s", w->uuid);
+	q->found = true;
+	return 1; /* found: stop */
+}
+
+int worksheets_resolve(const char *param, const char *user, char uuid[37], struct fault *f)
+{
+	if (strncmp(param, "name=", 5) != 0) {
+		snprintf(uuid, 37, "%.36s", param);
+		return strlen(param) > 36
+		           ? fault_set(f, ERR_NOT_FOUND, "uuid: not a worksheet uuid")
+		           : 0;
+	}
+	/* Names are unique per owner: the caller's own first, then anyone's (the first by
+	 * owner), as the appliance's names are unique on the box. */
+	struct ws_by_name q = {param + 5, uuid, false};
+	if (db_worksheet_list(ws_db, user, 0, WORKSHEETS_PER_OWNER, ws_name_cb, &q) < 0 ||
+	    (!q.found && db_worksheet_list(ws_db, NULL, 0, INT32_MAX, ws_name_cb, &q) < 0))
+		return fault_set(f, ERR_INTERNAL, "database error");
+	if (!q.found)
+		return fault_set(f, ERR_NOT_FOUND, "name: no worksheet named '%.*s'",
+		                 utf8_cut(param + 5, 100), param + 5);
+	return 0;
+}
+
 int worksheets_get(const char *uuid, json_t **out, struct fault *f)
 {
 	struct db_worksheet w;

@@ -36,6 +36,9 @@ int worksheets_list(const char *owner /* NULL: all */, int64_t start, int limit,
 /* Worksheet objects: {"uuid","name","owner","ctime","mtime","datasets":[{"name",
  * "drilldowns":[...],"seconds"}]}. *out is a new reference. */
 int worksheets_get(const char *uuid, json_t **out, struct fault *f);
+/* The uuid a path names: a uuid, or the appliance's "name=<name>" (the caller's worksheet
+ * of that name, else the first of anyone's). 0, or -1 with ERR_NOT_FOUND. */
+int worksheets_resolve(const char *param, const char *user, char uuid[37], struct fault *f);
 /* body: name, datasets? (types already checked by the HTTP layer). The actor owns it.
  * ERR_OVER_LIMIT past WORKSHEETS_PER_OWNER or WORKSHEET_BYTES_PER_OWNER. */
 int worksheets_create(const json_t *body, const struct identity *actor, const char *peer,

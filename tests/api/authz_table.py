@@ -10,7 +10,8 @@ Setup steps, run with the admin token before the call:
   "role"      create role {target}
   "token"     create an API token for the user in the path; its id is {id}
   "login"     call with a fresh session of the column's user, not the shared one
-  "worksheet" create a worksheet named {target} (owner admin); its uuid is {uuid}
+  "worksheet" create a worksheet named {target} (owner admin) with one dataset
+              (io.ops[op]); its uuid is {uuid}
   "raw"       the answer is not JSON, maybe an endless stream: a 200 is checked by its
               status and headers, then closed
 """
@@ -77,6 +78,16 @@ ROWS = [
     Row("PUT", WS + "/{uuid}", {"name": "{target}-renamed"}, (401, 403, 403, 200),
         ("worksheet",)),
     Row("DELETE", WS + "/{uuid}", None, (401, 403, 403, 204), ("worksheet",)),
+    # a worksheet's datasets, as the appliance serves them (the setup's worksheet has one)
+    Row("GET", WS + "/{uuid}/datasets", None, (401, 200, 200, 200), ("worksheet",)),
+    Row("POST", WS + "/{uuid}/datasets", {"name": "io.ops[op]"}, (401, 403, 403, 201),
+        ("worksheet",)),
+    Row("GET", WS + "/{uuid}/datasets/dataset-000", None, (401, 200, 200, 200),
+        ("worksheet",)),
+    Row("PUT", WS + "/{uuid}/datasets/dataset-000", {"seconds": 120}, (401, 403, 403, 200),
+        ("worksheet",)),
+    Row("DELETE", WS + "/{uuid}/datasets/dataset-000", None, (401, 403, 403, 204),
+        ("worksheet",)),
     # status: stat:read
     Row("GET", "/api/status/v1/dashboard", None, (401, 200, 200, 200)),
     Row("GET", "/api/status/v1/events", None, (401, 200, 200, 200), ("raw",)),
@@ -102,6 +113,9 @@ ROWS = [
         (401, 403, 403, 200)),
     Row("DELETE", AN + "/datasets/no.such%5Bdataset%5D", None, (401, 403, 403, 404)),
     Row("GET", CPU + "/data", None, (401, 200, 200, 200)),
+    # a name with a raw slash, as the appliance writes arc.accesses[hit/miss]
+    Row("GET", AN + "/datasets/no.such[a/b]", None, (401, 404, 404, 404)),
+    Row("GET", AN + "/datasets/no.such[a/b]/data", None, (401, 404, 404, 404)),
     Row("GET", AN + "/settings", None, (401, 200, 200, 200)),
     Row("PUT", AN + "/settings", {"retain_second_data": 24}, (401, 403, 403, 200)),
     # bench: bench:read reads, bench:run queues and cancels (monitor reads only). The POST

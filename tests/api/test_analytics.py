@@ -16,8 +16,10 @@ AN = "/api/analytics/v1"
 DEFAULTS = ["cpu.utilization[mode]", "io.ops[op]", "io.ops[disk]", "io.bytes[op]",
             "io.bytes[disk]", "io.latency[op]", "io.disks[utilization]", "io.queue[disk]",
             "nic.kilobytes[direction]", "nic.kilobytes[device]", "mem.bytes[component]",
-            "psi.some[resource]"]
-ARC = ["arc.accesses[hit/miss]", "arc.size[component]"]
+            "psi.some[resource]",
+            # undrilled, as a fresh appliance has them
+            "cpu.utilization", "io.ops", "io.bytes", "nic.kilobytes"]
+ARC = ["arc.accesses[hit/miss]", "arc.size[component]", "arc.size"]
 
 
 def enc(name):
@@ -26,6 +28,13 @@ def enc(name):
     for c in name.replace("/", "|"):
         out += c if c.isalnum() or c in "-._~" else f"%{ord(c):02X}"
     return out
+
+
+def rows(doc):
+    """The samples of a .../data answer as a list: a one-second request answers, as the
+    appliance does, with the sample itself (null when none was taken)."""
+    data = doc["data"]
+    return data if isinstance(data, list) else [] if data is None else [data]
 
 
 def data_path(name, **params):
@@ -196,10 +205,12 @@ def test_exact_values_of_every_dataset(box):
         for name, want in expected(k).items():
             doc = expect(admin.get(data_path(name, start=m + k, seconds=1)), 200)
             assert doc["granularity"] == "second" and doc["sample_seconds"] == 1, doc
-            assert len(doc["data"]) == 1, f"{name} at m+{k}: {doc}"
-            s = doc["data"][0]
-            assert s["sample"] == m + k and parse_time(s["startTime"]).timestamp() == m + k
-            assert s["samples"] == 1
+            assert len(rows(doc)) == 1, f"{name} at m+{k}: {doc}"
+            s = rows(doc)[0]
+            assert s["sample"] == s["time"] == m + k
+            assert parse_time(s["time_iso"]).timestamp() == m + k
+            assert s["startTime"] == time.strftime("%Y%m%dT%H:%M:%S", time.gmtime(m + k))
+            assert s["samples"] == m + k + 1 and s["count"] == 1
             got = sample_values(s)
             assert set(got) == set(want), f"{name} at m+{k}: keys {sorted(map(str, got))}"
             for key, value in want.items():
@@ -210,12 +221,12 @@ def test_exact_values_of_every_dataset(box):
     # ARC: no values before it was read twice, none after it went away
     for k in (3, 5):
         doc = expect(admin.get(data_path(ARC[0], start=m + k, seconds=1)), 200)
-        assert doc["data"] == [], f"ARC values at m+{k}: {doc}"
+        assert rows(doc) == [], f"ARC values at m+{k}: {doc}"
     # No partition, loop device or loopback NIC anywhere
     keys = set()
     for k in range(1, 6):
         doc = expect(admin.get(data_path("io.ops[disk]", start=m + k, seconds=1)), 200)
-        keys |= {kv["key"] for kv in doc["data"][0]["data"]["data"]}
+        keys |= {kv["key"] for kv in rows(doc)[0]["data"]["data"]}
     assert keys == {"sda", "sdb", "sdc"}
 
 
@@ -252,13 +263,13 @@ def test_create_suspend_resume_delete(box):
                         ({"statistic": "io.ops", "extra": 1}, "extra")]:
         fault = expect_fault(admin.post(AN + "/datasets", json=body), 400)
         assert fault["details"].startswith(field), (body, fault)
-    plain = expect(admin.post(AN + "/datasets", json={"statistic": "nic.kilobytes"}), 201)
-    assert plain["dataset"]["name"] == "nic.kilobytes" and plain["dataset"]["drilldown"] is None
+    plain = expect(admin.post(AN + "/datasets", json={"statistic": "io.latency"}), 201)
+    assert plain["dataset"]["name"] == "io.latency" and plain["dataset"]["drilldown"] is None
 
     # it collects from the next second on
     time.sleep(2.2)
     doc = expect(admin.get(data_path("io.latency[disk]", start=-2)), 200)
-    assert doc["data"] and {kv["key"] for kv in doc["data"][-1]["data"]["data"]} >= {"nvme0n1"}
+    assert rows(doc) and {kv["key"] for kv in rows(doc)[-1]["data"]["data"]} >= {"nvme0n1"}
 
     # suspended: no values; resumed: values again
     href = d["href"]
@@ -267,12 +278,12 @@ def test_create_suspend_resume_delete(box):
     time.sleep(2.5)
     assert expect(admin.get(href), 200)["dataset"]["suspended"] is True
     doc = expect(admin.get(data_path("io.latency[disk]", start=t0 + 1, seconds=1)), 200)
-    assert doc["data"] == [], "a suspended dataset got a value"
+    assert rows(doc) == [], "a suspended dataset got a value"
     expect(admin.put(href, json={"suspended": False}), 200)
     t1 = int(time.time())
     time.sleep(2.5)
     doc = expect(admin.get(data_path("io.latency[disk]", start=t1 + 1, seconds=1)), 200)
-    assert len(doc["data"]) == 1, "no value after resuming"
+    assert len(rows(doc)) == 1, "no value after resuming"
     for body in ({}, {"suspended": "yes"}, {"suspended": True, "name": "x"}):
         expect_fault(admin.put(href, json=body), 400)
 
@@ -301,19 +312,19 @@ def test_every_form_of_start_seconds_granularity_points(box):
     admin, m = box["admin"], box["m"]
     name = "io.ops[op]"
     by_epoch = expect(admin.get(data_path(name, start=m + 1, seconds=5)), 200)
-    assert [s["sample"] for s in by_epoch["data"]] == list(range(m + 1, m + 6))
+    assert [s["sample"] for s in rows(by_epoch)] == list(range(m + 1, m + 6))
     by_iso = expect(admin.get(data_path(name, start=iso(m + 1), seconds=5)), 200)
-    assert by_iso["data"] == by_epoch["data"]
+    assert rows(by_iso) == rows(by_epoch)
     assert parse_time(by_iso["start"]).timestamp() == m + 1
 
     # -N: the last N seconds, each with a value (the box is alive)
     doc = expect(admin.get(data_path(name, start=-5)), 200)
     now = time.time()
-    assert 4 <= len(doc["data"]) <= 5, doc
-    assert all(now - 7 <= s["sample"] < now for s in doc["data"])
+    assert 4 <= len(rows(doc)) <= 5, doc
+    assert all(now - 7 <= s["sample"] < now for s in rows(doc))
     # seconds alone: the last so many
     doc = expect(admin.get(data_path(name, seconds=3)), 200)
-    assert 2 <= len(doc["data"]) <= 3
+    assert 2 <= len(rows(doc)) <= 3
 
     # granularity chosen from the window
     assert expect(admin.get(data_path(name, start=-60)), 200)["granularity"] == "second"
@@ -330,7 +341,7 @@ def test_every_form_of_start_seconds_granularity_points(box):
         hour = m - m % 3600
         secs = expect(admin.get(data_path(name, start=hour, seconds=int(time.time()) - hour,
                                           granularity="second")), 200)
-        values = {s["sample"]: s["data"]["value"] for s in secs["data"]}
+        values = {s["sample"]: s["data"]["value"] for s in rows(secs)}
         assert len(values) >= 8
 
         def agg(lo, hi):
@@ -340,36 +351,36 @@ def test_every_form_of_start_seconds_granularity_points(box):
         for gran, width in (("minute", 60), ("hour", 3600)):
             # a window that ends by now: its one bucket, as far as it goes
             doc = expect(admin.get(data_path(name, start=m, seconds=1, granularity=gran)), 200)
-            assert len(doc["data"]) == 1
+            assert len(rows(doc)) == 1
             assert doc["sample_seconds"] == width
-            for s in doc["data"]:
+            for s in rows(doc):
                 n, lo, hi, mean = agg(s["sample"], s["sample"] + width)
                 assert s["sample"] % width == 0
-                assert (s["samples"], s["data"]["min"], s["data"]["max"]) == (n, lo, hi), s
+                assert (s["count"], s["data"]["min"], s["data"]["max"]) == (n, lo, hi), s
                 assert close(s["data"]["value"], round(mean, 3)) or \
                     abs(s["data"]["value"] - mean) < 0.001
         # points: buckets of whole seconds, each the mean of its seconds
         doc = expect(admin.get(data_path(name, start=m + 1, seconds=8, points=4)), 200)
-        assert doc["sample_seconds"] == 2 and len(doc["data"]) == 4
-        for s in doc["data"]:
+        assert doc["sample_seconds"] == 2 and len(rows(doc)) == 4
+        for s in rows(doc):
             n, lo, hi, mean = agg(s["sample"], s["sample"] + 2)
-            assert (s["samples"], s["data"]["min"], s["data"]["max"]) == (n, lo, hi)
+            assert (s["count"], s["data"]["min"], s["data"]["max"]) == (n, lo, hi)
             assert abs(s["data"]["value"] - mean) < 0.001
         # points that do not divide the window: 10 s in 3 samples of 4 s, the last of
         # them only the 2 s left of the window (not 12 s in all)
         doc = expect(admin.get(data_path(name, start=m + 1, seconds=10, points=3)), 200)
-        assert doc["sample_seconds"] == 4 and len(doc["data"]) == 3, doc
-        for s in doc["data"]:
+        assert doc["sample_seconds"] == 4 and len(rows(doc)) == 3, doc
+        for s in rows(doc):
             n, lo, hi, mean = agg(s["sample"], min(s["sample"] + 4, m + 11))
-            assert (s["samples"], s["data"]["min"], s["data"]["max"]) == (n, lo, hi), s
+            assert (s["count"], s["data"]["min"], s["data"]["max"]) == (n, lo, hi), s
             assert abs(s["data"]["value"] - mean) < 0.001
-        assert doc["data"][-1]["samples"] <= 2
+        assert rows(doc)[-1]["count"] <= 2
     finally:
         expect(admin.put(href, json={"suspended": False}), 200)
 
     # before anything was collected: a valid, empty answer
     doc = expect(admin.get(data_path(name, start=iso(m - 86400), seconds=60)), 200)
-    assert doc["data"] == []
+    assert rows(doc) == []
 
 
 BAD = [({"start": "yesterday"}, "start"), ({"start": "-x"}, "start"),
@@ -415,7 +426,7 @@ def test_a_window_past_now_streams_each_sample_as_taken(box):
         got = [(t, line) for t, line in st.lines() if line.strip()]
     text = "\n".join(line for _, line in got)
     doc = json.loads(text)  # the pieces make one document
-    samples = [s["sample"] for s in doc["data"]]
+    samples = [s["sample"] for s in rows(doc)]
     assert len(samples) == 5 and samples == list(range(samples[0], samples[0] + 5)), samples
     times = [t for t, line in got if line.lstrip(",").startswith("{\"sample\"")]
     # two came at once, the other three one per second
@@ -435,7 +446,7 @@ def test_streaming_at_minute_granularity_sends_heartbeats_and_ends(box):
     # the server goes on answering, streams included
     with DataStream(srv, admin.token, data_path("io.ops[op]", start=-1, seconds=2)) as st2:
         doc = json.loads("\n".join(line for _, line in st2.lines()))
-    assert len(doc["data"]) == 2
+    assert len(rows(doc)) == 2
 
 
 def test_settings(box):
@@ -473,7 +484,7 @@ def test_sigkill_loses_at_most_the_unflushed_seconds(box):
     admin = box["admin"] = srv.admin()
     doc = expect(admin.get(data_path("io.ops[op]", start=int(killed_at) - 40, seconds=40,
                                      granularity="second")), 200)
-    kept = {s["sample"]: s for s in doc["data"]}
+    kept = {s["sample"]: s for s in rows(doc)}
     # flushed every 10 s: what the server held that was older than 11 s at the kill is on
     # disk, value for value
     due = [s for s in held if s["sample"] < killed_at - 11]
@@ -499,14 +510,14 @@ def test_sigterm_keeps_every_second_and_ends_streams(box):
     rc, took = srv.stop()
     rest = [line for _, line in lines]
     assert rc == 0 and took < 5 * SLOW, (rc, took)
-    assert rest and rest[-1] == "]}", rest[-3:]
+    assert rest and rest[-1].startswith("],\"size\":"), rest[-3:]
 
     srv.start()
     admin = box["admin"] = srv.admin()
     after = expect(admin.get(data_path("io.ops[op]", start=m + 1, seconds=5)), 200)
-    assert after["data"] == before["data"], "history changed over a restart"
+    assert rows(after) == rows(before), "history changed over a restart"
     doc = expect(admin.get(data_path("io.ops[op]", start=last, seconds=1)), 200)
-    assert len(doc["data"]) == 1, f"the last second before SIGTERM ({last}) was lost"
+    assert len(rows(doc)) == 1, f"the last second before SIGTERM ({last}) was lost"
     assert expect(admin.get(AN + "/settings"), 200)["settings"]["retain_minute_data"] == 48
     names = [d["name"] for d in expect(admin.get(AN + "/datasets"), 200)["datasets"]]
     assert "nic.kilobytes" in names and "io.latency[disk]" not in names
@@ -525,7 +536,7 @@ def test_data_of_datasets_without_keys(spawn):
         assert expect(admin.get(f"{AN}/datasets/{enc(name)}"), 200)["dataset"]["keys"] == 0
         doc = expect(admin.get(data_path(name, start=-5)), 200)
         assert doc["dataset"] == name and isinstance(doc["data"], list), doc
-        for s in doc["data"]:
+        for s in rows(doc):
             assert s["data"]["data"] == [], (name, s)
     assert srv.running, srv.log_tail()
 

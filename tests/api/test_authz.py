@@ -36,7 +36,7 @@ def test_authorization(server, clients, credentials, row, who):
     if "login" in row.setup and who != "anon":
         client = server.login_client(user, password)
     if "worksheet" in row.setup:
-        ws = {"name": names["target"]}
+        ws = {"name": names["target"], "datasets": [{"name": "io.ops[op]"}]}
         names["uuid"] = expect(admin.post(WORKSHEETS, json=ws), 201)["worksheet"]["uuid"]
 
     path = fill(row.path, names)

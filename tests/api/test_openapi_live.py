@@ -249,6 +249,10 @@ def exercise(c, srv, admin):
     c.call(admin, "GET", f"{cpu}?start=-10&seconds=8&points=4", 200)
     c.call(admin, "GET", f"{cpu}?start=-1&seconds=2", 200)       # streamed to its end
     c.call(admin, "GET", f"{cpu}?start=-7200&granularity=minute", 200)
+    c.call(admin, "GET", f"{cpu}?start=-2", 200)                 # one second: the sample
+    # a name with a raw slash, as the appliance writes it (no ARC here: 404, documented)
+    c.call(admin, "GET", f"{AN}/datasets/arc.accesses%5Bhit/miss%5D", 404)
+    c.call(admin, "GET", f"{AN}/datasets/arc.accesses%5Bhit/miss%5D/data", 404)
     c.call(admin, "GET", f"{AN}/settings", 200)
     c.call(admin, "PUT", f"{AN}/settings", 200, json={"retain_second_data": 24})
     sheet = {"name": unique("live-sheet"),
@@ -258,6 +262,12 @@ def exercise(c, srv, admin):
     c.call(admin, "GET", f"{AN}/worksheets?limit=1", 200)
     c.call(admin, "GET", f"{AN}/worksheets/{uuid}", 200)
     c.call(admin, "PUT", f"{AN}/worksheets/{uuid}", 200, json={"name": sheet["name"] + "-2"})
+    c.call(admin, "GET", f"{AN}/worksheets/{uuid}/datasets", 200)
+    view = c.call(admin, "POST", f"{AN}/worksheets/{uuid}/datasets", 201,
+                  json={"name": "nic.kilobytes", "seconds": 120}).json()["dataset"]
+    c.call(admin, "GET", view["href"], 200)
+    c.call(admin, "PUT", view["href"], 200, json={"seconds": 60})
+    c.call(admin, "DELETE", view["href"], 204)
     c.call(admin, "DELETE", f"{AN}/worksheets/{uuid}", 204)
 
     # status and metrics

@@ -22,7 +22,9 @@ WORKER = os.environ.get("SPINDLE_WORKER",
 
 def seconds(client, start, n):
     doc = expect(client.get(f"{DATA}?start={start}&seconds={n}&granularity=second"), 200)
-    return {s["sample"]: s for s in doc["data"]}
+    data = doc["data"]  # one second answers with the sample itself, as the appliance
+    data = [data] if isinstance(data, dict) else data or []
+    return {s["sample"]: s for s in data}
 
 
 def last_flush(state_dir):

@@ -20,7 +20,9 @@ FULL = "the state filesystem is full"
 def seconds(client, start, n):
     """{epoch second: sample} of io.ops[op] for [start, start + n), at 1 s granularity."""
     doc = expect(client.get(f"{DATA}?start={start}&seconds={n}&granularity=second"), 200)
-    return {s["sample"]: s for s in doc["data"]}
+    data = doc["data"]  # one second answers with the sample itself, as the appliance
+    data = [data] if isinstance(data, dict) else data or []
+    return {s["sample"]: s for s in data}
 
 
 def audit(client):
