@@ -1088,13 +1088,13 @@ static const struct spec_limits *jobs_limits(void)
 
 static int jobs_spec_fault(const struct spec_errors *errs, struct fault *f)
 {
+	static const enum fault_kind kinds[] = {
+	    [SPEC_ERR_INVALID] = ERR_INVALID_ARG,
+	    [SPEC_ERR_UNKNOWN] = ERR_UNKNOWN_ARG,
+	    [SPEC_ERR_MISSING] = ERR_MISSING_ARG,
+	};
 	const struct spec_error *e = &errs->e[0];
-	enum fault_kind kind = ERR_INVALID_ARG;
-	if (strstr(e->message, ": unknown field"))
-		kind = ERR_UNKNOWN_ARG;
-	else if (strstr(e->message, ": required"))
-		kind = ERR_MISSING_ARG;
-	return fault_set(f, kind, "%s", e->message);
+	return fault_set(f, kinds[e->kind], "%s", e->message);
 }
 
 int jobs_submit(const json_t *body, const struct identity *who, const char *peer, json_t **out,

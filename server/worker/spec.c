@@ -166,23 +166,41 @@ static void utf8_clean(char *s)
 	}
 }
 
-static void spec_error(struct spec_errors *errs, const char *field, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void spec_error(struct spec_errors *errs, const char *field, const char *fmt, ...)
+static void spec_verror(struct spec_errors *errs, enum spec_error_kind kind, const char *field,
+                        const char *fmt, va_list ap)
 {
 	if (errs->n >= SPEC_MAX_ERRORS)
 		return;
 	struct spec_error *e = &errs->e[errs->n++];
+	e->kind = kind;
 	snprintf(e->field, sizeof(e->field), "%s", field);
 	utf8_clean(e->field);
 	int n = snprintf(e->message, sizeof(e->message), "%s: ", field);
-	if (n >= 0 && (size_t)n < sizeof(e->message)) {
-		va_list ap;
-		va_start(ap, fmt);
+	if (n >= 0 && (size_t)n < sizeof(e->message))
 		vsnprintf(e->message + n, sizeof(e->message) - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
 	utf8_clean(e->message);
+}
+
+/* A value at fault (SPEC_ERR_INVALID); spec_error_of for the other kinds. */
+static void spec_error(struct spec_errors *errs, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void spec_error(struct spec_errors *errs, const char *field, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	spec_verror(errs, SPEC_ERR_INVALID, field, fmt, ap);
+	va_end(ap);
+}
+
+static void spec_error_of(struct spec_errors *errs, enum spec_error_kind kind, const char *field,
+                          const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void spec_error_of(struct spec_errors *errs, enum spec_error_kind kind, const char *field,
+                          const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	spec_verror(errs, kind, field, fmt, ap);
+	va_end(ap);
 }
 
 /* "12", "1.5" into an integer scaled by mult (with up to 9 fractional digits), exact only:
@@ -421,9 +439,11 @@ static void spec_unknown(struct spec_errors *errs, const char *key)
 	for (size_t i = 0; i < sizeof(spec_keys) / sizeof(spec_keys[0]); i++)
 		suggest_try(&sg, spec_keys[i].key);
 	if (suggest_best(&sg))
-		spec_error(errs, key, "unknown field; did you mean %s?", suggest_best(&sg));
+		spec_error_of(errs, SPEC_ERR_UNKNOWN, key, "unknown field; did you mean %s?",
+		              suggest_best(&sg));
 	else
-		spec_error(errs, key, "unknown field (see spindle-worker --help)");
+		spec_error_of(errs, SPEC_ERR_UNKNOWN, key,
+		              "unknown field (see spindle-worker --help)");
 }
 
 int spec_parse(const json_t *doc, struct spec *s, struct spec_errors *errs)
@@ -473,8 +493,8 @@ int spec_parse_limited(const json_t *doc, const struct spec_limits *lim, struct 
 	unsigned u;
 	bool pattern_ok = false;
 	if (!val[F_PATTERN])
-		spec_error(errs, "pattern",
-		           "required: read, write, randread, randwrite, randrw, slob or iozone");
+		spec_error_of(errs, SPEC_ERR_MISSING, "pattern",
+		              "required: read, write, randread, randwrite, randrw, slob or iozone");
 	else if (get_enum(val[F_PATTERN], key[F_PATTERN], pattern_names, 7, &u, errs) == 0) {
 		s->pattern = (enum spec_pattern)u;
 		pattern_ok = true;
@@ -733,7 +753,8 @@ int spec_parse_limited(const json_t *doc, const struct spec_limits *lim, struct 
 	}
 
 	if (pattern_ok && s->pattern == SPEC_IOZONE && size_ok && !val[F_SIZE]) {
-		spec_error(errs, "size", "required for iozone (the file size of its passes)");
+		spec_error_of(errs, SPEC_ERR_MISSING, "size",
+		              "required for iozone (the file size of its passes)");
 		size_ok = false;
 	}
 	if (size_ok && bs_ok && s->size && s->size % s->block_size) {

@@ -72,7 +72,16 @@ struct spec {
 	unsigned passes;     /* iozone: bit per enum spec_pass */
 };
 
+/* What is wrong, for callers that answer with an error code of their own (spindled's
+ * ERR_INVALID_ARG, ERR_UNKNOWN_ARG, ERR_MISSING_ARG). */
+enum spec_error_kind {
+	SPEC_ERR_INVALID, /* a value of the wrong type, out of range or out of place */
+	SPEC_ERR_UNKNOWN, /* a field the spec does not have */
+	SPEC_ERR_MISSING, /* a field the job needs and does not give */
+};
+
 struct spec_error {
+	enum spec_error_kind kind;
 	char field[32];
 	char message[224]; /* starts with the field name */
 };

@@ -666,6 +666,7 @@ int main(int argc, char **argv)
 	if (rc == 0 && !w.spec.target[0] && !check) {
 		rc = -1;
 		errs.n = 1;
+		errs.e[0].kind = SPEC_ERR_MISSING;
 		snprintf(errs.e[0].field, sizeof(errs.e[0].field), "target");
 		snprintf(errs.e[0].message, sizeof(errs.e[0].message),
 		         "target: required: the file or device to test");

@@ -522,6 +522,9 @@ def test_iozone_and_slob_presets(env):
     ({"pattern": "randread", "size": "1P"}, 400, "ERR_INVALID_ARG", "size"),
     ({"pattern": "randread", "size": "1M", "runtime_s": -5}, 400, "ERR_INVALID_ARG",
      "runtime_s"),
+    # the kind comes from the spec parser, not from words in the client's own value
+    ({"pattern": "randread", "size": "x: required"}, 400, "ERR_INVALID_ARG", "size"),
+    ({"pattern": "randread", "ramp_s": "x: unknown field"}, 400, "ERR_INVALID_ARG", "ramp_s"),
 ])
 def test_spec_errors_name_the_field(env, spec, status, message, field):
     fault = expect_fault(env["admin"].post(JOBS, json=spec), status, message)

@@ -277,6 +277,34 @@ static void test_errors_quoting_jansson(void)
 	json_decref(msg);
 }
 
+/* Each error says what kind it is, as a value: a caller picks its error code from it, not
+ * from the message (whose value text is the client's, and may read "required"). */
+static void test_error_kinds(void)
+{
+	static const struct {
+		const char *text;
+		enum spec_error_kind kind;
+	} kinds[] = {
+	    {"{}", SPEC_ERR_MISSING},
+	    {"{\"pattern\":\"iozone\"}", SPEC_ERR_MISSING},
+	    {"{\"pattern\":\"read\",\"zzz\":0}", SPEC_ERR_UNKNOWN},
+	    {"{\"pattern\":\"read\",\"blocksize\":\"8k\"}", SPEC_ERR_UNKNOWN},
+	    {"{\"pattern\":\"bogus\"}", SPEC_ERR_INVALID},
+	    {"{\"pattern\":\"read\",\"size\":\"x: required\"}", SPEC_ERR_INVALID},
+	    {"{\"pattern\":\"read\",\"runtime_s\":\"x: unknown field\"}", SPEC_ERR_INVALID},
+	    {"{\"pattern\":\"slob\",\"writers\":2}", SPEC_ERR_INVALID},
+	    {"[1]", SPEC_ERR_INVALID},
+	    {"{", SPEC_ERR_INVALID},
+	};
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		struct spec s;
+		struct spec_errors e;
+		int rc = parse(kinds[i].text, &s, &e);
+		ok(rc < 0 && e.n >= 1 && e.e[0].kind == kinds[i].kind, "%s -> kind %d (%s)",
+		   kinds[i].text, (int)kinds[i].kind, rc < 0 ? e.e[0].message : "accepted");
+	}
+}
+
 int main(void)
 {
 	test_units();
@@ -285,6 +313,7 @@ int main(void)
 	test_errors();
 	test_errors_cut_in_a_character();
 	test_errors_quoting_jansson();
+	test_error_kinds();
 	json_t *p = spec_presets_json();
 	ok(json_array_size(json_object_get(p, "presets")) == 2, "two presets described");
 	json_decref(p);
