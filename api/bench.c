@@ -45,42 +45,64 @@ void bench_jobs_create(struct request *r)
 	reply_json(r, 201, json_pack("{s:o}", "job", job));
 }
 
-void bench_jobs_list(struct request *r)
+/* "queued, running, ... or interrupted", for the message of a state no job has. */
+static const char *bench_state_names(char *buf, size_t len)
+{
+	size_t n = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < JOB_NSTATES && n < len; i++) {
+		const char *sep = i == 0 ? "" : i + 1 == JOB_NSTATES ? " or " : ", ";
+		int w = snprintf(buf + n, len - n, "%s%s", sep, jobs_state_name((enum job_state)i));
+		if (w < 0)
+			break;
+		n += (size_t)w;
+	}
+	return buf;
+}
+
+/* The listing's query: ?state=&label=&start=&limit=. */
+static int bench_list_filter(struct request *r, struct jobs_filter *flt, struct fault *f)
 {
 	static const char *const allowed[] = {"state", "label", "limit", "start", NULL};
-	struct fault f = {0};
-	struct jobs_filter flt = {.limit = 100};
-	json_t *list;
-	if (request_query_check(r, allowed, &f) < 0) {
-		reply_fault(r, &f);
-		return;
-	}
+	if (request_query_check(r, allowed, f) < 0)
+		return -1;
 	const char *limit = request_query(r, "limit");
 	const char *start = request_query(r, "start");
+	const char *state = request_query(r, "state");
 	long long v;
 	if (limit) {
-		if (util_parse_ll(limit, 1, 1000, &v) < 0) {
-			reply_error(r, ERR_INVALID_ARG,
-			            "limit: must be a whole number from 1 to 1000");
-			return;
-		}
-		flt.limit = (int)v;
+		if (util_parse_ll(limit, 1, 1000, &v) < 0)
+			return fault_set(f, ERR_INVALID_ARG,
+			                 "limit: must be a whole number from 1 to 1000");
+		flt->limit = (int)v;
 	}
 	if (start) {
 		int64_t t;
-		if (util_parse_ll(start, 0, INT64_MAX, &v) == 0) {
-			flt.start = v;
-		} else if (util_parse_iso8601(start, &t) == 0) {
-			flt.start = t;
-		} else {
-			reply_error(r, ERR_INVALID_ARG,
-			            "start: must be an ISO 8601 UTC time or epoch seconds");
-			return;
-		}
+		if (util_parse_ll(start, 0, INT64_MAX, &v) == 0)
+			flt->start = v;
+		else if (util_parse_iso8601(start, &t) == 0)
+			flt->start = t;
+		else
+			return fault_set(f, ERR_INVALID_ARG,
+			                 "start: must be an ISO 8601 UTC time or epoch seconds");
 	}
-	flt.state = request_query(r, "state");
-	flt.label = request_query(r, "label");
-	if (jobs_list(&flt, &list, &f) < 0) {
+	if (state) {
+		char names[128];
+		if (jobs_state_parse(state, &flt->state) < 0)
+			return fault_set(f, ERR_INVALID_ARG, "state: must be %s",
+			                 bench_state_names(names, sizeof(names)));
+		flt->by_state = true;
+	}
+	flt->label = request_query(r, "label");
+	return 0;
+}
+
+void bench_jobs_list(struct request *r)
+{
+	struct fault f = {0};
+	struct jobs_filter flt = {.limit = 100};
+	json_t *list;
+	if (bench_list_filter(r, &flt, &f) < 0 || jobs_list(&flt, &list, &f) < 0) {
 		reply_fault(r, &f);
 		return;
 	}

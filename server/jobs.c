@@ -55,8 +55,11 @@
 #define JOBS_MAX_LINE      (16u << 20) /* a result line with its histogram bins */
 #define JOBS_COMPARE_MAX   16
 
-static const char *const job_states[] = {"queued", "running",   "done",
-                                         "failed", "cancelled", "interrupted"};
+/* The one place the states have their names: the JSON and the store hold these. */
+static const char *const job_state_names[JOB_NSTATES] = {
+    [JOB_QUEUED] = "queued", [JOB_RUNNING] = "running",     [JOB_DONE] = "done",
+    [JOB_FAILED] = "failed", [JOB_CANCELLED] = "cancelled", [JOB_INTERRUPTED] = "interrupted",
+};
 
 struct watcher {
 	struct watcher *next;
@@ -67,7 +70,8 @@ struct watcher {
 
 struct job {
 	struct job *next, *prev;
-	struct db_run run; /* the row as stored; spec is its JSON text */
+	struct db_run run;    /* the row as stored; spec is its JSON text */
+	enum job_state state; /* run.state's */
 	struct spec spec;
 	char confine[PATH_MAX]; /* the bench dir the worker is held in; "" for a device */
 	bool device;
@@ -119,6 +123,33 @@ static struct {
 static void jobs_schedule(void);
 
 /* ---- small helpers */
+
+const char *jobs_state_name(enum job_state st)
+{
+	return (unsigned)st < JOB_NSTATES ? job_state_names[st] : "?";
+}
+
+int jobs_state_parse(const char *name, enum job_state *out)
+{
+	for (int i = 0; i < JOB_NSTATES; i++) {
+		if (strcmp(name, job_state_names[i]) == 0) {
+			*out = (enum job_state)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static void run_set_state(struct db_run *run, enum job_state st)
+{
+	snprintf(run->state, sizeof(run->state), "%s", jobs_state_name(st));
+}
+
+static bool run_is(const struct db_run *run, enum job_state st)
+{
+	enum job_state have;
+	return jobs_state_parse(run->state, &have) == 0 && have == st;
+}
 
 void jobs_counts(unsigned *running, unsigned *queued)
 {
@@ -509,9 +540,10 @@ static void job_unlink(struct job *j)
 	j->next = j->prev = NULL;
 }
 
-static void job_set_state(struct job *j, const char *state)
+static void job_set_state(struct job *j, enum job_state st)
 {
-	snprintf(j->run.state, sizeof(j->run.state), "%s", state);
+	j->state = st;
+	run_set_state(&j->run, st);
 }
 
 /* The row now, on the loop's own connection: for what the caller must know is stored. */
@@ -880,10 +912,10 @@ static void job_on_line(void *arg, const char *line, size_t len)
 
 /* The job has stopped (or never ran): its last row goes to the writer after any lines; it
  * ends when that is stored (job_ended). Until then it reads as it did. */
-static void job_finish(struct job *j, const char *state)
+static void job_finish(struct job *j, enum job_state state)
 {
 	struct db_run *fin = run_dup(&j->run);
-	snprintf(fin->state, sizeof(fin->state), "%s", state);
+	run_set_state(fin, state);
 	fin->end_time = util_now();
 	if (j->result) {
 		job_add_figures(j, j->result);
@@ -914,14 +946,14 @@ static void job_on_exit(void *arg, const struct child_result *res)
 	struct job *j = arg;
 	j->child = NULL;
 	jobs.running--;
-	const char *state = "failed";
+	enum job_state state = JOB_FAILED;
 	char *reason = j->run.reason;
 	size_t rlen = sizeof(j->run.reason);
 	if (j->cancel) {
-		state = "cancelled";
+		state = JOB_CANCELLED;
 		snprintf(reason, rlen, "cancelled by %s", j->cancel_by);
 	} else if (jobs.stopping) {
-		state = "interrupted";
+		state = JOB_INTERRUPTED;
 		snprintf(reason, rlen, "the daemon stopped while it ran");
 	} else if (j->protocol_error) {
 		/* the reason is set */
@@ -936,7 +968,7 @@ static void job_on_exit(void *arg, const struct child_result *res)
 		snprintf(reason, rlen, "the worker was killed by SIG%s (signal %d)",
 		         abbrev ? abbrev : "?", res->signal);
 	} else if (res->exited && res->exit_code == 0 && j->have_result) {
-		state = "done";
+		state = JOB_DONE;
 		reason[0] = '\0';
 	} else if (j->have_error) {
 		snprintf(reason, rlen, "%s", j->error_msg);
@@ -946,7 +978,7 @@ static void job_on_exit(void *arg, const struct child_result *res)
 		snprintf(reason, rlen, "the worker exited with status %d%s%.200s", res->exit_code,
 		         res->err_len ? ": " : "", res->err_len ? res->err : "");
 	}
-	if (strcmp(state, "done") != 0 && j->result && !json_object_get(j->result, "partial"))
+	if (state != JOB_DONE && j->result && !json_object_get(j->result, "partial"))
 		json_object_set_new(j->result, "partial", json_true());
 	job_finish(j, state);
 	jobs_subscription();
@@ -996,7 +1028,7 @@ static void job_start(struct job *j)
 	struct fault f = {0};
 	if (job_check_space(j, &f) < 0) { /* jobs before it may have filled the disk */
 		snprintf(j->run.reason, sizeof(j->run.reason), "at its start: %s", f.details);
-		job_finish(j, "failed");
+		job_finish(j, JOB_FAILED);
 		return;
 	}
 	job_resolve_disk(j);
@@ -1004,11 +1036,11 @@ static void job_start(struct job *j)
 	j->child = child_spawn(&o, err, sizeof(err));
 	if (!j->child) {
 		snprintf(j->run.reason, sizeof(j->run.reason), "worker: %s", err);
-		job_finish(j, "failed");
+		job_finish(j, JOB_FAILED);
 		return;
 	}
 	jobs.running++;
-	job_set_state(j, "running");
+	job_set_state(j, JOB_RUNNING);
 	job_write(j, run_dup(&j->run), false);
 	jobs_subscription();
 	log_info("jobs: job %lld (%s) started: worker %d on %s", (long long)j->run.id, j->run.name,
@@ -1022,7 +1054,7 @@ static void jobs_schedule(void)
 	for (struct job *j = jobs.live; j && jobs.running < (unsigned)jobs.cfg.concurrency;) {
 		struct job *next = j->next;
 		/* a job cancelled in the queue still reads "queued" until its end is stored */
-		if (!j->child && !j->finishing && strcmp(j->run.state, "queued") == 0)
+		if (!j->child && !j->finishing && j->state == JOB_QUEUED)
 			job_start(j);
 		j = next;
 	}
@@ -1054,7 +1086,7 @@ static json_t *run_json(const struct db_run *run, const struct job *live, bool f
 		json_object_set_new(o, "progress_pct", real1(live->progress_pct));
 		json_object_set_new(o, "eta_s",
 		                    live->eta_s >= 0 ? real1(live->eta_s) : json_null());
-	} else if (strcmp(run->state, "done") == 0) {
+	} else if (run_is(run, JOB_DONE)) {
 		json_object_set_new(o, "progress_pct", json_real(100));
 	}
 	if (run->result) {
@@ -1129,7 +1161,7 @@ int jobs_submit(const json_t *body, const struct identity *who, const char *peer
 	         j->spec.name[0] ? j->spec.name : spec_pattern_name(j->spec.pattern));
 	snprintf(run->label, sizeof(run->label), "%s", j->spec.label);
 	snprintf(run->owner, sizeof(run->owner), "%s", who->user);
-	job_set_state(j, "queued");
+	job_set_state(j, JOB_QUEUED);
 	run->ctime = util_now();
 	run->spec = xstrdup("{}");
 	if (db_run_insert(jobs.db, run) < 0) {
@@ -1179,20 +1211,9 @@ static int list_one(void *arg, const struct db_run *run)
 
 int jobs_list(const struct jobs_filter *flt, json_t **out, struct fault *f)
 {
-	if (flt->state) {
-		size_t i;
-		for (i = 0; i < nitems(job_states); i++)
-			if (strcmp(flt->state, job_states[i]) == 0)
-				break;
-		if (i == nitems(job_states))
-			return fault_set(
-			    f, ERR_INVALID_ARG,
-			    "state: must be queued, running, done, failed, cancelled or "
-			    "interrupted");
-	}
 	struct list_ctx c = {json_array()};
-	if (db_run_list(jobs.db, flt->state, flt->label, flt->start, flt->limit, list_one, &c) <
-	    0) {
+	const char *state = flt->by_state ? jobs_state_name(flt->state) : NULL;
+	if (db_run_list(jobs.db, state, flt->label, flt->start, flt->limit, list_one, &c) < 0) {
 		json_decref(c.arr);
 		return fault_set(f, ERR_INTERNAL, "jobs: cannot read the runs");
 	}
@@ -1277,10 +1298,10 @@ int jobs_delete(const char *id_text, const struct identity *who, const char *pee
 		         who->user);
 		/* the answer is the row as it will be stored (the store may take a moment) */
 		struct db_run ended = j->run;
-		snprintf(ended.state, sizeof(ended.state), "cancelled");
+		run_set_state(&ended, JOB_CANCELLED);
 		ended.end_time = util_now();
 		*out = run_json(&ended, NULL, true);
-		job_finish(j, "cancelled");
+		job_finish(j, JOB_CANCELLED);
 		return 0;
 	}
 	/* finished: deleting its record is an administrator's call */
@@ -1695,6 +1716,7 @@ static int queued_one(void *arg, int64_t id)
 		job_free(j);
 		return 0;
 	}
+	j->state = JOB_QUEUED; /* (the store gives the queued ones) */
 	json_t *spec = json_loads(j->run.spec ? j->run.spec : "", 0, NULL);
 	int rc = spec ? spec_parse_limited(spec, jobs_limits(), &j->spec, &errs) : -1;
 	json_decref(spec);
@@ -1704,7 +1726,7 @@ static int queued_one(void *arg, int64_t id)
 		fault_set(&f, ERR_INVALID_ARG, "%s", spec ? errs.e[0].message : "spec: unreadable");
 	if (rc < 0) {
 		/* the settings changed under it: it cannot run any more */
-		job_set_state(j, "failed");
+		job_set_state(j, JOB_FAILED);
 		snprintf(j->run.reason, sizeof(j->run.reason), "at restart: %s", f.details);
 		j->run.end_time = util_now();
 		job_store(j);

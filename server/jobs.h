@@ -34,6 +34,21 @@ struct jobs_config {
 	const char *reserve_text;
 };
 
+/* A job's life: queued, running, then one of the ends. */
+enum job_state {
+	JOB_QUEUED,
+	JOB_RUNNING,
+	JOB_DONE,
+	JOB_FAILED,
+	JOB_CANCELLED,
+	JOB_INTERRUPTED, /* the daemon stopped while it ran */
+	JOB_NSTATES
+};
+/* "queued", ...: the state's name in the JSON and in the store. */
+const char *jobs_state_name(enum job_state st);
+/* 0 with *out the state so named, or -1. */
+int jobs_state_parse(const char *name, enum job_state *out);
+
 /* Creates the bench dirs, marks runs the daemon left running as interrupted and queues the
  * queued ones again. -1 with the reason logged. */
 int jobs_init(struct event_base *base, struct db *db, const struct jobs_config *cfg);
@@ -47,7 +62,8 @@ int jobs_submit(const json_t *spec, const struct identity *who, const char *peer
                 struct fault *f);
 
 struct jobs_filter {
-	const char *state; /* NULL: any */
+	bool by_state; /* false: any */
+	enum job_state state;
 	const char *label; /* exact; NULL: any */
 	int64_t start;     /* created at or after */
 	int limit;

@@ -310,7 +310,9 @@ def test_list_and_filters(env):
     assert all(j["state"] == "done" for j in done)
     assert len(expect(admin.get(JOBS + "?limit=1"), 200)["jobs"]) == 1
     assert expect(admin.get(JOBS + "?start=2100-01-01T00:00:00Z"), 200)["jobs"] == []
-    expect_fault(admin.get(JOBS + "?state=sleeping"), 400, details="state")
+    f = expect_fault(admin.get(JOBS + "?state=sleeping"), 400, details="state")
+    assert f["details"] == ("state: must be queued, running, done, failed, cancelled or "
+                            "interrupted"), f
     expect_fault(admin.get(JOBS + "?limit=0"), 400, details="limit")
     expect_fault(admin.get(JOBS + "?start=yesterday"), 400, details="start")
     expect_fault(admin.get(JOBS + "?colour=red"), 400, "ERR_UNKNOWN_ARG")
