@@ -62,16 +62,16 @@ static const char *const job_state_names[JOB_NSTATES] = {
 };
 
 struct watcher {
-	struct watcher *next;
+	LIST_ENTRY(watcher) link;
 	struct job *job;
 	struct request *r;
 	bool sse;
 };
 
 struct job {
-	struct job *next, *prev;
-	struct db_run run;    /* the row as stored; spec is its JSON text */
-	enum job_state state; /* run.state's */
+	TAILQ_ENTRY(job) link; /* jobs.live */
+	struct db_run run;     /* the row as stored; spec is its JSON text */
+	enum job_state state;  /* run.state's */
 	struct spec spec;
 	char confine[PATH_MAX]; /* the bench dir the worker is held in; "" for a device */
 	bool device;
@@ -105,7 +105,7 @@ struct job {
 	unsigned dev_seconds, cpu_seconds;
 	double reads, writes, rbytes, wbytes, busy, queue, rlat_ops, wlat_ops;
 	double cpu[CPU_MODES];
-	struct watcher *watchers;
+	LIST_HEAD(watcher_list, watcher) watchers;
 };
 
 static struct {
@@ -114,7 +114,7 @@ static struct {
 	struct jobs_config cfg;
 	char dirs[JOBS_MAX_DIRS][PATH_MAX];
 	size_t ndirs;
-	struct job *live; /* queued and running, oldest first */
+	TAILQ_HEAD(job_list, job) live; /* queued and running, oldest first */
 	unsigned running, queued, watchers;
 	struct event *kick, *flush;
 	bool subscribed, stopping, ready;
@@ -161,7 +161,9 @@ bool jobs_live(double ops_per_s[2], double latency_us[2])
 {
 	double weighted[2] = {0, 0};
 	ops_per_s[0] = ops_per_s[1] = latency_us[0] = latency_us[1] = 0;
-	for (const struct job *j = jobs.live; j; j = j->next) {
+	const struct job *j;
+	TAILQ_FOREACH(j, &jobs.live, link)
+	{
 		if (!j->child || !j->seq)
 			continue;
 		for (int d = 0; d < 2; d++) {
@@ -187,9 +189,10 @@ static json_t *real1(double v)
 
 static struct job *job_live(int64_t id)
 {
-	for (struct job *j = jobs.live; j; j = j->next)
-		if (j->run.id == id)
-			return j;
+	struct job *j;
+	TAILQ_FOREACH(j, &jobs.live, link)
+	if (j->run.id == id)
+		return j;
 	return NULL;
 }
 
@@ -518,26 +521,12 @@ static void job_free(struct job *j)
 
 static void job_link(struct job *j)
 {
-	struct job *tail = jobs.live;
-	while (tail && tail->next)
-		tail = tail->next;
-	j->prev = tail;
-	j->next = NULL;
-	if (tail)
-		tail->next = j;
-	else
-		jobs.live = j;
+	TAILQ_INSERT_TAIL(&jobs.live, j, link);
 }
 
 static void job_unlink(struct job *j)
 {
-	if (j->prev)
-		j->prev->next = j->next;
-	else
-		jobs.live = j->next;
-	if (j->next)
-		j->next->prev = j->prev;
-	j->next = j->prev = NULL;
+	TAILQ_REMOVE(&jobs.live, j, link);
 }
 
 static void job_set_state(struct job *j, enum job_state st)
@@ -648,8 +637,8 @@ static void job_write(struct job *j, struct db_run *row, bool final)
 
 static void jobs_flush_tick(evutil_socket_t fd, short what, void *arg)
 {
-	for (struct job *j = jobs.live, *next; j; j = next) {
-		next = j->next; /* (without a writer thread the job may end in job_write) */
+	for (struct job *j = TAILQ_FIRST(&jobs.live), *next; j; j = next) {
+		next = TAILQ_NEXT(j, link); /* (without a writer thread j may end in job_write) */
 		if (j->child && !j->finishing)
 			job_write(j, NULL, false);
 		else if (j->unstored && !j->pending)
@@ -673,12 +662,7 @@ static void watcher_send(struct watcher *w, const char *event, const char *line,
 
 static void watcher_detach(struct watcher *w)
 {
-	for (struct watcher **p = &w->job->watchers; *p; p = &(*p)->next) {
-		if (*p == w) {
-			*p = w->next;
-			break;
-		}
-	}
+	LIST_REMOVE(w, link);
 	jobs.watchers--;
 	free(w);
 }
@@ -720,7 +704,9 @@ static void watcher_hook(struct request *r, enum stream_event ev, void *arg)
 
 static void jobs_tick(void *arg, const struct box_sample *s)
 {
-	for (struct job *j = jobs.live; j; j = j->next) {
+	struct job *j;
+	TAILQ_FOREACH(j, &jobs.live, link)
+	{
 		/* only seconds the measured phase covers whole: a partial one would mix in
 		 * what the disk did before the job */
 		if (!j->child || !j->measuring || (s->time - 1) * 1000 < j->measure_ms)
@@ -878,12 +864,10 @@ static void job_on_line(void *arg, const char *line, size_t len)
 	case JOBPROTO_INTERVAL: {
 		job_interval(j, o);
 		char *text = xstrndup(line, len);
-		for (struct watcher *w = j->watchers; w; w = w->next)
-			watcher_send(w, "interval", text, len);
-		if (j->nlines == j->cap) {
-			j->cap = j->cap ? j->cap * 2 : 64;
-			j->lines = xrealloc(j->lines, j->cap * sizeof(*j->lines));
-		}
+		struct watcher *w;
+		LIST_FOREACH(w, &j->watchers, link)
+		watcher_send(w, "interval", text, len);
+		j->lines = util_grow(j->lines, &j->cap, j->nlines, sizeof(*j->lines));
 		j->lines[j->nlines++] = text;
 		break;
 	}
@@ -933,8 +917,8 @@ static void job_ended(struct job *j)
 	struct db_run *fin = j->final;
 	/* the final row is the last write handed over, and only a stopped job has one */
 	assert(j->pending == 0 && !j->child);
-	while (j->watchers)
-		watcher_end(j->watchers, fin);
+	while (!LIST_EMPTY(&j->watchers))
+		watcher_end(LIST_FIRST(&j->watchers), fin);
 	job_unlink(j);
 	log_info("jobs: job %lld (%s) %s%s%s", (long long)fin->id, fin->name, fin->state,
 	         fin->reason[0] ? ": " : "", fin->reason);
@@ -1051,8 +1035,9 @@ static void jobs_schedule(void)
 {
 	if (jobs.stopping || !jobs.ready)
 		return;
-	for (struct job *j = jobs.live; j && jobs.running < (unsigned)jobs.cfg.concurrency;) {
-		struct job *next = j->next;
+	for (struct job *j = TAILQ_FIRST(&jobs.live);
+	     j && jobs.running < (unsigned)jobs.cfg.concurrency;) {
+		struct job *next = TAILQ_NEXT(j, link);
 		/* a job cancelled in the queue still reads "queued" until its end is stored */
 		if (!j->child && !j->finishing && j->state == JOB_QUEUED)
 			job_start(j);
@@ -1621,26 +1606,21 @@ struct replay_ctx {
 	struct request *r;
 	bool sse;
 	int64_t upto; /* stored lines past this seq are in memory too: skipped */
-	char *buf;
-	size_t len, cap;
+	struct buf out;
 };
 
 static void replay_add(struct replay_ctx *c, const char *event, const char *line)
 {
-	char *s =
-	    c->sse ? xasprintf("event: %s\ndata: %s\n\n", event, line) : xasprintf("%s\n", line);
-	size_t n = strlen(s);
 	if (c->r) {
-		reply_stream_chunk(c->r, s, n);
+		char *s = c->sse ? xasprintf("event: %s\ndata: %s\n\n", event, line)
+		                 : xasprintf("%s\n", line);
+		reply_stream_chunk(c->r, s, strlen(s));
+		free(s);
+	} else if (c->sse) {
+		buf_printf(&c->out, "event: %s\ndata: %s\n\n", event, line);
 	} else {
-		while (c->len + n + 1 > c->cap) {
-			c->cap = c->cap ? c->cap * 2 : 65536;
-			c->buf = xrealloc(c->buf, c->cap);
-		}
-		memcpy(c->buf + c->len, s, n);
-		c->len += n;
+		buf_printf(&c->out, "%s\n", line);
 	}
-	free(s);
 }
 
 static int replay_row(void *arg, int64_t seq, const char *line)
@@ -1667,16 +1647,15 @@ int jobs_progress(struct request *r, const char *id_text, bool sse, struct fault
 			return fault_set(f, rc == DB_NOTFOUND ? ERR_NOT_FOUND : ERR_INTERNAL,
 			                 "job: no job %lld", (long long)id);
 		}
-		struct replay_ctx c = {
-		    .sse = sse, .upto = INT64_MAX, .buf = xmalloc(65536), .cap = 65536};
+		struct replay_ctx c = {.sse = sse, .upto = INT64_MAX};
 		db_run_intervals(jobs.db, id, replay_row, &c);
 		json_t *end = end_line(run);
 		char *text = json_dumps(end, JSON_COMPACT);
 		json_decref(end);
 		replay_add(&c, "end", text);
 		free(text);
-		reply_raw(r, 200, ctype, c.buf, c.len);
-		free(c.buf);
+		reply_raw(r, 200, ctype, c.out.p, c.out.len);
+		buf_free(&c.out);
 		db_run_clear(run);
 		free(run);
 		return 0;
@@ -1690,8 +1669,7 @@ int jobs_progress(struct request *r, const char *id_text, bool sse, struct fault
 	w->job = j;
 	w->r = r;
 	w->sse = sse;
-	w->next = j->watchers;
-	j->watchers = w;
+	LIST_INSERT_HEAD(&j->watchers, w, link);
 	jobs.watchers++;
 	log_debug("jobs: job %lld: progress stream for %s (%u streams)", (long long)id, r->peer,
 	          jobs.watchers);
@@ -1766,6 +1744,7 @@ static const char *jobs_default_worker(void)
 int jobs_init(struct event_base *base, struct db *db, const struct jobs_config *cfg)
 {
 	memset(&jobs, 0, sizeof(jobs));
+	TAILQ_INIT(&jobs.live);
 	jobs.base = base;
 	jobs.db = db;
 	jobs.cfg = *cfg;
@@ -1820,10 +1799,10 @@ void jobs_shutdown(void)
 		return;
 	jobs.stopping = true;
 	jobs_subscription();
-	for (struct job *j = jobs.live, *next; j; j = next) {
-		next = j->next;
-		while (j->watchers) {
-			struct watcher *w = j->watchers;
+	for (struct job *j = TAILQ_FIRST(&jobs.live), *next; j; j = next) {
+		next = TAILQ_NEXT(j, link);
+		while (!LIST_EMPTY(&j->watchers)) {
+			struct watcher *w = LIST_FIRST(&j->watchers);
 			watcher_hook(w->r, STREAM_SERVER_STOPPING, w);
 		}
 		if (j->child) {
