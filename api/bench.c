@@ -1,5 +1,6 @@
 /* /api/bench/v1: benchmark jobs, their progress and results, comparisons, presets. The
- * supervisor (server/jobs.c) checks and runs; this file translates HTTP. */
+ * supervisor (server/jobs.c) checks and runs; this file translates HTTP: ids in paths and
+ * queries, hrefs, the progress stream. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,36 @@
 /* A spec is small; its fields have types of their own (sizes as numbers or "8k"), which
  * the spec parser checks with a message per field, so the body is read here. */
 #define BENCH_MAX_SPEC (64 * 1024)
+#define BENCH_JOBS     "/api/bench/v1/jobs"
+
+/* Adds "href" to a job object (borrowed) and returns it. */
+static json_t *bench_job_href(json_t *job)
+{
+	char href[64];
+	snprintf(href, sizeof(href), BENCH_JOBS "/%" JSON_INTEGER_FORMAT,
+	         json_integer_value(json_object_get(job, "id")));
+	json_object_set_new(job, "href", json_string(href));
+	return job;
+}
+
+static json_t *bench_jobs_hrefs(json_t *jobs)
+{
+	size_t i;
+	json_t *job;
+	json_array_foreach(jobs, i, job) bench_job_href(job);
+	return jobs;
+}
+
+/* The job the path names: a job id is a positive integer, and any other name is none. */
+static int bench_job_id(struct request *r, int64_t *id, struct fault *f)
+{
+	const char *s = request_param(r, 0);
+	long long v;
+	if (!s || util_parse_ll(s, 1, INT64_MAX, &v) < 0)
+		return fault_set(f, ERR_NOT_FOUND, "job: no job '%.64s'", s ? s : "");
+	*id = v;
+	return 0;
+}
 
 static int bench_read_spec(struct request *r, json_t **out, struct fault *f)
 {
@@ -41,6 +72,7 @@ void bench_jobs_create(struct request *r)
 		reply_fault(r, &f);
 		return;
 	}
+	bench_job_href(job);
 	reply_header(r, "Location", json_string_value(json_object_get(job, "href")));
 	reply_json(r, 201, json_pack("{s:o}", "job", job));
 }
@@ -106,7 +138,7 @@ void bench_jobs_list(struct request *r)
 		reply_fault(r, &f);
 		return;
 	}
-	reply_json(r, 200, json_pack("{s:o}", "jobs", list));
+	reply_json(r, 200, json_pack("{s:o}", "jobs", bench_jobs_hrefs(list)));
 }
 
 void bench_jobs_get(struct request *r)
@@ -114,11 +146,13 @@ void bench_jobs_get(struct request *r)
 	static const char *const none[] = {NULL};
 	struct fault f = {0};
 	json_t *job;
-	if (request_query_check(r, none, &f) < 0 || jobs_get(request_param(r, 0), &job, &f) < 0) {
+	int64_t id;
+	if (request_query_check(r, none, &f) < 0 || bench_job_id(r, &id, &f) < 0 ||
+	    jobs_get(id, &job, &f) < 0) {
 		reply_fault(r, &f);
 		return;
 	}
-	reply_json(r, 200, json_pack("{s:o}", "job", job));
+	reply_json(r, 200, json_pack("{s:o}", "job", bench_job_href(job)));
 }
 
 void bench_jobs_delete(struct request *r)
@@ -126,25 +160,47 @@ void bench_jobs_delete(struct request *r)
 	struct fault f = {0};
 	json_t *job;
 	bool cancelled;
-	if (jobs_delete(request_param(r, 0), &r->who, r->peer, &cancelled, &job, &f) < 0) {
+	int64_t id;
+	if (bench_job_id(r, &id, &f) < 0 ||
+	    jobs_delete(id, &r->who, r->peer, &cancelled, &job, &f) < 0) {
 		reply_fault(r, &f);
 		return;
 	}
 	if (cancelled)
-		reply_json(r, 202, json_pack("{s:o}", "job", job));
+		reply_json(r, 202, json_pack("{s:o}", "job", bench_job_href(job)));
 	else
 		reply_empty(r, 204);
 }
 
+/* A job that has ended is answered whole; one queued or running gets a stream that goes on
+ * until it ends. */
 void bench_jobs_progress(struct request *r)
 {
 	static const char *const none[] = {NULL};
 	struct fault f = {0};
 	const char *accept = request_header(r, "Accept");
 	bool sse = accept && strstr(accept, "text/event-stream");
-	if (request_query_check(r, none, &f) < 0 ||
-	    jobs_progress(r, request_param(r, 0), sse, &f) < 0)
+	const char *ctype = sse ? "text/event-stream" : "application/x-ndjson";
+	int64_t id;
+	if (request_query_check(r, none, &f) < 0 || bench_job_id(r, &id, &f) < 0) {
 		reply_fault(r, &f);
+		return;
+	}
+	if (!jobs_watchable(id)) {
+		struct buf body = {0};
+		if (jobs_replay(id, sse, &body, &f) < 0)
+			reply_fault(r, &f);
+		else
+			reply_raw(r, 200, ctype, body.p, body.len);
+		buf_free(&body);
+		return;
+	}
+	if (jobs_watch_admit(&f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	reply_header(r, "X-Accel-Buffering", "no"); /* a proxy in front must not hold lines */
+	jobs_watch(id, stream_open(r, sse ? STREAM_SSE : STREAM_CHUNKS, ctype), sse);
 }
 
 void bench_jobs_result(struct request *r)
@@ -162,23 +218,70 @@ void bench_jobs_result(struct request *r)
 		return;
 	}
 	bool fio = format && strcmp(format, "fio") == 0;
-	if (jobs_result(request_param(r, 0), fio, &res, &f) < 0) {
+	int64_t id;
+	if (bench_job_id(r, &id, &f) < 0 || jobs_result(id, fio, &res, &f) < 0) {
 		reply_fault(r, &f);
 		return;
 	}
 	reply_json(r, 200, res);
 }
 
-void bench_compare(struct request *r)
+/* ?jobs=a,b,c: each a job id, named once; ?baseline=: one of them (the first when absent). */
+static int bench_compare_query(struct request *r, int64_t *ids, size_t *n, size_t *base,
+                               struct fault *f)
 {
 	static const char *const allowed[] = {"jobs", "baseline", NULL};
+	if (request_query_check(r, allowed, f) < 0)
+		return -1;
+	const char *list = request_query(r, "jobs");
+	const char *baseline = request_query(r, "baseline");
+	if (!list || !*list)
+		return fault_set(f, ERR_MISSING_ARG, "jobs: required: job ids, a,b,c");
+	char buf[1024];
+	snprintf(buf, sizeof(buf), "%s", list);
+	char *save = NULL;
+	*n = 0;
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		long long v;
+		if (util_parse_ll(t, 1, INT64_MAX, &v) < 0)
+			return fault_set(f, ERR_INVALID_ARG, "jobs: '%.40s' is not a job id", t);
+		if (*n == JOBS_COMPARE_MAX)
+			return fault_set(f, ERR_INVALID_ARG, "jobs: at most %d jobs",
+			                 JOBS_COMPARE_MAX);
+		for (size_t k = 0; k < *n; k++)
+			if (ids[k] == v)
+				return fault_set(f, ERR_INVALID_ARG, "jobs: %lld is named twice",
+				                 v);
+		ids[(*n)++] = v;
+	}
+	if (*n == 0)
+		return fault_set(f, ERR_INVALID_ARG, "jobs: no job ids");
+	*base = 0;
+	if (baseline) {
+		long long v;
+		size_t k = *n;
+		if (util_parse_ll(baseline, 1, INT64_MAX, &v) == 0)
+			for (k = 0; k < *n && ids[k] != v; k++)
+				;
+		if (k == *n)
+			return fault_set(f, ERR_INVALID_ARG, "baseline: must be one of the jobs");
+		*base = k;
+	}
+	return 0;
+}
+
+void bench_compare(struct request *r)
+{
 	struct fault f = {0};
+	int64_t ids[JOBS_COMPARE_MAX];
+	size_t n = 0, base = 0;
 	json_t *cmp;
-	if (request_query_check(r, allowed, &f) < 0 ||
-	    jobs_compare(request_query(r, "jobs"), request_query(r, "baseline"), &cmp, &f) < 0) {
+	if (bench_compare_query(r, ids, &n, &base, &f) < 0 ||
+	    jobs_compare(ids, n, base, &cmp, &f) < 0) {
 		reply_fault(r, &f);
 		return;
 	}
+	bench_jobs_hrefs(json_object_get(cmp, "jobs"));
 	reply_json(r, 200, json_pack("{s:o}", "comparison", cmp));
 }
 

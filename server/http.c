@@ -450,7 +450,6 @@ struct stream {
 	enum stream_format fmt;
 	stream_hook hook;
 	void *arg;
-	reply_stream_hook old_hook; /* reply_stream_start()'s, until its callers move on */
 	struct event *beat;
 	struct event *head; /* HEAD: ends the stream once its headers are out */
 	struct evbuffer *buf;
@@ -489,9 +488,7 @@ static void stream_free(struct stream *s)
 
 static void stream_tell(struct stream *s, enum stream_event ev)
 {
-	if (s->old_hook)
-		s->old_hook(s->r, ev, s->arg);
-	else if (s->hook)
+	if (s->hook)
 		s->hook(s, ev, s->arg);
 }
 
@@ -565,14 +562,23 @@ void stream_line(struct stream *s, const char *line, size_t len)
 	stream_send(s);
 }
 
-static void sse_format(struct evbuffer *b, const char *id, const char *event, const char *data,
-                       size_t len)
+void stream_event_format(struct buf *b, const char *id, const char *event, const char *data,
+                         size_t len)
 {
 	if (id)
-		evbuffer_add_printf(b, "id: %s\n", id);
-	evbuffer_add_printf(b, "event: %s\ndata: ", event);
-	evbuffer_add(b, data, len);
-	evbuffer_add(b, "\n\n", 2);
+		buf_printf(b, "id: %s\n", id);
+	buf_printf(b, "event: %s\ndata: ", event);
+	buf_add(b, data, len);
+	buf_add(b, "\n\n", 2);
+}
+
+static void sse_format(struct evbuffer *e, const char *id, const char *event, const char *data,
+                       size_t len)
+{
+	struct buf b = {0};
+	stream_event_format(&b, id, event, data, len);
+	evbuffer_add(e, b.p, b.len);
+	buf_free(&b);
 }
 
 void stream_event(struct stream *s, const char *id, const char *event, const char *data, size_t len)
@@ -678,26 +684,6 @@ struct stream *stream_open(struct request *r, enum stream_format fmt, const char
 	                    content_type        ? content_type
 	                    : fmt == STREAM_SSE ? "text/event-stream"
 	                                        : "application/json");
-}
-
-void reply_stream_start(struct request *r, int status, const char *content_type,
-                        const char *heartbeat, reply_stream_hook hook, void *arg)
-{
-	struct stream *s = stream_start(
-	    r, status, strcmp(heartbeat, heartbeats[STREAM_SSE]) == 0 ? STREAM_SSE : STREAM_CHUNKS,
-	    content_type);
-	s->old_hook = hook;
-	s->arg = arg;
-}
-
-void reply_stream_chunk(struct request *r, const void *data, size_t len)
-{
-	stream_write(r->stream, data, len);
-}
-
-void reply_stream_end(struct request *r)
-{
-	stream_end(r->stream);
 }
 
 /* --- fan-out */

@@ -44,7 +44,7 @@ struct request {
 	char peer[64];
 	unsigned method;
 	void *query;           /* struct evkeyvalq, parsed on first use */
-	struct stream *stream; /* while a streamed reply is open (reply_stream_start) */
+	struct stream *stream; /* while a streamed reply is open (stream_open) */
 };
 
 /* ssl: the server context (tls.c); NULL only when no HTTPS listener is wanted (tests). */
@@ -102,12 +102,5 @@ void reply_header(struct request *r, const char *key, const char *value);
  * headers now and takes r over: the request stays in flight until the stream ends, and the
  * stream is then driven through stream.h. content_type NULL: the format's. */
 struct stream *stream_open(struct request *r, enum stream_format fmt, const char *content_type);
-
-/* The same with a request-based hook, for the callers not yet on stream.h. */
-typedef void (*reply_stream_hook)(struct request *r, enum stream_event ev, void *arg);
-void reply_stream_start(struct request *r, int status, const char *content_type,
-                        const char *heartbeat, reply_stream_hook hook, void *arg);
-void reply_stream_chunk(struct request *r, const void *data, size_t len);
-void reply_stream_end(struct request *r);
 
 #endif

@@ -28,32 +28,27 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include <event2/buffer.h>
-#include <event2/bufferevent.h>
 #include <event2/event.h>
-#include <event2/http.h>
 
 #include "audit.h"
 #include "child.h"
 #include "collector.h"
 #include "db/db.h"
-#include "http.h"
 #include "jobproto.h"
 #include "log.h"
+#include "stream.h"
 #include "sysfs.h"
 #include "util.h"
 #include "worker/hist.h"
 #include "worker/spec.h"
 #include "dbw.h"
 
-#define JOBS_PATH          "/api/bench/v1/jobs"
 #define JOBS_MAX_DIRS      16
 #define JOBS_MAX_QUEUED    256
 #define JOBS_MAX_WATCHERS  64
 #define JOBS_FLUSH_S       2 /* seconds of lines a crash may cost; written off the loop */
 #define JOBS_KILL_GRACE_MS 5000
 #define JOBS_MAX_LINE      (16u << 20) /* a result line with its histogram bins */
-#define JOBS_COMPARE_MAX   16
 
 /* The one place the states have their names: the JSON and the store hold these. */
 static const char *const job_state_names[JOB_NSTATES] = {
@@ -64,7 +59,7 @@ static const char *const job_state_names[JOB_NSTATES] = {
 struct watcher {
 	LIST_ENTRY(watcher) link;
 	struct job *job;
-	struct request *r;
+	struct stream *s;
 	bool sse;
 };
 
@@ -194,15 +189,6 @@ static struct job *job_live(int64_t id)
 	if (j->run.id == id)
 		return j;
 	return NULL;
-}
-
-static int job_id_parse(const char *s, int64_t *id, struct fault *f)
-{
-	long long v;
-	if (!s || util_parse_ll(s, 1, INT64_MAX, &v) < 0)
-		return fault_set(f, ERR_NOT_FOUND, "job: no job '%.64s'", s ? s : "");
-	*id = v;
-	return 0;
 }
 
 /* ---- targets */
@@ -648,16 +634,13 @@ static void jobs_flush_tick(evutil_socket_t fd, short what, void *arg)
 
 /* ---- progress streams */
 
+/* A line as an NDJSON line, or as the data of an SSE event named for its type. */
 static void watcher_send(struct watcher *w, const char *event, const char *line, size_t len)
 {
-	if (w->sse) {
-		char *s = xasprintf("event: %s\ndata: %.*s\n\n", event, (int)len, line);
-		reply_stream_chunk(w->r, s, strlen(s));
-		free(s);
-	} else {
-		reply_stream_chunk(w->r, line, len);
-		reply_stream_chunk(w->r, "\n", 1);
-	}
+	if (w->sse)
+		stream_event(w->s, NULL, event, line, len);
+	else
+		stream_line(w->s, line, len);
 }
 
 static void watcher_detach(struct watcher *w)
@@ -684,11 +667,11 @@ static void watcher_end(struct watcher *w, const struct db_run *run)
 	json_decref(o);
 	watcher_send(w, "end", text, strlen(text));
 	free(text);
-	reply_stream_end(w->r);
+	stream_end(w->s);
 	watcher_detach(w);
 }
 
-static void watcher_hook(struct request *r, enum stream_event ev, void *arg)
+static void watcher_hook(struct stream *s, enum stream_event ev, void *arg)
 {
 	struct watcher *w = arg;
 	if (ev == STREAM_SERVER_STOPPING) {
@@ -1054,15 +1037,12 @@ static void jobs_kick(evutil_socket_t fd, short what, void *arg)
 
 static json_t *run_json(const struct db_run *run, const struct job *live, bool full)
 {
-	char href[64];
-	snprintf(href, sizeof(href), JOBS_PATH "/%lld", (long long)run->id);
 	json_t *spec = run->spec ? json_loads(run->spec, 0, NULL) : NULL;
-	json_t *o =
-	    json_pack("{s:I, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:o}", "id",
-	              (json_int_t)run->id, "href", href, "name", run->name, "label", run->label,
-	              "owner", run->owner, "state", run->state, "target", run->target, "spec",
-	              spec ? spec : json_object(), "created", iso_or_null(run->ctime), "started",
-	              iso_or_null(run->start_time), "ended", iso_or_null(run->end_time));
+	json_t *o = json_pack(
+	    "{s:I, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:o}", "id", (json_int_t)run->id, "name",
+	    run->name, "label", run->label, "owner", run->owner, "state", run->state, "target",
+	    run->target, "spec", spec ? spec : json_object(), "created", iso_or_null(run->ctime),
+	    "started", iso_or_null(run->start_time), "ended", iso_or_null(run->end_time));
 	if (run->reason[0])
 		json_object_set_new(o, "reason", json_string(run->reason));
 	if (live && live->child)
@@ -1207,11 +1187,8 @@ int jobs_list(const struct jobs_filter *flt, json_t **out, struct fault *f)
 }
 
 /* The stored row of any job (a live one's is current too); db_run_clear() it. */
-static int run_load(const char *id_text, struct db_run *run, struct fault *f)
+static int run_load(int64_t id, struct db_run *run, struct fault *f)
 {
-	int64_t id = 0;
-	if (job_id_parse(id_text, &id, f) < 0)
-		return -1;
 	struct job *live = job_live(id);
 	if (live) {
 		run_copy(run, live->unstored ? live->final : &live->run);
@@ -1225,7 +1202,7 @@ static int run_load(const char *id_text, struct db_run *run, struct fault *f)
 	return 0;
 }
 
-int jobs_get(const char *id, json_t **out, struct fault *f)
+int jobs_get(int64_t id, json_t **out, struct fault *f)
 {
 	struct db_run *run = xmalloc(sizeof(*run));
 	if (run_load(id, run, f) < 0) {
@@ -1239,14 +1216,11 @@ int jobs_get(const char *id, json_t **out, struct fault *f)
 	return 0;
 }
 
-int jobs_delete(const char *id_text, const struct identity *who, const char *peer, bool *cancelled,
+int jobs_delete(int64_t id, const struct identity *who, const char *peer, bool *cancelled,
                 json_t **out, struct fault *f)
 {
-	int64_t id = 0;
 	*out = NULL;
 	*cancelled = false;
-	if (job_id_parse(id_text, &id, f) < 0)
-		return -1;
 	struct job *j = job_live(id);
 	if (j) {
 		*cancelled = true;
@@ -1415,7 +1389,7 @@ static json_t *fio_json(const struct db_run *run, const json_t *res)
 	return o;
 }
 
-int jobs_result(const char *id, bool fio, json_t **out, struct fault *f)
+int jobs_result(int64_t id, bool fio, json_t **out, struct fault *f)
 {
 	struct db_run *run = xmalloc(sizeof(*run));
 	if (run_load(id, run, f) < 0) {
@@ -1495,50 +1469,18 @@ static const json_t *json_path(const json_t *o, const char *path)
 	return o;
 }
 
-int jobs_compare(const char *ids, const char *baseline, json_t **out, struct fault *f)
+int jobs_compare(const int64_t *id, size_t n, size_t base, json_t **out, struct fault *f)
 {
-	if (!ids || !*ids)
-		return fault_set(f, ERR_MISSING_ARG, "jobs: required: job ids, a,b,c");
-	int64_t id[JOBS_COMPARE_MAX], base_id = 0;
-	size_t n = 0;
-	char buf[1024];
-	snprintf(buf, sizeof(buf), "%s", ids);
-	char *save = NULL;
-	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		long long v;
-		if (util_parse_ll(t, 1, INT64_MAX, &v) < 0)
-			return fault_set(f, ERR_INVALID_ARG, "jobs: '%.40s' is not a job id", t);
-		if (n == JOBS_COMPARE_MAX)
-			return fault_set(f, ERR_INVALID_ARG, "jobs: at most %d jobs",
-			                 JOBS_COMPARE_MAX);
-		for (size_t k = 0; k < n; k++)
-			if (id[k] == v)
-				return fault_set(f, ERR_INVALID_ARG, "jobs: %lld is named twice",
-				                 v);
-		id[n++] = v;
-	}
-	if (n == 0)
-		return fault_set(f, ERR_INVALID_ARG, "jobs: no job ids");
-	base_id = id[0];
-	if (baseline) {
-		long long v;
-		size_t k = n;
-		if (util_parse_ll(baseline, 1, INT64_MAX, &v) == 0)
-			for (k = 0; k < n && id[k] != v; k++)
-				;
-		if (k == n)
-			return fault_set(f, ERR_INVALID_ARG, "baseline: must be one of the jobs");
-		base_id = v;
-	}
+	if (n == 0 || n > JOBS_COMPARE_MAX || base >= n)
+		return fault_set(f, ERR_INVALID_ARG,
+		                 "jobs: from 1 to %d jobs, the baseline one of them",
+		                 JOBS_COMPARE_MAX);
 	json_t *results[JOBS_COMPARE_MAX] = {0};
 	json_t *list = json_array();
-	size_t base = 0;
 	int rc = 0;
 	struct db_run *run = xmalloc(sizeof(*run));
 	for (size_t k = 0; k < n && rc == 0; k++) {
-		char idtext[24];
-		snprintf(idtext, sizeof(idtext), "%lld", (long long)id[k]);
-		if (run_load(idtext, run, f) < 0) {
+		if (run_load(id[k], run, f) < 0) {
 			rc = -1;
 			break;
 		}
@@ -1549,8 +1491,6 @@ int jobs_compare(const char *ids, const char *baseline, json_t **out, struct fau
 			               (long long)id[k], run->state);
 		else
 			json_array_append_new(list, run_json(run, NULL, false));
-		if (id[k] == base_id)
-			base = k;
 		db_run_clear(run);
 	}
 	free(run);
@@ -1589,7 +1529,7 @@ int jobs_compare(const char *ids, const char *baseline, json_t **out, struct fau
 				json_decref(diffs);
 			}
 		}
-		*out = json_pack("{s:I, s:o, s:o}", "baseline", (json_int_t)base_id, "jobs", list,
+		*out = json_pack("{s:I, s:o, s:o}", "baseline", (json_int_t)id[base], "jobs", list,
 		                 "figures", figs);
 	} else {
 		json_decref(list);
@@ -1601,25 +1541,23 @@ int jobs_compare(const char *ids, const char *baseline, json_t **out, struct fau
 
 /* ---- progress */
 
-/* Lines out to a stream (r), or into one buffer for a single answer. */
+/* Lines out to a stream, or into one buffer for a whole answer. */
 struct replay_ctx {
-	struct request *r;
+	struct watcher *w;
 	bool sse;
 	int64_t upto; /* stored lines past this seq are in memory too: skipped */
 	struct buf out;
 };
 
-static void replay_add(struct replay_ctx *c, const char *event, const char *line)
+static void replay_add(struct replay_ctx *c, const char *event, const char *line, size_t len)
 {
-	if (c->r) {
-		char *s = c->sse ? xasprintf("event: %s\ndata: %s\n\n", event, line)
-		                 : xasprintf("%s\n", line);
-		reply_stream_chunk(c->r, s, strlen(s));
-		free(s);
+	if (c->w) {
+		watcher_send(c->w, event, line, len);
 	} else if (c->sse) {
-		buf_printf(&c->out, "event: %s\ndata: %s\n\n", event, line);
+		stream_event_format(&c->out, NULL, event, line, len);
 	} else {
-		buf_printf(&c->out, "%s\n", line);
+		buf_add(&c->out, line, len);
+		buf_add(&c->out, "\n", 1);
 	}
 }
 
@@ -1627,60 +1565,67 @@ static int replay_row(void *arg, int64_t seq, const char *line)
 {
 	struct replay_ctx *c = arg;
 	if (seq <= c->upto)
-		replay_add(c, "interval", line);
+		replay_add(c, "interval", line, strlen(line));
 	return 0;
 }
 
-int jobs_progress(struct request *r, const char *id_text, bool sse, struct fault *f)
+bool jobs_watchable(int64_t id)
 {
-	int64_t id = 0;
-	if (job_id_parse(id_text, &id, f) < 0)
-		return -1;
-	const char *ctype = sse ? "text/event-stream" : "application/x-ndjson";
-	struct job *j = job_live(id);
-	if (!j) {
-		/* finished: everything recorded, then the end, in one answer */
-		struct db_run *run = xmalloc(sizeof(*run));
-		int rc = db_run_get(jobs.db, id, run);
-		if (rc) {
-			free(run);
-			return fault_set(f, rc == DB_NOTFOUND ? ERR_NOT_FOUND : ERR_INTERNAL,
-			                 "job: no job %lld", (long long)id);
-		}
-		struct replay_ctx c = {.sse = sse, .upto = INT64_MAX};
-		db_run_intervals(jobs.db, id, replay_row, &c);
-		json_t *end = end_line(run);
-		char *text = json_dumps(end, JSON_COMPACT);
-		json_decref(end);
-		replay_add(&c, "end", text);
-		free(text);
-		reply_raw(r, 200, ctype, c.out.p, c.out.len);
-		buf_free(&c.out);
-		db_run_clear(run);
+	return job_live(id) != NULL;
+}
+
+int jobs_replay(int64_t id, bool sse, struct buf *out, struct fault *f)
+{
+	struct db_run *run = xmalloc(sizeof(*run));
+	int rc = db_run_get(jobs.db, id, run);
+	if (rc) {
 		free(run);
-		return 0;
+		return fault_set(f, rc == DB_NOTFOUND ? ERR_NOT_FOUND : ERR_INTERNAL,
+		                 "job: no job %lld", (long long)id);
 	}
-	if (jobs.watchers >= JOBS_MAX_WATCHERS) {
-		f->retry_after = 5;
-		return fault_set(f, ERR_BUSY, "progress: %d streams are open, the most served",
-		                 JOBS_MAX_WATCHERS);
+	struct replay_ctx c = {.sse = sse, .upto = INT64_MAX, .out = *out};
+	db_run_intervals(jobs.db, id, replay_row, &c);
+	json_t *end = end_line(run);
+	char *text = json_dumps(end, JSON_COMPACT);
+	json_decref(end);
+	replay_add(&c, "end", text, strlen(text));
+	free(text);
+	*out = c.out;
+	db_run_clear(run);
+	free(run);
+	return 0;
+}
+
+int jobs_watch_admit(struct fault *f)
+{
+	if (jobs.watchers < JOBS_MAX_WATCHERS)
+		return 0;
+	f->retry_after = 5;
+	return fault_set(f, ERR_BUSY, "progress: %d streams are open, the most served",
+	                 JOBS_MAX_WATCHERS);
+}
+
+void jobs_watch(int64_t id, struct stream *s, bool sse)
+{
+	struct job *j = job_live(id);
+	if (!j) { /* (jobs_watchable said it was; nothing ran in between) */
+		stream_end(s);
+		return;
 	}
 	struct watcher *w = xcalloc(1, sizeof(*w));
 	w->job = j;
-	w->r = r;
+	w->s = s;
 	w->sse = sse;
 	LIST_INSERT_HEAD(&j->watchers, w, link);
 	jobs.watchers++;
-	log_debug("jobs: job %lld: progress stream for %s (%u streams)", (long long)id, r->peer,
-	          jobs.watchers);
-	reply_header(r, "X-Accel-Buffering", "no");
-	reply_stream_start(r, 200, ctype, sse ? ":\n\n" : "\n", watcher_hook, w);
+	stream_set_hook(s, watcher_hook, w);
+	log_debug("jobs: job %lld: progress stream for %s (%u streams)", (long long)id,
+	          stream_peer(s), jobs.watchers);
 	/* what is recorded first: the stored lines, then those still in memory */
-	struct replay_ctx c = {.r = r, .sse = sse, .upto = j->flushed};
+	struct replay_ctx c = {.w = w, .sse = sse, .upto = j->flushed};
 	db_run_intervals(jobs.db, id, replay_row, &c);
 	for (size_t i = 0; i < j->nlines; i++)
-		replay_add(&c, "interval", j->lines[i]);
-	return 0;
+		replay_add(&c, "interval", j->lines[i], strlen(j->lines[i]));
 }
 
 /* ---- start and stop */
@@ -1803,7 +1748,7 @@ void jobs_shutdown(void)
 		next = TAILQ_NEXT(j, link);
 		while (!LIST_EMPTY(&j->watchers)) {
 			struct watcher *w = LIST_FIRST(&j->watchers);
-			watcher_hook(w->r, STREAM_SERVER_STOPPING, w);
+			watcher_hook(w->s, STREAM_SERVER_STOPPING, w);
 		}
 		if (j->child) {
 			/* child_shutdown() reaps it; its on_exit records it as interrupted */

@@ -16,7 +16,10 @@
 
 struct event_base;
 struct db;
-struct request;
+struct buf;
+struct stream;
+
+#define JOBS_COMPARE_MAX 16 /* jobs in one comparison */
 
 struct jobs_config {
 	const char *worker;     /* spindle-worker: a path, or a name looked up in PATH */
@@ -69,22 +72,35 @@ struct jobs_filter {
 	int limit;
 };
 int jobs_list(const struct jobs_filter *flt, json_t **out, struct fault *f);
-int jobs_get(const char *id, json_t **out, struct fault *f);
+/* Jobs are named by their id (ERR_NOT_FOUND when none has it). */
+int jobs_get(int64_t id, json_t **out, struct fault *f);
 /* DELETE: cancels a queued or running job (*cancelled true, *out the job), or deletes a
  * finished one, which needs settings:modify (*out NULL). */
-int jobs_delete(const char *id, const struct identity *who, const char *peer, bool *cancelled,
+int jobs_delete(int64_t id, const struct identity *who, const char *peer, bool *cancelled,
                 json_t **out, struct fault *f);
 /* The result as stored, or in fio's JSON output shape. */
-int jobs_result(const char *id, bool fio, json_t **out, struct fault *f);
-/* ids: "a,b,c"; baseline: one of them (NULL: the first). */
-int jobs_compare(const char *ids, const char *baseline, json_t **out, struct fault *f);
+int jobs_result(int64_t id, bool fio, json_t **out, struct fault *f);
+/* The complete results of n jobs (1 to JOBS_COMPARE_MAX) side by side, each figure's
+ * difference from the job ids[base] in percent. */
+int jobs_compare(const int64_t *ids, size_t n, size_t base, json_t **out, struct fault *f);
 /* The running jobs' newest second, for the live datasets bench.ops[direction] and
  * bench.latency[direction]: operations per second summed over the jobs, and their mean
  * latency in microseconds weighted by operations, [0] read, [1] write. false when no job
  * runs (the datasets have no value then). */
 bool jobs_live(double ops_per_s[2], double latency_us[2]);
-/* Answers r with the job's interval lines, those recorded first, then as they come until
- * the job ends: NDJSON, or Server-Sent Events when sse. */
-int jobs_progress(struct request *r, const char *id, bool sse, struct fault *f);
+
+/* A job's progress is its interval lines and then an end line, as NDJSON (sse false) or as
+ * Server-Sent Events named "interval" and "end". */
+/* Has the job not ended yet (queued or running)? Then its progress is watched as it goes
+ * (jobs_watch_admit, jobs_watch); else it is given whole (jobs_replay). */
+bool jobs_watchable(int64_t id);
+/* The whole progress of a job that has ended, appended to out. */
+int jobs_replay(int64_t id, bool sse, struct buf *out, struct fault *f);
+/* Room for one more progress stream? ERR_BUSY past the most served. */
+int jobs_watch_admit(struct fault *f);
+/* Feeds an opened stream with the progress of a job jobs_watchable() said has not ended,
+ * in the same turn of the loop: the lines recorded first, then each as it comes, then the
+ * end line (or one saying the server is stopping), and ends the stream. */
+void jobs_watch(int64_t id, struct stream *s, bool sse);
 
 #endif

@@ -14,6 +14,7 @@
 #include <sys/queue.h>
 
 struct stream;
+struct buf;
 
 enum stream_format {
 	STREAM_CHUNKS, /* bytes as written (JSON, NDJSON); the heartbeat is a blank line */
@@ -38,6 +39,10 @@ void stream_line(struct stream *s, const char *line, size_t len);
  * data is one line of text. */
 void stream_event(struct stream *s, const char *id, const char *event, const char *data,
                   size_t len);
+/* The same event appended to b, framed as stream_event() frames it: for an answer given
+ * whole that holds what a stream would (a finished job's progress). */
+void stream_event_format(struct buf *b, const char *id, const char *event, const char *data,
+                         size_t len);
 /* An SSE comment (": text"), which clients ignore. */
 void stream_comment(struct stream *s, const char *text);
 /* Ends the body once everything written has gone out; the hook is not called any more and

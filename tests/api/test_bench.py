@@ -182,6 +182,7 @@ def test_progress_streams_then_replays(env):
     again = admin.get(f"{JOBS}/{job['id']}/progress")
     replay = [json.loads(l) for l in again.text.splitlines() if l.strip()]
     assert replay == lines
+    assert again.headers["Content-Length"] == str(len(again.content))  # whole, not streamed
     # as Server-Sent Events
     with EventStream(srv, admin.token, f"{JOBS}/{job['id']}/progress") as ev:
         assert ev.status == 200 and ev.headers["Content-Type"].startswith("text/event-stream")
@@ -294,6 +295,41 @@ def test_sse_stream_of_a_running_job(env):
         assert json.loads(iv["data"])["seq"] == 1
         end = ev.next_event(lambda e: e.get("event") == "end")
         assert json.loads(end["data"])["state"] == "done"
+
+
+def test_progress_streams_end_when_the_daemon_stops(tmp_path):
+    """A stream open at shutdown gets an end line saying so, then the end of its body; HEAD
+    on a running job's progress answers the headers and ends; past the stream limit a
+    client is told to come back."""
+    base = scratch()
+    try:
+        (base / "bench").mkdir()
+        (base / "root").mkdir()
+        srv = bench_server(base, state=tmp_path / "state")
+        admin = srv.admin()
+        job = submit(admin, quick("stopping", runtime_s=30, io_size=None))
+        wait_running(admin, job["id"])
+        head = admin.request("HEAD", f"{JOBS}/{job['id']}/progress")
+        assert head.status_code == 200 and head.content == b""
+        assert head.headers["Content-Type"].startswith("application/x-ndjson")
+        ev = EventStream(srv, admin.token, f"{JOBS}/{job['id']}/progress")
+        assert json.loads(ev.next_event()["data"])["type"] == "interval"
+        nd = admin.get(f"{JOBS}/{job['id']}/progress", stream=True)
+        assert nd.headers["X-Accel-Buffering"] == "no"
+        lines = nd.iter_lines()
+        assert json.loads(next(l for l in lines if l.strip()))["type"] == "interval"
+        code, _ = srv.stop()
+        assert code == 0, srv.log_tail()
+        end = ev.next_event(lambda e: e.get("event") == "end")
+        assert json.loads(end["data"]) == {"type": "end", "id": job["id"], "state": "running",
+                                           "reason": "the server is stopping"}
+        assert ev.at_eof(timeout=1)
+        ev.close()
+        rest = [json.loads(l) for l in lines if l.strip()]
+        assert rest[-1] == {"type": "end", "id": job["id"], "state": "running",
+                            "reason": "the server is stopping"}
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def test_list_and_filters(env):
@@ -472,6 +508,7 @@ def test_compare(env):
                  200)["comparison"]
     assert cmp["baseline"] == b["id"]
     assert [j["id"] for j in cmp["jobs"]] == [a["id"], b["id"]]
+    assert [j["href"] for j in cmp["jobs"]] == [a["href"], b["href"]]
     figs = {f["name"]: f for f in cmp["figures"]}
     iops = figs["read.iops"]
     assert iops["values"] == [ra["read"]["iops"], rb["read"]["iops"]]
@@ -490,6 +527,14 @@ def test_compare(env):
     expect_fault(admin.get(f"{BENCH}/compare?jobs={a['id']}&baseline={b['id']}"), 400,
                  details="baseline")
     expect_fault(admin.get(f"{BENCH}/compare"), 400, details="jobs")
+    for query, details in [
+        (f"jobs={a['id']},{a['id']}", f"jobs: {a['id']} is named twice"),
+        ("jobs=" + ",".join(str(i) for i in range(1, 18)), "jobs: at most 16 jobs"),
+        ("jobs=,,", "jobs: no job ids"),
+        (f"jobs={a['id']}&baseline=first", "baseline: must be one of the jobs"),
+    ]:
+        f = expect_fault(admin.get(f"{BENCH}/compare?{query}"), 400, "ERR_INVALID_ARG")
+        assert f["details"] == details, (query, f)
 
 
 def test_iozone_and_slob_presets(env):
