@@ -1,11 +1,11 @@
 /* The collector: a one-shot timer re-armed each second from CLOCK_REALTIME, so every
  * tick lands just after a second boundary however long the last one took. Each tick
- * reads the counters (procfs.c), turns the last two readings into a box_sample and hands
- * it to the subscribers (the analytics datasets, the dashboard, events, /metrics), with
- * the running benchmark jobs' newest second (jobs_live()) for the live bench datasets. */
+ * reads the counters (procfs.c), turns the last two readings into a box_sample, has the
+ * registered fill function add the running benchmark jobs' newest second (for the live
+ * bench datasets) and hands it to the subscribers (the analytics datasets, the dashboard,
+ * events, /metrics). */
 #define _GNU_SOURCE
 #include "collector.h"
-#include "jobs.h"
 #include "log.h"
 #include "procfs.h"
 #include "util.h"
@@ -37,6 +37,8 @@ static struct {
 	struct collector_sub *subs;
 	size_t nsubs, subs_cap;
 	bool notifying;
+	collector_fill_fn fill;
+	void *fill_arg;
 } C;
 
 static void collector_notify(void)
@@ -75,10 +77,10 @@ void collector_tick_at(int64_t t)
 		}
 		int64_t gap = t - C.prev_t;
 		procfs_rates(prev, cur, gap > INT_MAX ? INT_MAX : (int)gap, &C.sample);
-		double latency_us[2];
-		jobs_live(C.sample.bench_ops_per_s, latency_us);
 		for (int d = 0; d < 2; d++)
-			C.sample.bench_latency_ms[d] = latency_us[d] / 1000;
+			C.sample.bench_ops_per_s[d] = C.sample.bench_latency_ms[d] = 0;
+		if (C.fill)
+			C.fill(C.fill_arg, &C.sample);
 		C.sample.time = t;
 		C.sample.seq = ++C.seq;
 		C.have_sample = true;
@@ -160,6 +162,12 @@ void collector_shutdown(void)
 const struct box_sample *collector_latest(void)
 {
 	return C.have_sample ? &C.sample : NULL;
+}
+
+void collector_set_fill(collector_fill_fn fn, void *arg)
+{
+	C.fill = fn;
+	C.fill_arg = arg;
 }
 
 int collector_subscribe(collector_tick_fn fn, void *arg)

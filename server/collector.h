@@ -27,6 +27,13 @@ void collector_tick_at(int64_t t);
 /* The newest complete sample, or NULL before the second tick. Valid until the next tick. */
 const struct box_sample *collector_latest(void);
 
+/* Adds to each new sample, before any subscriber sees it, the figures the collector does not
+ * read itself: the running benchmark jobs' (bench_ops_per_s, bench_latency_ms, 0 until
+ * then). One function at a time; NULL removes it. The job supervisor sets it, so the
+ * collector depends on no module above it. */
+typedef void (*collector_fill_fn)(void *arg, struct box_sample *s);
+void collector_set_fill(collector_fill_fn fn, void *arg);
+
 /* Called on the loop after every tick with the new sample. */
 typedef void (*collector_tick_fn)(void *arg, const struct box_sample *s);
 int collector_subscribe(collector_tick_fn fn, void *arg);

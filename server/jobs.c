@@ -152,23 +152,26 @@ void jobs_counts(unsigned *running, unsigned *queued)
 	*queued = jobs.queued;
 }
 
-bool jobs_live(double ops_per_s[2], double latency_us[2])
+/* The collector's fill function (collector_set_fill): the running jobs' newest second, for
+ * the live datasets bench.ops[direction] and bench.latency[direction]: operations per
+ * second summed over the jobs, and their mean latency weighted by operations, [0] read,
+ * [1] write; 0 when no job runs. */
+static void jobs_fill_sample(void *arg, struct box_sample *s)
 {
-	double weighted[2] = {0, 0};
-	ops_per_s[0] = ops_per_s[1] = latency_us[0] = latency_us[1] = 0;
+	double weighted[2] = {0, 0}; /* latency in microseconds x operations */
 	const struct job *j;
 	TAILQ_FOREACH(j, &jobs.live, link)
 	{
 		if (!j->child || !j->seq)
 			continue;
 		for (int d = 0; d < 2; d++) {
-			ops_per_s[d] += j->live_iops[d];
+			s->bench_ops_per_s[d] += j->live_iops[d];
 			weighted[d] += j->live_iops[d] * j->live_lat_ns[d] / 1000;
 		}
 	}
 	for (int d = 0; d < 2; d++)
-		latency_us[d] = ops_per_s[d] > 0 ? weighted[d] / ops_per_s[d] : 0;
-	return jobs.running > 0;
+		s->bench_latency_ms[d] =
+		    (s->bench_ops_per_s[d] > 0 ? weighted[d] / s->bench_ops_per_s[d] : 0) / 1000;
 }
 
 static json_t *iso_or_null(int64_t t)
@@ -1731,6 +1734,7 @@ int jobs_init(struct event_base *base, struct db *db, const struct jobs_config *
 	if (n > 0)
 		log_warn("jobs: %d runs were interrupted when the daemon stopped", n);
 	db_run_queued(db, queued_one, NULL);
+	collector_set_fill(jobs_fill_sample, NULL);
 	jobs.ready = true;
 	if (jobs.queued)
 		log_info("jobs: %u queued jobs from before; starting them", jobs.queued);
@@ -1744,6 +1748,7 @@ void jobs_shutdown(void)
 		return;
 	jobs.stopping = true;
 	jobs_subscription();
+	collector_set_fill(NULL, NULL);
 	for (struct job *j = TAILQ_FIRST(&jobs.live), *next; j; j = next) {
 		next = TAILQ_NEXT(j, link);
 		while (!LIST_EMPTY(&j->watchers)) {

@@ -53,7 +53,8 @@ const char *jobs_state_name(enum job_state st);
 int jobs_state_parse(const char *name, enum job_state *out);
 
 /* Creates the bench dirs, marks runs the daemon left running as interrupted and queues the
- * queued ones again. -1 with the reason logged. */
+ * queued ones again, and gives the collector the running jobs' figures for each sample
+ * (collector_set_fill). -1 with the reason logged. */
 int jobs_init(struct event_base *base, struct db *db, const struct jobs_config *cfg);
 /* Before child_shutdown(): no new starts, progress streams end, running workers get
  * SIGTERM and are recorded as interrupted when they exit; queued jobs wait for the next
@@ -83,11 +84,6 @@ int jobs_result(int64_t id, bool fio, json_t **out, struct fault *f);
 /* The complete results of n jobs (1 to JOBS_COMPARE_MAX) side by side, each figure's
  * difference from the job ids[base] in percent. */
 int jobs_compare(const int64_t *ids, size_t n, size_t base, json_t **out, struct fault *f);
-/* The running jobs' newest second, for the live datasets bench.ops[direction] and
- * bench.latency[direction]: operations per second summed over the jobs, and their mean
- * latency in microseconds weighted by operations, [0] read, [1] write. false when no job
- * runs (the datasets have no value then). */
-bool jobs_live(double ops_per_s[2], double latency_us[2]);
 
 /* A job's progress is its interval lines and then an end line, as NDJSON (sse false) or as
  * Server-Sent Events named "interval" and "end". */
