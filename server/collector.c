@@ -39,56 +39,60 @@ static struct {
 	bool notifying;
 	collector_fill_fn fill;
 	void *fill_arg;
-} C;
+} collector;
 
 static void collector_notify(void)
 {
-	C.notifying = true;
-	for (size_t i = 0; i < C.nsubs; i++)
-		if (C.subs[i].fn)
-			C.subs[i].fn(C.subs[i].arg, &C.sample);
-	C.notifying = false;
+	collector.notifying = true;
+	for (size_t i = 0; i < collector.nsubs; i++)
+		if (collector.subs[i].fn)
+			collector.subs[i].fn(collector.subs[i].arg, &collector.sample);
+	collector.notifying = false;
 	/* Unsubscribed during the walk: only marked then, removed now. */
 	size_t n = 0;
-	for (size_t i = 0; i < C.nsubs; i++)
-		if (C.subs[i].fn)
-			C.subs[n++] = C.subs[i];
-	C.nsubs = n;
+	for (size_t i = 0; i < collector.nsubs; i++)
+		if (collector.subs[i].fn)
+			collector.subs[n++] = collector.subs[i];
+	collector.nsubs = n;
 }
 
 void collector_tick_at(int64_t t)
 {
-	struct procfs_snapshot *prev = &C.snap[C.cur], *cur = &C.snap[C.cur ^ 1];
+	struct procfs_snapshot *prev = &collector.snap[collector.cur],
+	                       *cur = &collector.snap[collector.cur ^ 1];
 
-	procfs_read(C.procfs, cur);
-	if (C.have_prev && t <= C.prev_t)
+	procfs_read(collector.procfs, cur);
+	if (collector.have_prev && t <= collector.prev_t)
 		log_warn("collector: the clock went back from %lld to %lld; starting afresh",
-		         (long long)C.prev_t, (long long)t);
-	if (C.have_prev && t > C.prev_t) {
-		if (cur->ndisks > C.disks_cap) {
-			C.disks_cap = cur->ndisks;
-			C.sample.disks =
-			    xrealloc(C.sample.disks, (size_t)C.disks_cap * sizeof(*C.sample.disks));
+		         (long long)collector.prev_t, (long long)t);
+	if (collector.have_prev && t > collector.prev_t) {
+		if (cur->ndisks > collector.disks_cap) {
+			collector.disks_cap = cur->ndisks;
+			collector.sample.disks =
+			    xrealloc(collector.sample.disks,
+			             (size_t)collector.disks_cap * sizeof(*collector.sample.disks));
 		}
-		if (cur->nnics > C.nics_cap) {
-			C.nics_cap = cur->nnics;
-			C.sample.nics =
-			    xrealloc(C.sample.nics, (size_t)C.nics_cap * sizeof(*C.sample.nics));
+		if (cur->nnics > collector.nics_cap) {
+			collector.nics_cap = cur->nnics;
+			collector.sample.nics =
+			    xrealloc(collector.sample.nics,
+			             (size_t)collector.nics_cap * sizeof(*collector.sample.nics));
 		}
-		int64_t gap = t - C.prev_t;
-		procfs_rates(prev, cur, gap > INT_MAX ? INT_MAX : (int)gap, &C.sample);
+		int64_t gap = t - collector.prev_t;
+		procfs_rates(prev, cur, gap > INT_MAX ? INT_MAX : (int)gap, &collector.sample);
 		for (int d = 0; d < 2; d++)
-			C.sample.bench_ops_per_s[d] = C.sample.bench_latency_ms[d] = 0;
-		if (C.fill)
-			C.fill(C.fill_arg, &C.sample);
-		C.sample.time = t;
-		C.sample.seq = ++C.seq;
-		C.have_sample = true;
+			collector.sample.bench_ops_per_s[d] = collector.sample.bench_latency_ms[d] =
+			    0;
+		if (collector.fill)
+			collector.fill(collector.fill_arg, &collector.sample);
+		collector.sample.time = t;
+		collector.sample.seq = ++collector.seq;
+		collector.have_sample = true;
 		collector_notify();
 	}
-	C.cur ^= 1;
-	C.have_prev = true;
-	C.prev_t = t;
+	collector.cur ^= 1;
+	collector.have_prev = true;
+	collector.prev_t = t;
 }
 
 /* Fires once, just after the next second boundary of the wall clock. */
@@ -98,7 +102,7 @@ static void collector_arm(int64_t now_ns)
 	int64_t delay = next - now_ns;
 	struct timeval tv = {(time_t)(delay / 1000000000),
 	                     (suseconds_t)(delay % 1000000000 / 1000)};
-	evtimer_add(C.timer, &tv);
+	evtimer_add(collector.timer, &tv);
 }
 
 static int64_t realtime_ns(void)
@@ -113,11 +117,11 @@ static void collector_fire(evutil_socket_t fd, short what, void *arg)
 	int64_t now = realtime_ns();
 	/* The boundary this tick belongs to: libevent may wake a little early or late. */
 	int64_t t = (now + 500000000) / 1000000000;
-	bool first = !C.have_prev;
-	if (first || t != C.prev_t)
+	bool first = !collector.have_prev;
+	if (first || t != collector.prev_t)
 		collector_tick_at(t);
 	if (first) {
-		const struct procfs_snapshot *s = &C.snap[C.cur];
+		const struct procfs_snapshot *s = &collector.snap[collector.cur];
 		log_info("collector: %d CPUs, %d disks, %d NICs%s%s", s->ncpus, s->ndisks, s->nnics,
 		         s->have_psi[0] ? ", pressure stall information" : "",
 		         s->have_arc ? ", ZFS ARC" : "");
@@ -135,10 +139,10 @@ int collector_init(struct event_base *base, const struct collector_config *cfg)
 	    .partitions = cfg->partitions,
 	    .loop_devices = cfg->loop_devices,
 	};
-	C.base = base;
-	C.procfs = procfs_new(&po);
-	C.timer = evtimer_new(base, collector_fire, NULL);
-	if (!C.timer)
+	collector.base = base;
+	collector.procfs = procfs_new(&po);
+	collector.timer = evtimer_new(base, collector_fire, NULL);
+	if (!collector.timer)
 		return -1;
 	/* The first reading comes at the next boundary, the first sample a second later. */
 	log_info("collector: reading counters under %s every second", po.proc_root);
@@ -148,48 +152,47 @@ int collector_init(struct event_base *base, const struct collector_config *cfg)
 
 void collector_shutdown(void)
 {
-	if (C.timer)
-		event_free(C.timer);
-	procfs_free(C.procfs);
-	procfs_snapshot_free(&C.snap[0]);
-	procfs_snapshot_free(&C.snap[1]);
-	free(C.sample.disks);
-	free(C.sample.nics);
-	free(C.subs);
-	memset(&C, 0, sizeof(C));
+	if (collector.timer)
+		event_free(collector.timer);
+	procfs_free(collector.procfs);
+	procfs_snapshot_free(&collector.snap[0]);
+	procfs_snapshot_free(&collector.snap[1]);
+	free(collector.sample.disks);
+	free(collector.sample.nics);
+	free(collector.subs);
+	memset(&collector, 0, sizeof(collector));
 }
 
 const struct box_sample *collector_latest(void)
 {
-	return C.have_sample ? &C.sample : NULL;
+	return collector.have_sample ? &collector.sample : NULL;
 }
 
 void collector_set_fill(collector_fill_fn fn, void *arg)
 {
-	C.fill = fn;
-	C.fill_arg = arg;
+	collector.fill = fn;
+	collector.fill_arg = arg;
 }
 
 int collector_subscribe(collector_tick_fn fn, void *arg)
 {
-	if (C.nsubs == C.subs_cap) {
-		C.subs_cap = C.subs_cap ? 2 * C.subs_cap : 8;
-		C.subs = xrealloc(C.subs, C.subs_cap * sizeof(*C.subs));
-	}
-	C.subs[C.nsubs++] = (struct collector_sub){fn, arg};
+	collector.subs = util_grow(collector.subs, &collector.subs_cap, collector.nsubs,
+	                           sizeof(*collector.subs));
+	collector.subs[collector.nsubs++] = (struct collector_sub){fn, arg};
 	return 0;
 }
 
 void collector_unsubscribe(collector_tick_fn fn, void *arg)
 {
-	for (size_t i = 0; i < C.nsubs; i++) {
-		if (C.subs[i].fn != fn || C.subs[i].arg != arg)
+	for (size_t i = 0; i < collector.nsubs; i++) {
+		if (collector.subs[i].fn != fn || collector.subs[i].arg != arg)
 			continue;
-		if (C.notifying) {
-			C.subs[i].fn = NULL;
+		if (collector.notifying) {
+			collector.subs[i].fn = NULL;
 		} else {
-			memmove(&C.subs[i], &C.subs[i + 1], (C.nsubs - i - 1) * sizeof(*C.subs));
-			C.nsubs--;
+			memmove(&collector.subs[i], &collector.subs[i + 1],
+			        (collector.nsubs - i - 1) * sizeof(*collector.subs));
+			collector.nsubs--;
 		}
 		return;
 	}
