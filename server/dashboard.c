@@ -5,7 +5,8 @@
 #include "auth.h"
 #include "collector.h"
 #include "log.h"
-#include "status.h"
+#include "jobs.h"
+#include "leds.h"
 #include "stream.h"
 #include "util.h"
 

@@ -12,7 +12,6 @@
 
 #include "auth.h"
 #include "fault.h"
-#include "status.h"
 
 struct event_base;
 struct db;
@@ -73,6 +72,8 @@ struct jobs_filter {
 	int limit;
 };
 int jobs_list(const struct jobs_filter *flt, json_t **out, struct fault *f);
+/* Jobs running and waiting now, for the dashboard and /metrics. */
+void jobs_counts(unsigned *running, unsigned *queued);
 /* Jobs are named by their id (ERR_NOT_FOUND when none has it). */
 int jobs_get(int64_t id, json_t **out, struct fault *f);
 /* DELETE: cancels a queued or running job (*cancelled true, *out the job), or deletes a

@@ -8,7 +8,6 @@
 #include "dbw.h"
 #include "child.h"
 #include "log.h"
-#include "status.h"
 #include "sysfs.h"
 #include "util.h"
 #include "workq.h"

@@ -55,5 +55,7 @@ void leds_disk_get(const char *chassis, const char *disk, leds_done cb, void *ar
  * updated object. Audited as hardware.locate with user and peer. */
 void leds_locate(const char *chassis, const char *disk, bool on, const char *user, const char *peer,
                  leds_done cb, void *arg);
+/* Locator LEDs that are lit now (system and disks), for the dashboard and /metrics. */
+unsigned leds_lit_count(void);
 
 #endif

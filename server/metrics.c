@@ -6,7 +6,8 @@
 #include "collector.h"
 #include "dashboard.h"
 #include "log.h"
-#include "status.h"
+#include "jobs.h"
+#include "leds.h"
 #include "util.h"
 
 #include <stdarg.h>
