@@ -34,7 +34,7 @@
 #include "child.h"
 #include "collector.h"
 #include "db/db.h"
-#include "jobproto.h"
+#include "job_proto.h"
 #include "log.h"
 #include "stream.h"
 #include "sysfs.h"
@@ -780,7 +780,7 @@ static void job_add_figures(struct job *j, json_t *res)
 	json_object_set_new(res, "summary", sum);
 }
 
-/* ---- the worker's protocol (checked in jobproto.c) */
+/* ---- the worker's protocol (checked in job_proto.c) */
 
 static bool is_num(const json_t *o, const char *k)
 {
@@ -830,15 +830,15 @@ static void job_on_line(void *arg, const char *line, size_t len)
 	char err[256] = "";
 	if (j->protocol_error)
 		return;
-	struct jobproto_state st = {j->have_start, j->have_result || j->have_error, j->seq};
-	struct jobproto_line pl;
-	if (jobproto_line(&st, line, len, &pl, err, sizeof(err)) < 0) {
+	struct job_proto_state st = {j->have_start, j->have_result || j->have_error, j->seq};
+	struct job_proto_line pl;
+	if (job_proto_line(&st, line, len, &pl, err, sizeof(err)) < 0) {
 		job_protocol_error(j, err);
 		return;
 	}
 	json_t *o = pl.obj;
 	switch (pl.type) {
-	case JOBPROTO_START:
+	case JOB_PROTO_START:
 		j->have_start = true;
 		j->measuring = j->spec.ramp_ms == 0;
 		j->measure_ms = util_now_ms();
@@ -847,7 +847,7 @@ static void job_on_line(void *arg, const char *line, size_t len)
 		j->run.start = json_dumps(o, JSON_COMPACT);
 		job_write(j, run_dup(&j->run), false);
 		break;
-	case JOBPROTO_INTERVAL: {
+	case JOB_PROTO_INTERVAL: {
 		job_interval(j, o);
 		char *text = xstrndup(line, len);
 		struct watcher *w;
@@ -857,13 +857,13 @@ static void job_on_line(void *arg, const char *line, size_t len)
 		j->lines[j->nlines++] = text;
 		break;
 	}
-	case JOBPROTO_RESULT:
+	case JOB_PROTO_RESULT:
 		j->have_result = true;
 		json_object_del(o, "type");
 		json_decref(j->result);
 		j->result = json_incref(o);
 		break;
-	case JOBPROTO_ERROR:
+	case JOB_PROTO_ERROR:
 		j->have_error = true;
 		snprintf(j->error_msg, sizeof(j->error_msg), "%s",
 		         json_string_value(json_object_get(o, "message")));

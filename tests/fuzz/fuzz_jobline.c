@@ -1,31 +1,31 @@
 /* The worker's NDJSON lines as the daemon reads them: the input is what a worker wrote to
  * its stdout, cut at '\n' as the child reader does (server/child.c), each line handed to
- * jobproto_line() in a heap block of its exact length, with the state the lines before it
+ * job_proto_line() in a heap block of its exact length, with the state the lines before it
  * left. The first refused line ends it, as the daemon then stops the worker. What
  * job_on_line() does with an accepted line is done here too: read its figures, keep its
  * text, copy an error's partial result. */
 #include <string.h>
 
 #include "fuzz.h"
-#include "jobproto.h"
+#include "job_proto.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	return 0;
 }
 
-static void use(const struct jobproto_line *pl)
+static void use(const struct job_proto_line *pl)
 {
 	json_t *o = pl->obj;
 	switch (pl->type) {
-	case JOBPROTO_START: {
+	case JOB_PROTO_START: {
 		json_object_del(o, "type");
 		char *text = json_dumps(o, JSON_COMPACT);
 		fuzz_assert(text != NULL);
 		free(text);
 		break;
 	}
-	case JOBPROTO_INTERVAL: {
+	case JOB_PROTO_INTERVAL: {
 		static const char *const dirs[2] = {"read", "write"};
 		double sum = json_number_value(json_object_get(o, "progress_pct"));
 		for (int d = 0; d < 2; d++) {
@@ -37,10 +37,10 @@ static void use(const struct jobproto_line *pl)
 		fuzz_assert(sum >= 0);
 		break;
 	}
-	case JOBPROTO_RESULT:
+	case JOB_PROTO_RESULT:
 		json_object_del(o, "type");
 		break;
-	case JOBPROTO_ERROR:
+	case JOB_PROTO_ERROR:
 		fuzz_assert(json_string_value(json_object_get(o, "message")) != NULL);
 		if (pl->partial) {
 			json_t *p = json_copy((json_t *)pl->partial);
@@ -53,7 +53,7 @@ static void use(const struct jobproto_line *pl)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct jobproto_state st = {false, false, 0};
+	struct job_proto_state st = {false, false, 0};
 	const char *p = (const char *)data, *end = p + size;
 	while (p < end) {
 		/* a last line without its newline (the worker died mid-line) is delivered at EOF */
@@ -64,9 +64,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(line, p, len);
 		p = nl ? nl + 1 : end;
 
-		struct jobproto_line pl;
+		struct job_proto_line pl;
 		char err[256] = "";
-		int rc = jobproto_line(&st, line, len, &pl, err, sizeof(err));
+		int rc = job_proto_line(&st, line, len, &pl, err, sizeof(err));
 		free(line);
 		if (rc < 0) {
 			fuzz_assert(err[0] != '\0');
@@ -76,15 +76,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		use(&pl);
 		json_decref(pl.obj);
 		switch (pl.type) {
-		case JOBPROTO_START:
+		case JOB_PROTO_START:
 			st.have_start = true;
 			break;
-		case JOBPROTO_INTERVAL:
+		case JOB_PROTO_INTERVAL:
 			fuzz_assert(st.have_start);
 			st.seq++;
 			break;
-		case JOBPROTO_RESULT:
-		case JOBPROTO_ERROR:
+		case JOB_PROTO_RESULT:
+		case JOB_PROTO_ERROR:
 			st.ended = true;
 			break;
 		}

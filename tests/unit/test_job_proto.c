@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "tap.h"
-#include "jobproto.h"
+#include "job_proto.h"
 #include "util.h"
 #include "worker/hist.h"
 
@@ -47,17 +47,17 @@ static char *result_line(const char *type, int ops, const char *extra)
 
 struct row {
 	const char *what;
-	struct jobproto_state st;
+	struct job_proto_state st;
 	const char *line;
-	int type;        /* enum jobproto_type, or -1: refused */
+	int type;        /* enum job_proto_type, or -1: refused */
 	const char *why; /* refused: text the reason holds */
 };
 
 static void check(const struct row *r)
 {
-	struct jobproto_line pl;
+	struct job_proto_line pl;
 	char err[256] = "";
-	int rc = jobproto_line(&r->st, r->line, strlen(r->line), &pl, err, sizeof(err));
+	int rc = job_proto_line(&r->st, r->line, strlen(r->line), &pl, err, sizeof(err));
 	if (r->type < 0) {
 		ok(rc == -1 && strstr(err, r->why), "%s: refused (%s)", r->what, err);
 		return;
@@ -70,8 +70,8 @@ static void check(const struct row *r)
 
 int main(void)
 {
-	const struct jobproto_state fresh = {false, false, 0}, started = {true, false, 0},
-	                            after2 = {true, false, 2}, ended = {true, true, 3};
+	const struct job_proto_state fresh = {false, false, 0}, started = {true, false, 0},
+	                             after2 = {true, false, 2}, ended = {true, true, 3};
 	char *result = result_line("result", 3, NULL);
 	char *bad_hist = result_line("result", 3, NULL);
 	memcpy(strstr(bad_hist, "loglin2"), "loglin9", 7);
@@ -80,7 +80,7 @@ int main(void)
 	char *err_bad_partial =
 	    xasprintf("{\"type\":\"error\",\"message\":\"stopped\",\"partial\":%s}", bad_hist);
 	const struct row rows[] = {
-	    {"start", fresh, START, JOBPROTO_START, NULL},
+	    {"start", fresh, START, JOB_PROTO_START, NULL},
 	    {"a second start", started, START, -1, "a second start line"},
 	    {"start of version 2", fresh, "{\"type\":\"start\",\"version\":2}", -1, "version must"},
 	    {"start without threads", fresh,
@@ -90,14 +90,14 @@ int main(void)
 	     "{\"type\":\"start\",\"version\":1,\"spec\":{},\"target\":{\"size\":-1},"
 	     "\"threads\":{}}",
 	     -1, "target.size"},
-	    {"interval 1", started, IV(1, ""), JOBPROTO_INTERVAL, NULL},
-	    {"interval 3 after 2", after2, IV(3, ""), JOBPROTO_INTERVAL, NULL},
-	    {"interval with a pass", started, IV(1, ",\"pass\":\"write\""), JOBPROTO_INTERVAL,
+	    {"interval 1", started, IV(1, ""), JOB_PROTO_INTERVAL, NULL},
+	    {"interval 3 after 2", after2, IV(3, ""), JOB_PROTO_INTERVAL, NULL},
+	    {"interval with a pass", started, IV(1, ",\"pass\":\"write\""), JOB_PROTO_INTERVAL,
 	     NULL},
 	    {"interval with eta null", started,
 	     "{\"type\":\"interval\",\"seq\":1,\"t_s\":1,\"elapsed_s\":1,\"phase\":\"ramp\","
 	     "\"progress_pct\":0,\"read\":" DIR_IV ",\"write\":" DIR_IV ",\"eta_s\":null}",
-	     JOBPROTO_INTERVAL, NULL},
+	     JOB_PROTO_INTERVAL, NULL},
 	    {"interval before start", fresh, IV(1, ""), -1, "before the start line"},
 	    {"interval skipping a seq", started, IV(2, ""), -1, "seq must be 1"},
 	    {"interval repeating a seq", after2, IV(2, ""), -1, "seq must be 3"},
@@ -119,16 +119,16 @@ int main(void)
 	     "\"lat_mean_ns\":0,\"lat_max_ns\":0,\"lat_p99_ns\":0},\"write\":" DIR_IV
 	     ",\"eta_s\":null}",
 	     -1, "read.ops must be a count"},
-	    {"result", after2, result, JOBPROTO_RESULT, NULL},
+	    {"result", after2, result, JOB_PROTO_RESULT, NULL},
 	    {"result before start", fresh, result, -1, "before the start line"},
 	    {"result with a foreign histogram", after2, bad_hist, -1, "read.hist"},
 	    {"result without cpu", started, "{\"type\":\"result\",\"elapsed_s\":1}", -1,
 	     "cpu.user_s"},
 	    {"a line after the result", ended, IV(4, ""), -1, "a interval line after the end"},
-	    {"error", fresh, "{\"type\":\"error\",\"message\":\"no such file\"}", JOBPROTO_ERROR,
+	    {"error", fresh, "{\"type\":\"error\",\"message\":\"no such file\"}", JOB_PROTO_ERROR,
 	     NULL},
-	    {"error with a partial result", after2, err_partial, JOBPROTO_ERROR, NULL},
-	    {"error with a broken partial", after2, err_bad_partial, JOBPROTO_ERROR, NULL},
+	    {"error with a partial result", after2, err_partial, JOB_PROTO_ERROR, NULL},
+	    {"error with a broken partial", after2, err_bad_partial, JOB_PROTO_ERROR, NULL},
 	    {"error without a message", started, "{\"type\":\"error\"}", -1, "without a message"},
 	    {"error after the end", ended, "{\"type\":\"error\",\"message\":\"x\"}", -1,
 	     "after the end"},
@@ -145,24 +145,24 @@ int main(void)
 		check(&rows[i]);
 
 	/* the partial result is handed over only when it is one */
-	struct jobproto_line pl;
+	struct job_proto_line pl;
 	char err[256];
-	ok(jobproto_line(&after2, err_partial, strlen(err_partial), &pl, err, sizeof(err)) == 0 &&
+	ok(job_proto_line(&after2, err_partial, strlen(err_partial), &pl, err, sizeof(err)) == 0 &&
 	       pl.partial == json_object_get(pl.obj, "partial"),
 	   "an error's well-formed partial result is handed over");
 	json_decref(pl.obj);
-	ok(jobproto_line(&fresh, err_partial, strlen(err_partial), &pl, err, sizeof(err)) == 0 &&
+	ok(job_proto_line(&fresh, err_partial, strlen(err_partial), &pl, err, sizeof(err)) == 0 &&
 	       pl.partial == NULL,
 	   "but not before a start line");
 	json_decref(pl.obj);
-	ok(jobproto_line(&after2, err_bad_partial, strlen(err_bad_partial), &pl, err,
-	                 sizeof(err)) == 0 &&
+	ok(job_proto_line(&after2, err_bad_partial, strlen(err_bad_partial), &pl, err,
+	                  sizeof(err)) == 0 &&
 	       pl.partial == NULL,
 	   "nor when it is not well formed");
 	json_decref(pl.obj);
 	/* a NUL inside the line is the line's, not its end */
 	static const char nul[] = "{\"type\":\"error\",\"message\":\"a\"}\0{\"type\":\"bogus\"}";
-	ok(jobproto_line(&started, nul, sizeof(nul) - 1, &pl, err, sizeof(err)) == -1,
+	ok(job_proto_line(&started, nul, sizeof(nul) - 1, &pl, err, sizeof(err)) == -1,
 	   "a line with a NUL in it is refused whole");
 
 	free(result);

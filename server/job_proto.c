@@ -1,7 +1,7 @@
 /* The worker's protocol, checked line by line: a switch on the line's type, every member
  * of it checked for type and range, and anything else refused, as a relay checks each
  * message of its peer before use. */
-#include "jobproto.h"
+#include "job_proto.h"
 #include "util.h"
 #include "worker/hist.h"
 
@@ -137,8 +137,8 @@ static int proto_start(const json_t *o, char *err, size_t len)
 	return 0;
 }
 
-int jobproto_line(const struct jobproto_state *st, const char *line, size_t len,
-                  struct jobproto_line *out, char *err, size_t errlen)
+int job_proto_line(const struct job_proto_state *st, const char *line, size_t len,
+                   struct job_proto_line *out, char *err, size_t errlen)
 {
 	memset(out, 0, sizeof(*out));
 	json_error_t jerr;
@@ -160,7 +160,7 @@ int jobproto_line(const struct jobproto_state *st, const char *line, size_t len,
 		}
 		if (proto_start(o, err, errlen))
 			goto bad;
-		out->type = JOBPROTO_START;
+		out->type = JOB_PROTO_START;
 	} else if (strcmp(type, "interval") == 0) {
 		if (!st->have_start) {
 			snprintf(err, errlen, "an interval before the start line");
@@ -168,7 +168,7 @@ int jobproto_line(const struct jobproto_state *st, const char *line, size_t len,
 		}
 		if (proto_interval(st->seq, o, err, errlen))
 			goto bad;
-		out->type = JOBPROTO_INTERVAL;
+		out->type = JOB_PROTO_INTERVAL;
 	} else if (strcmp(type, "result") == 0) {
 		if (!st->have_start) {
 			snprintf(err, errlen, "a result before the start line");
@@ -176,7 +176,7 @@ int jobproto_line(const struct jobproto_state *st, const char *line, size_t len,
 		}
 		if (proto_result(o, err, errlen))
 			goto bad;
-		out->type = JOBPROTO_RESULT;
+		out->type = JOB_PROTO_RESULT;
 	} else if (strcmp(type, "error") == 0) {
 		if (!json_string_value(json_object_get(o, "message"))) {
 			snprintf(err, errlen, "an error line without a message");
@@ -188,7 +188,7 @@ int jobproto_line(const struct jobproto_state *st, const char *line, size_t len,
 		if (st->have_start && json_is_object(partial) &&
 		    proto_result(partial, why, sizeof(why)) == 0)
 			out->partial = partial;
-		out->type = JOBPROTO_ERROR;
+		out->type = JOB_PROTO_ERROR;
 	} else {
 		snprintf(err, errlen, "unknown line type '%.40s'", type);
 		goto bad;
