@@ -8,6 +8,7 @@
 #include <event2/http.h>
 
 #include "api.h"
+#include "job_report.h"
 #include "jobs.h"
 #include "util.h"
 #include "worker/spec.h"
@@ -219,7 +220,7 @@ void bench_jobs_result(struct request *r)
 	}
 	bool fio = format && strcmp(format, "fio") == 0;
 	int64_t id;
-	if (bench_job_id(r, &id, &f) < 0 || jobs_result(id, fio, &res, &f) < 0) {
+	if (bench_job_id(r, &id, &f) < 0 || job_report_result(id, fio, &res, &f) < 0) {
 		reply_fault(r, &f);
 		return;
 	}
@@ -245,9 +246,9 @@ static int bench_compare_query(struct request *r, int64_t *ids, size_t *n, size_
 		long long v;
 		if (util_parse_ll(t, 1, INT64_MAX, &v) < 0)
 			return fault_set(f, ERR_INVALID_ARG, "jobs: '%.40s' is not a job id", t);
-		if (*n == JOBS_COMPARE_MAX)
+		if (*n == JOB_REPORT_COMPARE_MAX)
 			return fault_set(f, ERR_INVALID_ARG, "jobs: at most %d jobs",
-			                 JOBS_COMPARE_MAX);
+			                 JOB_REPORT_COMPARE_MAX);
 		for (size_t k = 0; k < *n; k++)
 			if (ids[k] == v)
 				return fault_set(f, ERR_INVALID_ARG, "jobs: %lld is named twice",
@@ -273,11 +274,11 @@ static int bench_compare_query(struct request *r, int64_t *ids, size_t *n, size_
 void bench_compare(struct request *r)
 {
 	struct fault f = {0};
-	int64_t ids[JOBS_COMPARE_MAX];
+	int64_t ids[JOB_REPORT_COMPARE_MAX];
 	size_t n = 0, base = 0;
 	json_t *cmp;
 	if (bench_compare_query(r, ids, &n, &base, &f) < 0 ||
-	    jobs_compare(ids, n, base, &cmp, &f) < 0) {
+	    job_report_compare(ids, n, base, &cmp, &f) < 0) {
 		reply_fault(r, &f);
 		return;
 	}

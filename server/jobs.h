@@ -15,10 +15,9 @@
 
 struct event_base;
 struct db;
+struct db_run;
 struct buf;
 struct stream;
-
-#define JOBS_COMPARE_MAX 16 /* jobs in one comparison */
 
 struct jobs_config {
 	const char *worker;     /* spindle-worker: a path, or a name looked up in PATH */
@@ -80,11 +79,11 @@ int jobs_get(int64_t id, json_t **out, struct fault *f);
  * finished one, which needs settings:modify (*out NULL). */
 int jobs_delete(int64_t id, const struct identity *who, const char *peer, bool *cancelled,
                 json_t **out, struct fault *f);
-/* The result as stored, or in fio's JSON output shape. */
-int jobs_result(int64_t id, bool fio, json_t **out, struct fault *f);
-/* The complete results of n jobs (1 to JOBS_COMPARE_MAX) side by side, each figure's
- * difference from the job ids[base] in percent. */
-int jobs_compare(const int64_t *ids, size_t n, size_t base, json_t **out, struct fault *f);
+/* The row of a job as it reads now (a live job's own, which the store may not hold yet);
+ * db_run_clear() it. */
+int jobs_run_get(int64_t id, struct db_run *run, struct fault *f);
+/* A row as a listing shows it: the summary of its result, not all of it. New reference. */
+json_t *jobs_run_json(const struct db_run *run);
 
 /* A job's progress is its interval lines and then an end line, as NDJSON (sse false) or as
  * Server-Sent Events named "interval" and "end". */
