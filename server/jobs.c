@@ -23,9 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/statvfs.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -35,14 +32,13 @@
 #include "collector.h"
 #include "db/db.h"
 #include "job_proto.h"
+#include "job_target.h"
 #include "log.h"
 #include "stream.h"
-#include "sysfs.h"
 #include "util.h"
 #include "worker/spec.h"
 #include "dbw.h"
 
-#define JOBS_MAX_DIRS      16
 #define JOBS_MAX_QUEUED    256
 #define JOBS_MAX_WATCHERS  64
 #define JOBS_FLUSH_S       2 /* seconds of lines a crash may cost; written off the loop */
@@ -67,10 +63,7 @@ struct job {
 	struct db_run run;     /* the row as stored; spec is its JSON text */
 	enum job_state state;  /* run.state's */
 	struct spec spec;
-	char confine[PATH_MAX]; /* the bench dir the worker is held in; "" for a device */
-	bool device;
-	char disk[32]; /* the whole disk under the target, "" when none */
-	char disk_why[160];
+	struct job_target where; /* its path is run.target's */
 	struct child *child;
 	bool cancel, protocol_error;
 	char cancel_by[DB_NAME_MAX + 1];
@@ -106,8 +99,7 @@ static struct {
 	struct event_base *base;
 	struct db *db;
 	struct jobs_config cfg;
-	char dirs[JOBS_MAX_DIRS][PATH_MAX];
-	size_t ndirs;
+	struct job_target_rules rules;  /* the bench dirs and the settings for targets */
 	TAILQ_HEAD(job_list, job) live; /* queued and running, oldest first */
 	unsigned running, queued, watchers;
 	struct event *kick, *flush;
@@ -193,277 +185,17 @@ static struct job *job_live(int64_t id)
 	return NULL;
 }
 
-/* ---- targets */
+/* ---- the job object */
 
-static bool path_inside(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-	if (strcmp(dir, "/") == 0)
-		return true;
-	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
-}
-
-static const char *dirs_list(char *buf, size_t len)
-{
-	buf[0] = '\0';
-	for (size_t i = 0; i < jobs.ndirs; i++) {
-		if (i)
-			strncat(buf, ", ", len - strlen(buf) - 1);
-		strncat(buf, jobs.dirs[i], len - strlen(buf) - 1);
-	}
-	return buf;
-}
-
-/* An existing file named as a target (lstat'ed as st): a regular file with one name, the
- * daemon's own. A hard link is another name of a file that may be outside the bench dirs,
- * and another user's file is not the daemon's to overwrite. The worker checks the same on
- * the file it opens (--confine), so a name changed after this check does not slip by. */
-static int job_target_file(const char *shown, const struct stat *st, struct fault *f)
-{
-	if (S_ISLNK(st->st_mode))
-		return fault_set(f, ERR_DENIED,
-		                 "target: %.200s is a symbolic link; name the file itself", shown);
-	if (!S_ISREG(st->st_mode))
-		return fault_set(f, ERR_INVALID_ARG,
-		                 "target: %.200s is neither a regular file nor a block device",
-		                 shown);
-	if (st->st_nlink > 1)
-		return fault_set(
-		    f, ERR_INVALID_ARG,
-		    "target: %.200s has %lu hard links; a bench file must have one name "
-		    "(another may be outside the bench dirs)",
-		    shown, (unsigned long)st->st_nlink);
-	if (st->st_uid != geteuid())
-		return fault_set(
-		    f, ERR_INVALID_ARG,
-		    "target: %.200s belongs to uid %u, not to the daemon's user (uid %u)", shown,
-		    (unsigned)st->st_uid, (unsigned)geteuid());
-	return 0;
-}
-
-/* Where a job may read and write: a file inside a bench dir, its parent resolved with
- * symlinks followed and its last component not a link; or, where the settings allow and
- * the spec confirms it, a raw block device. Fills j->run.target, j->confine, j->device. */
+/* Where it reads and writes (job_target.h), into run.target as well. What the row read
+ * before stays when the target is refused before a path is resolved. */
 static int job_target(struct job *j, struct fault *f)
 {
-	struct spec *s = &j->spec;
-	char list[1024];
-	struct stat st;
-	if (!s->target[0]) {
-		/* its own file in the first bench dir, named after the job */
-		int n;
-		if (s->name[0])
-			n = snprintf(j->run.target, sizeof(j->run.target), "%s/%s", jobs.dirs[0],
-			             s->name);
-		else
-			n = snprintf(j->run.target, sizeof(j->run.target), "%s/job-%lld",
-			             jobs.dirs[0], (long long)j->run.id);
-		if (n < 0 || (size_t)n >= sizeof(j->run.target))
-			return fault_set(f, ERR_INVALID_ARG,
-			                 "target: the bench dir's path is too long");
-		snprintf(j->confine, sizeof(j->confine), "%s", jobs.dirs[0]);
-		/* (an unnamed job's file is named after its id, known once it is stored) */
-		if ((s->name[0] || j->run.id) && lstat(j->run.target, &st) == 0)
-			return job_target_file(j->run.target, &st, f);
-		return 0;
-	}
-	if (s->target[0] != '/')
-		return fault_set(f, ERR_INVALID_ARG, "target: must be an absolute path");
-	if (stat(s->target, &st) == 0 && S_ISBLK(st.st_mode)) {
-		char real[PATH_MAX];
-		if (!realpath(s->target, real))
-			return fault_set(f, ERR_INVALID_ARG, "target: %.200s: %s", s->target,
-			                 strerror(errno));
-		if (!jobs.cfg.allow_devices)
-			return fault_set(
-			    f, ERR_DENIED,
-			    "target: %.200s is a raw block device; the settings do not "
-			    "allow devices (bench_allow_devices)",
-			    real);
-		if (!s->confirm)
-			return fault_set(f, ERR_CONFIRM_REQUIRED,
-			                 "confirm: %.200s is a raw block device: a job may destroy "
-			                 "its data; send \"confirm\": true",
-			                 real);
-		snprintf(j->run.target, sizeof(j->run.target), "%s", real);
-		j->confine[0] = '\0';
-		j->device = true;
-		return 0;
-	}
-	/* a file: split off the last component */
-	char parent[PATH_MAX], real[PATH_MAX];
-	snprintf(parent, sizeof(parent), "%s", s->target);
-	size_t len = strlen(parent);
-	while (len > 1 && parent[len - 1] == '/')
-		parent[--len] = '\0';
-	char *slash = strrchr(parent, '/');
-	const char *base = slash + 1;
-	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
-		return fault_set(f, ERR_INVALID_ARG, "target: %.200s names no file", s->target);
-	char name[NAME_MAX + 1];
-	snprintf(name, sizeof(name), "%s", base);
-	if (slash == parent)
-		slash[1] = '\0';
-	else
-		*slash = '\0';
-	if (!realpath(parent, real))
-		return fault_set(f, errno == ENOENT ? ERR_INVALID_ARG : ERR_DENIED,
-		                 "target: directory %.200s: %s", parent, strerror(errno));
-	size_t d;
-	for (d = 0; d < jobs.ndirs; d++)
-		if (path_inside(real, jobs.dirs[d]))
-			break;
-	if (d == jobs.ndirs)
-		return fault_set(f, ERR_DENIED, "target: %.200s is outside the bench dirs (%.400s)",
-		                 s->target, dirs_list(list, sizeof(list)));
-	int n = snprintf(j->run.target, sizeof(j->run.target), "%s%s%s", real,
-	                 strcmp(real, "/") ? "/" : "", name);
-	if (n < 0 || (size_t)n >= sizeof(j->run.target))
-		return fault_set(f, ERR_INVALID_ARG, "target: too long");
-	if (lstat(j->run.target, &st) == 0 && job_target_file(s->target, &st, f) < 0)
-		return -1;
-	snprintf(j->confine, sizeof(j->confine), "%s", jobs.dirs[d]);
-	return 0;
+	snprintf(j->where.path, sizeof(j->where.path), "%s", j->run.target);
+	int rc = job_target_resolve(&jobs.rules, &j->spec, j->run.id, &j->where, f);
+	snprintf(j->run.target, sizeof(j->run.target), "%s", j->where.path);
+	return rc;
 }
-
-/* "1.5 GiB": sizes in messages, binary units as the spec takes them. */
-static const char *size_text(uint64_t bytes, char *buf, size_t len)
-{
-	static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-	double v = (double)bytes;
-	size_t u = 0;
-	while (v >= 1024 && u + 1 < nitems(units)) {
-		v /= 1024;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, len, "%llu bytes", (unsigned long long)bytes);
-	else
-		snprintf(buf, len, "%.1f %s", v, units[u]);
-	return buf;
-}
-
-/* Whether the target holds the job's size, or its filesystem can take the layout and keep
- * the reserve (bench_reserve): known before the job is queued, and checked again as it
- * starts (jobs ahead of it may have laid out their files meanwhile). statvfs and a stat:
- * no I/O on the data. The worker lays out size less what the file has. */
-static int job_check_space(const struct job *j, struct fault *f)
-{
-	const struct spec *s = &j->spec;
-	char a[32], b[32], c[32];
-	struct stat st;
-	if (j->device) {
-		/* the size the kernel gives, without opening the device */
-		if (!s->size || stat(j->run.target, &st) < 0)
-			return 0;
-		char path[PATH_MAX];
-		const char *root =
-		    jobs.cfg.sys_root && strcmp(jobs.cfg.sys_root, "/") ? jobs.cfg.sys_root : "";
-		snprintf(path, sizeof(path), "%s/sys/dev/block/%u:%u/size", root, major(st.st_rdev),
-		         minor(st.st_rdev));
-		long long sectors = sysfs_read_ll(path); /* of 512 bytes, whatever the device's */
-		if (sectors <= 0)
-			return 0;
-		if (s->size > (uint64_t)sectors * 512)
-			return fault_set(f, ERR_INVALID_ARG,
-			                 "size: %s is larger than the device %.80s (%s)",
-			                 size_text(s->size, a, sizeof(a)), j->run.target,
-			                 size_text((uint64_t)sectors * 512, b, sizeof(b)));
-		return 0;
-	}
-	bool exists = lstat(j->run.target, &st) == 0 && S_ISREG(st.st_mode);
-	uint64_t have = exists ? (uint64_t)st.st_size : 0;
-	bool rewrites = s->pattern == SPEC_IOZONE && (s->passes & (1u << SPEC_PASS_WRITE));
-	if (!s->size) {
-		if (!rewrites && have >= s->block_size)
-			return 0;
-		return fault_set(f, ERR_MISSING_ARG,
-		                 "size: required: the target %.120s does not exist or is smaller "
-		                 "than one block (%u bytes)",
-		                 j->run.target, (unsigned)s->block_size);
-	}
-	/* iozone's write pass starts from an empty file: what the file holds is freed first */
-	uint64_t held = rewrites ? (exists ? (uint64_t)st.st_blocks * 512 : 0) : have;
-	uint64_t need = s->size > held ? s->size - held : 0;
-	if (!need)
-		return 0;
-	char dir[PATH_MAX];
-	snprintf(dir, sizeof(dir), "%s", j->run.target);
-	char *slash = strrchr(dir, '/');
-	if (slash)
-		slash[slash == dir ? 1 : 0] = '\0';
-	struct statvfs v;
-	if (statvfs(dir, &v) < 0)
-		return 0; /* the worker finds out */
-	uint64_t total = (uint64_t)v.f_blocks * v.f_frsize;
-	uint64_t avail = (uint64_t)v.f_bavail * v.f_frsize;
-	if (s->size > total)
-		return fault_set(
-		    f, ERR_INVALID_ARG, "size: %s is larger than the filesystem holding %.80s (%s)",
-		    size_text(s->size, a, sizeof(a)), dir, size_text(total, b, sizeof(b)));
-	uint64_t reserve = jobs.cfg.reserve_pct ? total / 100 * (uint64_t)jobs.cfg.reserve_pct
-	                                        : jobs.cfg.reserve_bytes;
-	if (need > avail || avail - need < reserve)
-		return fault_set(
-		    f, ERR_INVALID_ARG,
-		    "size: laying out %s would leave less than the reserve of %s "
-		    "(bench_reserve %s) free on the filesystem of %.80s; it has %s free",
-		    size_text(need, a, sizeof(a)), size_text(reserve, b, sizeof(b)),
-		    jobs.cfg.reserve_text ? jobs.cfg.reserve_text : "", dir,
-		    size_text(avail, c, sizeof(c)));
-	return 0;
-}
-
-/* The whole disk behind the target, as the collector names it: the device number of the
- * filesystem (or of the device itself) through /sys/dev/block to its disk, a partition
- * counting as the disk that holds it. */
-static void job_resolve_disk(struct job *j)
-{
-	struct stat st;
-	dev_t dev;
-	char dir[PATH_MAX];
-	j->disk[0] = '\0';
-	snprintf(dir, sizeof(dir), "%s", j->run.target);
-	if (j->device) {
-		if (stat(j->run.target, &st) < 0)
-			goto none;
-		dev = st.st_rdev;
-	} else {
-		if (stat(j->run.target, &st) < 0) {
-			char *slash = strrchr(dir, '/');
-			if (slash)
-				slash[slash == dir ? 1 : 0] = '\0';
-			if (stat(dir, &st) < 0)
-				goto none;
-		}
-		dev = st.st_dev;
-	}
-	char link[PATH_MAX], real[PATH_MAX], part[PATH_MAX + 16];
-	const char *root =
-	    jobs.cfg.sys_root && strcmp(jobs.cfg.sys_root, "/") ? jobs.cfg.sys_root : "";
-	snprintf(link, sizeof(link), "%s/sys/dev/block/%u:%u", root, major(dev), minor(dev));
-	if (!realpath(link, real)) {
-		snprintf(j->disk_why, sizeof(j->disk_why),
-		         "no block device behind the target (device %u:%u: a network, virtual or "
-		         "pooled filesystem?)",
-		         major(dev), minor(dev));
-		return;
-	}
-	snprintf(part, sizeof(part), "%s/partition", real);
-	if (access(part, F_OK) == 0) {
-		char *slash = strrchr(real, '/');
-		if (slash)
-			*slash = '\0';
-	}
-	const char *name = strrchr(real, '/');
-	snprintf(j->disk, sizeof(j->disk), "%.31s", name ? name + 1 : real);
-	return;
-none:
-	snprintf(j->disk_why, sizeof(j->disk_why), "the target cannot be examined: %s",
-	         strerror(errno));
-}
-
-/* ---- the job object */
 
 static struct job *job_new(void)
 {
@@ -699,9 +431,9 @@ static void jobs_tick(void *arg, const struct box_sample *s)
 		for (int m = 0; m < CPU_MODES; m++)
 			j->cpu[m] += s->cpu_pct[m];
 		j->cpu_seconds++;
-		for (int i = 0; j->disk[0] && i < s->ndisks; i++) {
+		for (int i = 0; j->where.disk[0] && i < s->ndisks; i++) {
 			const struct disk_sample *d = &s->disks[i];
-			if (strcmp(d->name, j->disk) != 0)
+			if (strcmp(d->name, j->where.disk) != 0)
 				continue;
 			j->dev_seconds++;
 			j->reads += d->reads_per_s;
@@ -732,12 +464,12 @@ static void jobs_subscription(void)
 static void job_add_figures(struct job *j, json_t *res)
 {
 	json_t *dev;
-	if (j->disk[0] && j->dev_seconds) {
+	if (j->where.disk[0] && j->dev_seconds) {
 		double n = j->dev_seconds;
 		dev = json_pack(
-		    "{s:s, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "disk", j->disk,
-		    "seconds", (int)j->dev_seconds, "reads_per_s", real1(j->reads / n),
-		    "writes_per_s", real1(j->writes / n), "ops_per_s",
+		    "{s:s, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "disk",
+		    j->where.disk, "seconds", (int)j->dev_seconds, "reads_per_s",
+		    real1(j->reads / n), "writes_per_s", real1(j->writes / n), "ops_per_s",
 		    real1((j->reads + j->writes) / n), "read_bytes_per_s",
 		    json_integer((json_int_t)llround(j->rbytes / n)), "write_bytes_per_s",
 		    json_integer((json_int_t)llround(j->wbytes / n)), "busy_pct",
@@ -747,10 +479,11 @@ static void job_add_figures(struct job *j, json_t *res)
 		    json_real(j->writes > 0 ? round(j->wlat_ops / j->writes * 1000) / 1000 : 0));
 	} else {
 		dev = json_pack("{s:o, s:s}", "disk",
-		                j->disk[0] ? json_string(j->disk) : json_null(), "why",
-		                j->disk[0] ? "the collector had no sample of the disk while the "
-		                             "job was measured"
-		                           : j->disk_why);
+		                j->where.disk[0] ? json_string(j->where.disk) : json_null(), "why",
+		                j->where.disk[0]
+		                    ? "the collector had no sample of the disk while the "
+		                      "job was measured"
+		                    : j->where.disk_why);
 	}
 	json_object_set_new(res, "device", dev);
 	static const char *const mode_keys[CPU_MODES] = {
@@ -970,9 +703,9 @@ static void job_start(struct job *j)
 	 * the dashboard) its share; the I/O they do is the same */
 	argv[n++] = "--nice";
 	argv[n++] = "10";
-	if (!j->device) {
+	if (!j->where.device) {
 		argv[n++] = "--confine";
-		argv[n++] = j->confine;
+		argv[n++] = j->where.confine;
 	}
 	argv[n] = NULL;
 	struct child_opts o = {
@@ -989,12 +722,13 @@ static void job_start(struct job *j)
 	char err[256];
 	jobs.queued--;
 	struct fault f = {0};
-	if (job_check_space(j, &f) < 0) { /* jobs before it may have filled the disk */
+	if (job_target_check_space(&jobs.rules, &j->spec, &j->where, &f) <
+	    0) { /* jobs before it may have filled the disk */
 		snprintf(j->run.reason, sizeof(j->run.reason), "at its start: %s", f.details);
 		job_finish(j, JOB_FAILED);
 		return;
 	}
-	job_resolve_disk(j);
+	job_target_find_disk(&jobs.rules, &j->where);
 	j->run.start_time = util_now();
 	j->child = child_spawn(&o, err, sizeof(err));
 	if (!j->child) {
@@ -1117,7 +851,8 @@ int jobs_submit(const json_t *body, const struct identity *who, const char *peer
 		f->retry_after = 60;
 		return fault_set(f, ERR_BUSY, "jobs: %d jobs are queued already", JOBS_MAX_QUEUED);
 	}
-	if (job_target(j, f) < 0 || job_check_space(j, f) < 0) {
+	if (job_target(j, f) < 0 ||
+	    job_target_check_space(&jobs.rules, &j->spec, &j->where, f) < 0) {
 		audit_log(who->user, peer, "bench.submit", j->spec.target, false, "%s", f->details);
 		job_free(j);
 		return -1;
@@ -1443,6 +1178,11 @@ int jobs_init(struct event_base *base, struct db *db, const struct jobs_config *
 	log_info("jobs: worker %s, concurrency %d", jobs.cfg.worker, jobs.cfg.concurrency);
 	if (jobs.cfg.concurrency < 1)
 		jobs.cfg.concurrency = 1;
+	jobs.rules.allow_devices = cfg->allow_devices;
+	jobs.rules.sys_root = cfg->sys_root;
+	jobs.rules.reserve_bytes = cfg->reserve_bytes;
+	jobs.rules.reserve_pct = cfg->reserve_pct;
+	jobs.rules.reserve_text = cfg->reserve_text;
 	char list[PATH_MAX * 2];
 	if (cfg->bench_dirs && *cfg->bench_dirs)
 		snprintf(list, sizeof(list), "%s", cfg->bench_dirs);
@@ -1450,21 +1190,21 @@ int jobs_init(struct event_base *base, struct db *db, const struct jobs_config *
 		snprintf(list, sizeof(list), "%s/bench", cfg->state_dir);
 	char *save = NULL;
 	for (char *d = strtok_r(list, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-		if (jobs.ndirs == JOBS_MAX_DIRS) {
-			log_err("jobs: at most %d bench dirs", JOBS_MAX_DIRS);
+		if (jobs.rules.ndirs == JOB_TARGET_MAX_DIRS) {
+			log_err("jobs: at most %d bench dirs", JOB_TARGET_MAX_DIRS);
 			return -1;
 		}
 		if (d[0] != '/') {
 			log_err("jobs: bench dir %s: must be an absolute path", d);
 			return -1;
 		}
-		if (util_mkdirs(d, 0700) < 0 || !realpath(d, jobs.dirs[jobs.ndirs])) {
+		if (util_mkdirs(d, 0700) < 0 || !realpath(d, jobs.rules.dirs[jobs.rules.ndirs])) {
 			log_err("jobs: bench dir %s: %s", d, strerror(errno));
 			return -1;
 		}
-		jobs.ndirs++;
+		jobs.rules.ndirs++;
 	}
-	if (jobs.ndirs == 0) {
+	if (jobs.rules.ndirs == 0) {
 		log_err("jobs: no bench dir");
 		return -1;
 	}
