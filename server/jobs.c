@@ -1,7 +1,7 @@
 /* The benchmark job supervisor. A job is a row in bench_runs and, while queued or running,
  * a struct job here. Running, it is a child spindle-worker (child.h) fed its spec on stdin
- * and confined to the bench dir of its target; every stdout line is checked against the
- * worker's protocol (start, interval, result, error), anything else stops the worker.
+ * and confined to the bench dir of its target (job_target.c); every stdout line is checked
+ * against the worker's protocol (job_proto.c), anything else stops the worker.
  * While it runs the collector's second-by-second figures for the disk under the target
  * and the box's CPU modes are summed with it, so its result reads like an AWR report next
  * to iostat. Interval lines are kept in memory and written in batches.

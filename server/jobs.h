@@ -1,8 +1,9 @@
 /* The benchmark job supervisor: a queue run with a configured concurrency, each job a child
- * spindle-worker whose NDJSON lines are validated one by one, runs kept in the store
- * (db/store_runs.c) with the collector's figures for the target's disk and the box's CPU
- * recorded while they ran. Targets only inside the bench dirs (or raw devices where the
- * settings allow, with confirm). Loop thread only. It owns the runs. */
+ * spindle-worker whose NDJSON lines are validated one by one (job_proto.h), runs kept in
+ * the store (db/store_runs.c) with the collector's figures for the target's disk and the
+ * box's CPU recorded while they ran. Targets only inside the bench dirs, or raw devices
+ * where the settings allow, with confirm (job_target.h). Results for the API in other
+ * shapes: job_report.h. Loop thread only. It owns the runs. */
 #ifndef SPINDLE_JOBS_H
 #define SPINDLE_JOBS_H
 
@@ -86,8 +87,8 @@ int jobs_run_get(int64_t id, struct db_run *run, struct fault *f);
 json_t *jobs_run_json(const struct db_run *run);
 
 /* A job's progress is its interval lines and then an end line, as NDJSON (sse false) or as
- * Server-Sent Events named "interval" and "end". */
-/* Has the job not ended yet (queued or running)? Then its progress is watched as it goes
+ * Server-Sent Events named "interval" and "end".
+ * Has the job not ended yet (queued or running)? Then its progress is watched as it goes
  * (jobs_watch_admit, jobs_watch); else it is given whole (jobs_replay). */
 bool jobs_watchable(int64_t id);
 /* The whole progress of a job that has ended, appended to out. */
