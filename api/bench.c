@@ -30,9 +30,8 @@ static json_t *bench_job_href(json_t *job)
 
 static json_t *bench_jobs_hrefs(json_t *jobs)
 {
-	size_t i;
-	json_t *job;
-	json_array_foreach(jobs, i, job) bench_job_href(job);
+	for (size_t i = 0; i < json_array_size(jobs); i++)
+		bench_job_href(json_array_get(jobs, i));
 	return jobs;
 }
 

@@ -150,9 +150,7 @@ void jobs_counts(unsigned *running, unsigned *queued)
 static void jobs_fill_sample(void *arg, struct box_sample *s)
 {
 	double weighted[2] = {0, 0}; /* latency in microseconds x operations */
-	const struct job *j;
-	TAILQ_FOREACH(j, &jobs.live, link)
-	{
+	for (const struct job *j = TAILQ_FIRST(&jobs.live); j; j = TAILQ_NEXT(j, link)) {
 		if (!j->child || !j->seq)
 			continue;
 		for (int d = 0; d < 2; d++) {
@@ -178,10 +176,9 @@ static json_t *real1(double v)
 
 static struct job *job_live(int64_t id)
 {
-	struct job *j;
-	TAILQ_FOREACH(j, &jobs.live, link)
-	if (j->run.id == id)
-		return j;
+	for (struct job *j = TAILQ_FIRST(&jobs.live); j; j = TAILQ_NEXT(j, link))
+		if (j->run.id == id)
+			return j;
 	return NULL;
 }
 
@@ -421,9 +418,7 @@ static void watcher_hook(struct stream *s, enum stream_event ev, void *arg)
 
 static void jobs_tick(void *arg, const struct box_sample *s)
 {
-	struct job *j;
-	TAILQ_FOREACH(j, &jobs.live, link)
-	{
+	for (struct job *j = TAILQ_FIRST(&jobs.live); j; j = TAILQ_NEXT(j, link)) {
 		/* only seconds the measured phase covers whole: a partial one would mix in
 		 * what the disk did before the job */
 		if (!j->child || !j->measuring || (s->time - 1) * 1000 < j->measure_ms)
@@ -576,9 +571,8 @@ static void job_on_line(void *arg, const char *line, size_t len)
 	case JOB_PROTO_INTERVAL: {
 		job_interval(j, o);
 		char *text = xstrndup(line, len);
-		struct watcher *w;
-		LIST_FOREACH(w, &j->watchers, link)
-		watcher_send(w, "interval", text, len);
+		for (struct watcher *w = LIST_FIRST(&j->watchers); w; w = LIST_NEXT(w, link))
+			watcher_send(w, "interval", text, len);
 		j->lines = util_grow(j->lines, &j->cap, j->nlines, sizeof(*j->lines));
 		j->lines[j->nlines++] = text;
 		break;
