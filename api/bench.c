@@ -16,22 +16,12 @@
 /* A spec is small; its fields have types of their own (sizes as numbers or "8k"), which
  * the spec parser checks with a message per field, so the body is read here. */
 #define BENCH_MAX_SPEC (64 * 1024)
-#define BENCH_JOBS     "/api/bench/v1/jobs"
-
-/* Adds "href" to a job object (borrowed) and returns it. */
-static json_t *bench_job_href(json_t *job)
-{
-	char href[64];
-	snprintf(href, sizeof(href), BENCH_JOBS "/%" JSON_INTEGER_FORMAT,
-	         json_integer_value(json_object_get(job, "id")));
-	json_object_set_new(job, "href", json_string(href));
-	return job;
-}
+#define JOB_HREF       "/api/bench/v1/jobs/{id}"
 
 static json_t *bench_jobs_hrefs(json_t *jobs)
 {
 	for (size_t i = 0; i < json_array_size(jobs); i++)
-		bench_job_href(json_array_get(jobs, i));
+		api_href(json_array_get(jobs, i), JOB_HREF);
 	return jobs;
 }
 
@@ -72,7 +62,7 @@ void bench_jobs_create(struct request *r)
 		reply_fault(r, &f);
 		return;
 	}
-	bench_job_href(job);
+	api_href(job, JOB_HREF);
 	reply_header(r, "Location", json_string_value(json_object_get(job, "href")));
 	reply_json(r, 201, json_pack("{s:o}", "job", job));
 }
@@ -152,7 +142,7 @@ void bench_jobs_get(struct request *r)
 		reply_fault(r, &f);
 		return;
 	}
-	reply_json(r, 200, json_pack("{s:o}", "job", bench_job_href(job)));
+	reply_json(r, 200, json_pack("{s:o}", "job", api_href(job, JOB_HREF)));
 }
 
 void bench_jobs_delete(struct request *r)
@@ -167,7 +157,7 @@ void bench_jobs_delete(struct request *r)
 		return;
 	}
 	if (cancelled)
-		reply_json(r, 202, json_pack("{s:o}", "job", bench_job_href(job)));
+		reply_json(r, 202, json_pack("{s:o}", "job", api_href(job, JOB_HREF)));
 	else
 		reply_empty(r, 204);
 }
