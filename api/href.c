@@ -6,20 +6,14 @@
 #include "api.h"
 #include "util.h"
 
-struct out {
-	char *p;
-	size_t len, cap;
-};
-
-static void put(struct out *o, char c)
+static void put(struct buf *o, char c)
 {
-	o->p = util_grow(o->p, &o->cap, o->len, 1);
-	o->p[o->len++] = c;
+	buf_add(o, &c, 1);
 }
 
 /* s as one path segment: unreserved characters (RFC 3986) as they are, '/' (which no
  * segment can carry: the router refuses an encoded one) as '|', the rest %XX. */
-static void put_segment(struct out *o, const char *s)
+static void put_segment(struct buf *o, const char *s)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -36,7 +30,7 @@ static void put_segment(struct out *o, const char *s)
 }
 
 /* The member of obj named by [name, name + len), as a segment; nothing when absent. */
-static void put_member(struct out *o, const json_t *obj, const char *name, size_t len)
+static void put_member(struct buf *o, const json_t *obj, const char *name, size_t len)
 {
 	char key[64];
 	if (len >= sizeof(key))
@@ -55,7 +49,7 @@ static void put_member(struct out *o, const json_t *obj, const char *name, size_
 
 json_t *api_href(json_t *obj, const char *path)
 {
-	struct out o = {0};
+	struct buf o = {0};
 	for (const char *p = path; *p; p++) {
 		const char *end = *p == '{' ? strchr(p, '}') : NULL;
 		if (!end) {
@@ -65,8 +59,7 @@ json_t *api_href(json_t *obj, const char *path)
 		put_member(&o, obj, p + 1, (size_t)(end - p - 1));
 		p = end;
 	}
-	put(&o, '\0');
-	json_object_set_new(obj, "href", json_string(o.p));
-	free(o.p);
+	json_object_set_new(obj, "href", json_string(o.p ? o.p : ""));
+	buf_free(&o);
 	return obj;
 }

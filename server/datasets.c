@@ -204,8 +204,8 @@ static void x_arc_size(const struct box_sample *s, int drill, struct emit *e)
 	}
 }
 
-/* The running benchmark jobs (sampled by the collector from jobs_live()): operations per
- * second summed over the jobs; 0 while none runs, like io.ops of an idle box. */
+/* The running benchmark jobs (filled in by the job supervisor through collector_set_fill()):
+ * operations per second summed over the jobs; 0 while none runs, like io.ops of an idle box. */
 static void x_bench_ops(const struct box_sample *s, int drill, struct emit *e)
 {
 	put(e, NULL, s->bench_ops_per_s[0] + s->bench_ops_per_s[1]);
