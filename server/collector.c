@@ -7,6 +7,7 @@
 #include "collector.h"
 #include "jobs.h"
 #include "log.h"
+#include "problems.h"
 #include "procfs.h"
 #include "util.h"
 
@@ -59,6 +60,7 @@ void collector_tick_at(int64_t t)
 	struct procfs_snapshot *prev = &C.snap[C.cur], *cur = &C.snap[C.cur ^ 1];
 
 	procfs_read(C.procfs, cur);
+	problems_collector(cur->unread);
 	if (C.have_prev && t <= C.prev_t)
 		log_warn("collector: the clock went back from %lld to %lld; starting afresh",
 		         (long long)C.prev_t, (long long)t);

@@ -40,6 +40,7 @@
 #include "http.h"
 #include "jobproto.h"
 #include "log.h"
+#include "problems.h"
 #include "sysfs.h"
 #include "util.h"
 #include "worker/hist.h"
@@ -906,6 +907,7 @@ static void job_ended(struct job *j)
 	job_unlink(j);
 	log_info("jobs: job %lld (%s) %s%s%s", (long long)fin->id, fin->name, fin->state,
 	         fin->reason[0] ? ": " : "", fin->reason);
+	problems_job_ended((long long)fin->id, fin->name, fin->state, fin->reason);
 	job_free(j); /* and fin with it */
 }
 

@@ -6,6 +6,7 @@
 #include "collector.h"
 #include "dashboard.h"
 #include "log.h"
+#include "problems.h"
 #include "status.h"
 #include "util.h"
 
@@ -237,7 +238,7 @@ static void build_daemon(struct tbuf *b)
 	          running, queued);
 	gauge_u64(b, "spindle_locator_leds_lit", "Locator LEDs lit now (chassis and disks).",
 	          leds_lit_count());
-	gauge_u64(b, "spindle_problems_open", "Open problems.", 0);
+	gauge_u64(b, "spindle_problems_open", "Open problems.", problems_count());
 	gauge_u64(b, "spindle_sse_clients", "Server-Sent Events streams open now.",
 	          dashboard_events_clients());
 }
