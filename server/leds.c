@@ -668,8 +668,10 @@ static void faults_to_problems(void)
 		snprintf(keys[n], sizeof(keys[n]), "disk/%s", d->id);
 		snprintf(href, sizeof(href), "/api/hardware/v1/chassis/%s/disk/%s", ch->id, d->id);
 		struct problem_component c = {.chassis = ch->id, .label = label, .href = href};
-		problems_raise(keys[n], PROBLEM_MAJOR, "SP-DISK-FAULT", "Fault", &c,
-		               "Replace the disk; its locator LED can be lit to find it.",
+		static const struct problem_text t = {
+		    "SP-DISK-FAULT", "Fault", "The disk may fail or already return errors.",
+		    "Replace the disk; its locator LED can be lit to find it."};
+		problems_raise(keys[n], PROBLEM_MAJOR, &t, &c,
 		               "The enclosure %s marks the disk in %s (%s%s%s) as faulted", ch->id,
 		               d->slot[0] ? d->slot : label, d->device[0] ? d->device : "no device",
 		               d->serial[0] ? ", serial " : "", d->serial);
@@ -989,8 +991,10 @@ static void led_problem(const struct op *op, const char *why)
 	else
 		snprintf(href, sizeof(href), "/api/hardware/v1/chassis/%s", op->chassis);
 	struct problem_component c = {.chassis = op->chassis, .label = op->key, .href = href};
-	problems_raise(key, PROBLEM_MINOR, "SP-LED-REAPPLY", "Defect", &c,
-	               "Check the LED backend; setting the locator again clears this.",
+	static const struct problem_text t = {
+	    "SP-LED-REAPPLY", "Defect", "The locator may be dark although it was turned on.",
+	    "Check the LED backend; setting the locator again clears this."};
+	problems_raise(key, PROBLEM_MINOR, &t, &c,
 	               "The locator LED of %s was on and could not be lit again at start (%s): "
 	               "%.200s",
 	               op->key, backend_names[op->backend], why);

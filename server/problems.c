@@ -21,7 +21,7 @@ struct problem {
 	char uuid[37];
 	enum problem_severity severity;
 	char code[32], type[16];
-	char description[512], action[256];
+	char description[512], impact[256], action[256];
 	char chassis[160], label[160], href[320];
 	int64_t first, last;
 };
@@ -62,9 +62,8 @@ static void new_uuid(char out[37])
 	snprintf(out, 37, "%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8, hex + 12, hex + 16, hex + 20);
 }
 
-void problems_raise(const char *key, enum problem_severity severity, const char *code,
-                    const char *type, const struct problem_component *comp, const char *action,
-                    const char *fmt, ...)
+void problems_raise(const char *key, enum problem_severity severity, const struct problem_text *t,
+                    const struct problem_component *comp, const char *fmt, ...)
 {
 	struct problem *p = find(key);
 	if (!p) {
@@ -81,9 +80,10 @@ void problems_raise(const char *key, enum problem_severity severity, const char 
 	memcpy(before, p->description, sizeof(before));
 	p->severity = severity;
 	p->last = util_now();
-	snprintf(p->code, sizeof(p->code), "%s", code);
-	snprintf(p->type, sizeof(p->type), "%s", type ? type : "Fault");
-	snprintf(p->action, sizeof(p->action), "%s", action ? action : "");
+	snprintf(p->code, sizeof(p->code), "%s", t->code);
+	snprintf(p->type, sizeof(p->type), "%s", t->type ? t->type : "Fault");
+	snprintf(p->impact, sizeof(p->impact), "%s", t->impact ? t->impact : "");
+	snprintf(p->action, sizeof(p->action), "%s", t->action ? t->action : "");
 	snprintf(p->chassis, sizeof(p->chassis), "%s", comp && comp->chassis ? comp->chassis : "");
 	snprintf(p->label, sizeof(p->label), "%s", comp && comp->label ? comp->label : "");
 	snprintf(p->href, sizeof(p->href), "%s", comp && comp->href ? comp->href : "");
@@ -153,9 +153,10 @@ static json_t *problem_json(const struct problem *p)
 	                         str_or_null(p->href));
 	return json_pack(
 	    "{s:s, s:s, s:s, s:s, s:b, s:s, s:s, s:s, s:s, s:s, s:[o], s:s, s:s, s:s, s:s}", "uuid",
-	    p->uuid, "code", p->code, "description", p->description, "impact", p->description,
-	    "repairable", 0, "type", p->type, "timestamp", appliance_time(p->first, ts, sizeof(ts)),
-	    "severity", severity_names[p->severity], "response", "None.", "action",
+	    p->uuid, "code", p->code, "description", p->description, "impact",
+	    p->impact[0] ? p->impact : p->description, "repairable", 0, "type", p->type,
+	    "timestamp", appliance_time(p->first, ts, sizeof(ts)), "severity",
+	    severity_names[p->severity], "response", "None.", "action",
 	    p->action[0] ? p->action : "None.", "components", comp, "href", href, "key", p->key,
 	    "first_seen", util_iso8601(p->first, first, sizeof(first)), "last_seen",
 	    util_iso8601(p->last, last, sizeof(last)));
@@ -185,10 +186,12 @@ void problems_collector(const char *unread)
 		problems_clear("collector");
 		return;
 	}
+	static const struct problem_text t = {
+	    "SP-COLLECT-READ", "Defect",
+	    "Analytics, the dashboard and /metrics miss what those files hold.",
+	    "Check that the files exist and are readable by spindled (--proc-root)."};
 	struct problem_component c = {.label = unread};
-	problems_raise("collector", PROBLEM_MAJOR, "SP-COLLECT-READ", "Defect", &c,
-	               "Check that the files exist and are readable by spindled (--proc-root).",
-	               "The analytics collector cannot read %s: their statistics are missing",
+	problems_raise("collector", PROBLEM_MAJOR, &t, &c, "The analytics collector cannot read %s",
 	               unread);
 }
 
@@ -197,9 +200,11 @@ void problems_job_ended(long long id, const char *name, const char *state, const
 	if (strcmp(state, "failed") == 0) {
 		char href[64];
 		snprintf(href, sizeof(href), "/api/bench/v1/jobs/%lld", id);
+		static const struct problem_text t = {
+		    "SP-BENCH-FAILED", "Defect", "The last benchmark run has no complete result.",
+		    "Read the job's reason; the problem clears when a later job does not fail."};
 		struct problem_component c = {.label = name, .href = href};
-		problems_raise("bench/last-job", PROBLEM_MINOR, "SP-BENCH-FAILED", "Defect", &c,
-		               "Read the job's reason; the problem clears when a job ends well.",
+		problems_raise("bench/last-job", PROBLEM_MINOR, &t, &c,
 		               "The last benchmark job, %lld (%s), failed: %s", id, name, reason);
 	} else if (strcmp(state, "interrupted") != 0) {
 		problems_clear("bench/last-job");
@@ -219,13 +224,14 @@ int problems_check_state_dir(void)
 	unsigned long long total = used + avail;
 	unsigned pct = total ? (unsigned)((used * 100 + total - 1) / total) : 0;
 	if (pct >= PROBLEMS_STATE_FULL_PCT) {
+		static const struct problem_text t = {
+		    "SP-STATE-FULL", "Fault",
+		    "Samples, runs, settings and LED states may not be stored.",
+		    "Free space on that file system, or lower the analytics retention."};
 		struct problem_component c = {.label = P.state_dir};
-		problems_raise("state-dir", pct >= 99 ? PROBLEM_CRITICAL : PROBLEM_MAJOR,
-		               "SP-STATE-FULL", "Fault", &c,
-		               "Free space on that file system, or lower the analytics retention.",
-		               "The state directory %s is %u%% full (%llu bytes left): samples, "
-		               "runs and settings may not be stored",
-		               P.state_dir, pct, avail);
+		problems_raise("state-dir", pct >= 99 ? PROBLEM_CRITICAL : PROBLEM_MAJOR, &t, &c,
+		               "The state directory %s is %u%% full (%llu bytes left)", P.state_dir,
+		               pct, avail);
 	} else {
 		problems_clear("state-dir");
 	}

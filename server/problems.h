@@ -28,11 +28,18 @@ struct problem_component {
 int problems_init(struct event_base *base, const char *state_dir);
 void problems_shutdown(void);
 
-/* code: a short stable code ("SP-DISK-FAULT"); type: "Fault" or "Defect"; description
- * says what is wrong, action what to do. comp may be NULL. */
-void problems_raise(const char *key, enum problem_severity severity, const char *code,
-                    const char *type, const struct problem_component *comp, const char *action,
-                    const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+/* What a source says about its problem. */
+struct problem_text {
+	const char *code;   /* short and stable: "SP-DISK-FAULT" */
+	const char *type;   /* "Fault" (hardware) or "Defect" (software, configuration) */
+	const char *impact; /* what it means for the box */
+	const char *action; /* what to do */
+};
+
+/* The description (what is wrong) is fmt; comp may be NULL. */
+void problems_raise(const char *key, enum problem_severity severity, const struct problem_text *t,
+                    const struct problem_component *comp, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 void problems_clear(const char *key);
 /* Clears every open problem whose key starts with prefix and is not in keep (n keys). */
 void problems_clear_others(const char *prefix, const char *const *keep, size_t n);

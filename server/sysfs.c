@@ -428,13 +428,6 @@ static void scan_enclosure(struct scan *s, const char *sysname)
 	attr(c->vendor, sizeof(c->vendor), "%s/device/vendor", encdir);
 	attr(c->model, sizeof(c->model), "%s/device/model", encdir);
 	attr(c->revision, sizeof(c->revision), "%s/device/rev", encdir);
-	/* A dual-ported enclosure shows up once per path, under the same id. */
-	c->paths = 1;
-	for (size_t i = 1; i < ci; i++)
-		if (strcmp(s->inv->chassis[i].id, id) == 0) {
-			s->inv->chassis[i].paths++;
-			c->paths = s->inv->chassis[i].paths;
-		}
 	char vpd[256];
 	char path[PATH_MAX];
 	ssize_t n = spath(path, sizeof(path), "%s/device/vpd_pg80", encdir)
@@ -717,6 +710,11 @@ int sysfs_scan(const char *root, struct sysfs_inventory *inv, bool leds)
 	free(s.sys_disks);
 	free(s.slots);
 
+	/* A dual-ported enclosure shows up once per path, under the same id. */
+	for (size_t i = 1; i < inv->nchassis; i++)
+		for (size_t j = 1; j < inv->nchassis; j++)
+			inv->chassis[i].paths +=
+			    strcmp(inv->chassis[i].id, inv->chassis[j].id) == 0;
 	unique_ids(inv->chassis[0].id, sizeof(inv->chassis[0]), inv->nchassis);
 	for (size_t i = 0; i < inv->ndisks; i++) {
 		struct sysfs_disk *d = &inv->disks[i];
