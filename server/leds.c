@@ -479,6 +479,13 @@ static json_t *str_or_null(const char *s)
 	return s && s[0] ? json_string(s) : json_null();
 }
 
+/* The guide's string keys are strings: "" where the box cannot tell (null breaks clients
+ * that call string methods on them). */
+static json_t *str_or_empty(const char *s)
+{
+	return json_string(s ? s : "");
+}
+
 static json_t *tri(int v)
 {
 	return v < 0 ? json_null() : json_boolean(v);
@@ -525,7 +532,7 @@ static json_t *manufacturer(const char *vendor, const char *model)
 		return json_string(vendor);
 	const char *sp = strchr(model, ' ');
 	if (!sp || sp == model)
-		return json_null();
+		return json_string("");
 	return json_stringn(model, (size_t)(sp - model));
 }
 
@@ -574,11 +581,11 @@ static json_t *chassis_json(const struct snap *s, size_t i)
 	json_object_set_new(o, "type", json_string(ch->enclosure ? "storage" : "system"));
 	json_object_set_new(o, "kind", json_string(ch->enclosure ? "enclosure" : "system"));
 	json_object_set_new(o, "vendor", str_or_null(ch->vendor));
-	json_object_set_new(o, "manufacturer", str_or_null(ch->vendor));
-	json_object_set_new(o, "model", str_or_null(ch->model));
-	json_object_set_new(o, "serial", str_or_null(ch->serial));
-	json_object_set_new(o, "revision", str_or_null(ch->revision));
-	json_object_set_new(o, "part", str_or_null(ch->part));
+	json_object_set_new(o, "manufacturer", str_or_empty(ch->vendor));
+	json_object_set_new(o, "model", str_or_empty(ch->model));
+	json_object_set_new(o, "serial", str_or_empty(ch->serial));
+	json_object_set_new(o, "revision", str_or_empty(ch->revision));
+	json_object_set_new(o, "part", str_or_empty(ch->part));
 	json_object_set_new(o, "faulted", json_boolean(faulted));
 	json_object_set_new(o, "rpm", rpm_json(rpm));
 	json_object_set_new(o, "path", json_integer(ch->paths > 0 ? ch->paths : 1));
@@ -623,11 +630,11 @@ static json_t *disk_json(const struct snap *s, size_t i)
 	json_object_set_new(o, "location", str_or_null(d->label));
 	json_object_set_new(o, "vendor", str_or_null(d->vendor));
 	json_object_set_new(o, "manufacturer",
-	                    d->present ? manufacturer(d->vendor, d->model) : json_null());
-	json_object_set_new(o, "model", str_or_null(d->model));
-	json_object_set_new(o, "serial", str_or_null(d->serial));
-	json_object_set_new(o, "revision", str_or_null(d->revision));
-	json_object_set_new(o, "part", json_null());
+	                    d->present ? manufacturer(d->vendor, d->model) : json_string(""));
+	json_object_set_new(o, "model", str_or_empty(d->model));
+	json_object_set_new(o, "serial", str_or_empty(d->serial));
+	json_object_set_new(o, "revision", str_or_empty(d->revision));
+	json_object_set_new(o, "part", json_string(""));
 	json_object_set_new(o, "wwid", str_or_null(d->wwid));
 	json_object_set_new(o, "size",
 	                    d->device[0] ? json_integer((json_int_t)d->size) : json_null());

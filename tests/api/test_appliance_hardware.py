@@ -15,15 +15,16 @@ PROBLEMS = "/api/problem/v1/problems"
 GUIDE_HEADERS = {"Accept": "application/json"}
 UUID_LEN = 36
 
-# The guide's keys and types (None: a string the box cannot know may be null).
-CHASSIS_KEYS = {"name": str, "model": (str, None), "manufacturer": (str, None),
-                "serial": (str, None), "revision": (str, None), "part": (str, None),
+# The guide's keys and types ((t, None): t, or null where the box cannot know it). Its
+# strings stay strings ("" unknown): clients call string methods on them.
+CHASSIS_KEYS = {"name": str, "model": str, "manufacturer": str, "serial": str,
+                "revision": str, "part": str,
                 "type": str, "faulted": bool, "fru": str, "uuid": str, "href": str,
                 "locate": (bool, None), "path": int, "rpm": (int, None)}
 DISK_KEYS = {"device": (str, None), "faulted": bool, "href": str, "interface": (str, None),
-             "label": str, "locate": (bool, None), "manufacturer": (str, None),
-             "model": (str, None), "pathcount": int, "present": bool,
-             "revision": (str, None), "rpm": (int, None), "serial": (str, None),
+             "label": str, "locate": (bool, None), "manufacturer": str, "model": str,
+             "pathcount": int, "present": bool, "revision": str, "rpm": (int, None),
+             "serial": str,
              "size": (int, None), "uuid": str}
 PROBLEM_KEYS = {"code": str, "description": str, "impact": str, "uuid": str,
                 "repairable": bool, "type": str, "timestamp": str, "severity": str,
