@@ -16,9 +16,8 @@
 #include "db/db.h"
 
 #include <errno.h>
-#include <openssl/evp.h>
-#include <openssl/evp.h>
 #include <limits.h>
+#include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -576,7 +575,14 @@ static json_t *chassis_json(const struct snap *s, size_t i)
 	else
 		derived_uuid("chassis", ch->id, uuid);
 	json_object_set_new(o, "id", json_string(ch->id));
-	json_object_set_new(o, "name", json_string(ch->name));
+	/* The appliance names the system chassis by its host and a disk shelf by its serial;
+	 * Spindle's descriptive name is display_name. */
+	json_object_set_new(o, "name",
+	                    json_string(!ch->enclosure && ch->hostname[0] ? ch->hostname
+	                                : ch->enclosure && ch->serial[0]  ? ch->serial
+	                                : ch->enclosure                   ? ch->id
+	                                                                  : ch->name));
+	json_object_set_new(o, "display_name", json_string(ch->name));
 	/* The appliance's types: "system", and "storage" for a disk shelf. */
 	json_object_set_new(o, "type", json_string(ch->enclosure ? "storage" : "system"));
 	json_object_set_new(o, "kind", json_string(ch->enclosure ? "enclosure" : "system"));
@@ -602,17 +608,18 @@ static json_t *chassis_json(const struct snap *s, size_t i)
 
 /* The appliance labels disk bays "HDD 0", "HDD 1", ...: by slot number in an enclosure,
  * by place in the list in the system chassis. */
-static void disk_label(const struct snap *s, size_t i, char *out, size_t len)
+static long disk_label(const struct snap *s, size_t i, char *out, size_t len)
 {
 	const struct sysfs_disk *d = &s->inv.disks[i];
 	if (d->slot_number >= 0) {
 		snprintf(out, len, "HDD %d", d->slot_number);
-		return;
+		return d->slot_number;
 	}
-	int n = 0;
+	long n = 0;
 	for (size_t k = 0; k < i; k++)
 		n += s->inv.disks[k].chassis == d->chassis;
-	snprintf(out, len, "HDD %d", n);
+	snprintf(out, len, "HDD %ld", n);
+	return n;
 }
 
 static json_t *disk_json(const struct snap *s, size_t i)
@@ -620,7 +627,7 @@ static json_t *disk_json(const struct snap *s, size_t i)
 	const struct sysfs_disk *d = &s->inv.disks[i];
 	const struct sysfs_chassis *ch = &s->inv.chassis[d->chassis];
 	char label[32], uuid[37];
-	disk_label(s, i, label, sizeof(label));
+	long bay = disk_label(s, i, label, sizeof(label));
 	derived_uuid("disk", d->id, uuid);
 	json_t *o = json_object();
 	json_object_set_new(o, "id", json_string(d->id));
@@ -648,6 +655,11 @@ static json_t *disk_json(const struct snap *s, size_t i)
 	                                : d->faulted   ? "faulted"
 	                                               : "ok"));
 	json_object_set_new(o, "pathcount", json_integer(d->device[0] ? d->paths : 0));
+	json_object_set_new(
+	    o, "fru",
+	    json_sprintf("hc://:chassis-serial=%s:fru-serial=%s:fru-part=%s/bay=%ld",
+	                 ch->serial[0] ? ch->serial : ch->id, d->serial[0] ? d->serial : "unknown",
+	                 d->model[0] ? d->model : "unknown", bay));
 	json_object_set_new(o, "uuid", json_string(uuid));
 	json_object_set_new(o, "enclosure", ch->enclosure ? json_string(ch->id) : json_null());
 	json_object_set_new(o, "slot", str_or_null(d->slot));

@@ -314,8 +314,8 @@ static void scan_system(struct scan *s)
 	dmi(s, uuid, nitems(uuid), c->uuid, sizeof(c->uuid));
 	for (char *p = c->uuid; *p; p++)
 		*p = (char)tolower((unsigned char)*p);
-	if (strlen(c->uuid) != 36)
-		c->uuid[0] = '\0';
+	if (strlen(c->uuid) != 36 || strspn(c->uuid, "0-") == 36 || strspn(c->uuid, "f-") == 36)
+		c->uuid[0] = '\0'; /* not one, or a placeholder */
 	c->paths = 1;
 	if (gethostname(c->hostname, sizeof(c->hostname) - 1) < 0)
 		c->hostname[0] = '\0';

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from conftest import SLOW, FakeProc, Server, assert_stopped_cleanly, expect, expect_fault
-from test_hardware import ENC, HW, SDB, SDE, Box, put_locate, slot, small_box
+from test_hardware import ENC, HW, SDB, SDE, Box, build_box, put_locate, slot, small_box
 
 PROBLEMS = "/api/problem/v1/problems"
 GUIDE_HEADERS = {"Accept": "application/json"}
@@ -24,7 +24,7 @@ CHASSIS_KEYS = {"name": str, "model": str, "manufacturer": str, "serial": str,
 DISK_KEYS = {"device": (str, None), "faulted": bool, "href": str, "interface": (str, None),
              "label": str, "locate": (bool, None), "manufacturer": str, "model": str,
              "pathcount": int, "present": bool, "revision": str, "rpm": (int, None),
-             "serial": str,
+             "serial": str, "fru": str,
              "size": (int, None), "uuid": str}
 PROBLEM_KEYS = {"code": str, "description": str, "impact": str, "uuid": str,
                 "repairable": bool, "type": str, "timestamp": str, "severity": str,
@@ -89,6 +89,9 @@ def test_list_chassis_as_the_guide_and_clients_read_it(box):
         assert len(c["uuid"]) == UUID_LEN and c["fru"].startswith("hc://:chassis-mfg=")
     assert (system["type"], enc["type"]) == ("system", "storage")
     assert (system["manufacturer"], enc["manufacturer"]) == ("Supermicro", "LSI")
+    # named as the appliance names them: the host, and a shelf by its serial (else its id)
+    assert (system["name"], enc["name"]) == (os.uname().nodename, ENC)
+    assert (system["display_name"], enc["display_name"]) == ("SSG-6029P-E1CR12L", "LSI SAS3x28")
     assert enc["faulted"] is True and system["faulted"] is False  # Slot 03 is faulted
 
 
@@ -139,6 +142,23 @@ def test_ids_and_uuids_stay_across_a_restart(tmp_path):
         b.stop()
         b.start()
         assert inventory() == before
+    finally:
+        b.stop()
+
+
+def test_the_system_uuid_is_the_dmi_one_where_readable(tmp_path):
+    def build(root):
+        fs = build_box(root)
+        fs.dmi(product_uuid="4C4C4544-0042-3510-8052-B7C04F5A4B32")
+        return fs
+    b = Box(tmp_path, build=build)
+    try:
+        system = expect(b.admin.get(f"{HW}/system"), 200)["chassis"]
+        assert system["uuid"] == "4c4c4544-0042-3510-8052-b7c04f5a4b32"
+        b.fs.dmi(product_uuid="00000000-0000-0000-0000-000000000000")  # a placeholder
+        time.sleep(1.1)  # the inventory is read again when older than a second
+        system = expect(b.admin.get(f"{HW}/system"), 200)["chassis"]
+        assert system["uuid"][14] == "5"  # derived from the id instead
     finally:
         b.stop()
 

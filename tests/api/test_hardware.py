@@ -123,7 +123,8 @@ def test_chassis_list(box):
     uuids = (system.pop("uuid"), enc.pop("uuid"))
     assert all(len(u) == 36 and u[14] == "5" for u in uuids) and uuids[0] != uuids[1]
     assert system == {
-        "id": "system", "name": "SSG-6029P-E1CR12L", "type": "system", "kind": "system",
+        "id": "system", "name": os.uname().nodename, "display_name": "SSG-6029P-E1CR12L",
+        "type": "system", "kind": "system",
         "vendor": "Supermicro", "manufacturer": "Supermicro", "model": "SSG-6029P-E1CR12L",
         "serial": "S123456X9", "revision": "", "part": "", "faulted": False, "rpm": None,
         "path": 1, "hostname": os.uname().nodename,
@@ -131,7 +132,8 @@ def test_chassis_list(box):
                ":chassis-part=unknown:chassis-serial=S123456X9",
         "locate": False, "led_backend": "leds", "disk_count": 3, "href": f"{HW}/system"}
     assert enc == {
-        "id": ENC, "name": "LSI SAS3x28", "type": "storage", "kind": "enclosure",
+        "id": ENC, "name": ENC, "display_name": "LSI SAS3x28", "type": "storage",
+        "kind": "enclosure",
         "vendor": "LSI", "manufacturer": "LSI", "model": "SAS3x28", "serial": "",
         "revision": "", "part": "", "faulted": True, "rpm": None, "path": 1,
         "fru": "hc://:chassis-mfg=LSI:chassis-name=SAS3x28:chassis-part=unknown"
@@ -150,6 +152,8 @@ def test_system_disks_are_whole_disks_outside_enclosures(box):
     disks = {d["device"]: d for d in disks_of(box.mon, "system")}
     assert set(disks) == {"sda", "nvme0n1", "vda"}  # no loop, ram, zram, partition
     assert len(disks["sda"].pop("uuid")) == 36
+    assert disks["sda"].pop("fru") == (
+        "hc://:chassis-serial=S123456X9:fru-serial=S3Z9NB0K123456:fru-part=Samsung SSD 860/bay=1")
     assert disks["sda"] == {
         "id": SDA, "chassis": "system", "device": "sda", "label": "HDD 1",
         "location": "sda", "vendor": None, "manufacturer": "Samsung",
@@ -179,6 +183,7 @@ def test_enclosure_lists_every_slot(box):
     assert [s["id"] for s in slots[:4]] == [SDB, SDC, SDD, SDE]
     sdb = seated["sdb"]
     assert len(sdb.pop("uuid")) == 36
+    assert sdb.pop("fru") == f"hc://:chassis-serial={ENC}:fru-serial=Z1Z0A1B1:fru-part=ST4000NM0023/bay=0"
     assert sdb == {
         "id": SDB, "chassis": ENC, "device": "sdb", "label": "HDD 0", "location": "Slot 00",
         "vendor": "SEAGATE", "manufacturer": "SEAGATE", "model": "ST4000NM0023",
