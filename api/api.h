@@ -43,6 +43,10 @@ void hardware_chassis_locate(struct request *r);
 void hardware_disk_list(struct request *r);
 void hardware_disk_get(struct request *r);
 void hardware_disk_locate(struct request *r);
+void hardware_cluster_get(struct request *r);
+/* api/problem.c */
+void problem_list(struct request *r);
+void problem_get(struct request *r);
 /* api/analytics.c */
 void analytics_datasets_list(struct request *r);
 void analytics_datasets_create(struct request *r);

@@ -36,15 +36,23 @@ static void chassis_list_done(void *arg, json_t *res, const struct fault *f)
 	{
 		api_href(c, CHASSIS_HREF);
 	}
-	reply_json(arg, 200, json_pack("{s:o}", "chassis", res));
+	/* The guide's wrapper is "hardware"; deployed clients read "chassis": both. */
+	reply_json(arg, 200, json_pack("{s:O, s:o}", "hardware", res, "chassis", res));
 }
 
 static void chassis_reply(struct request *r, int status, json_t *res, const struct fault *f)
 {
 	if (f)
 		reply_fault(r, f);
-	else
+	else {
+		size_t i;
+		json_t *d;
+		json_array_foreach(json_object_get(res, "disk"), i, d)
+		{
+			api_href(d, DISK_HREF);
+		}
 		reply_json(r, status, json_pack("{s:o}", "chassis", api_href(res, CHASSIS_HREF)));
+	}
 }
 
 static void chassis_done(void *arg, json_t *res, const struct fault *f)
@@ -144,4 +152,15 @@ void hardware_disk_locate(struct request *r)
 	if (on >= 0)
 		leds_locate(request_param(r, 0), request_param(r, 1), on, r->who.user, r->peer,
 		            disk_changed, r);
+}
+
+/* Spindle has no cluster: the answer of an appliance that is not clustered. */
+void hardware_cluster_get(struct request *r)
+{
+	if (query_none(r))
+		reply_json(r, 200,
+		           json_pack("{s:{s:s, s:s, s:s, s:s, s:s, s:{}, s:s}}", "cluster",
+		                     "description", "Clustering is not configured", "peer_asn", "",
+		                     "peer_description", "", "peer_hostname", "", "peer_state", "",
+		                     "resources", "state", "AKCS_UNCONFIGURED"));
 }

@@ -40,6 +40,8 @@ const struct route api_routes[] = {
      "The status service and its methods"},
     {METHOD_GET, "/api/bench/v1", "bench", ROUTE_AUTH, 0, access_service,
      "The bench service and its methods"},
+    {METHOD_GET, "/api/problem/v1", "problem", ROUTE_AUTH, 0, access_service,
+     "The problem service and its methods"},
 
     {METHOD_GET, U "/users", "user", ROUTE_AUTH, PERM_USER_READ, users_list, "List users"},
     {METHOD_POST, U "/users", "user", ROUTE_AUTH, PERM_USER_MODIFY, users_create, "Create a user"},
@@ -78,6 +80,13 @@ const struct route api_routes[] = {
      hardware_disk_get, "One disk"},
     {METHOD_PUT, H "/chassis/{chassis}/disk/{disk}", "hardware", ROUTE_AUTH, PERM_HARDWARE_LOCATE,
      hardware_disk_locate, "Turn a disk locator LED on or off"},
+    {METHOD_GET, H "/cluster", "hardware", ROUTE_AUTH, PERM_HARDWARE_READ, hardware_cluster_get,
+     "Cluster state: a stand-alone box, as an unclustered appliance answers"},
+
+    {METHOD_GET, "/api/problem/v1/problems", "problem", ROUTE_AUTH, PERM_STAT_READ, problem_list,
+     "The open problems"},
+    {METHOD_GET, "/api/problem/v1/problems/{uuid}", "problem", ROUTE_AUTH, PERM_STAT_READ,
+     problem_get, "One open problem, by its uuid"},
 
     {METHOD_GET, A "/datasets", "analytics", ROUTE_AUTH, PERM_STAT_READ, analytics_datasets_list,
      "The analytics datasets"},
@@ -151,7 +160,8 @@ const struct route api_routes[] = {
 const size_t api_routes_count = nitems(api_routes);
 
 const struct api_service api_services[] = {
-    {"access", "1.0"},   {"system", "1.0"},    {"user", "1.0"},   {"role", "1.0"},  {"log", "1.0"},
-    {"hardware", "1.0"}, {"analytics", "1.0"}, {"status", "1.0"}, {"bench", "1.0"},
+    {"access", "1.0"}, {"system", "1.0"},   {"user", "1.0"},      {"role", "1.0"},
+    {"log", "1.0"},    {"hardware", "1.0"}, {"analytics", "1.0"}, {"status", "1.0"},
+    {"bench", "1.0"},  {"problem", "1.0"},
 };
 const size_t api_services_count = nitems(api_services);

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "collector.h"
 #include "log.h"
+#include "problems.h"
 #include "procfs.h"
 #include "util.h"
 
@@ -62,6 +63,7 @@ void collector_tick_at(int64_t t)
 	                       *cur = &collector.snap[collector.cur ^ 1];
 
 	procfs_read(collector.procfs, cur);
+	problems_collector(cur->unread);
 	if (collector.have_prev && t <= collector.prev_t)
 		log_warn("collector: the clock went back from %lld to %lld; starting afresh",
 		         (long long)collector.prev_t, (long long)t);

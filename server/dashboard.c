@@ -7,6 +7,7 @@
 #include "log.h"
 #include "jobs.h"
 #include "leds.h"
+#include "problems.h"
 #include "stream.h"
 #include "util.h"
 
@@ -109,11 +110,12 @@ static json_t *dash_json(const struct box_sample *s)
 	char when[32];
 	unsigned running = 0, queued = 0;
 	jobs_counts(&running, &queued);
-	json_t *d = json_pack("{s:s?, s:s, s:I, s:{s:I, s:I}, s:I, s:I}", "time",
-	                      s ? util_iso8601(s->time, when, sizeof(when)) : NULL, "version",
-	                      PACKAGE_VERSION, "uptime_s", box_uptime(), "jobs", "running",
-	                      (json_int_t)running, "queued", (json_int_t)queued, "leds_lit",
-	                      (json_int_t)leds_lit_count(), "problems", (json_int_t)0);
+	json_t *d =
+	    json_pack("{s:s?, s:s, s:I, s:{s:I, s:I}, s:I, s:I}", "time",
+	              s ? util_iso8601(s->time, when, sizeof(when)) : NULL, "version",
+	              PACKAGE_VERSION, "uptime_s", box_uptime(), "jobs", "running",
+	              (json_int_t)running, "queued", (json_int_t)queued, "leds_lit",
+	              (json_int_t)leds_lit_count(), "problems", (json_int_t)problems_count());
 	if (!s)
 		return d;
 	json_object_set_new(d, "ncpus", json_integer(s->ncpus));

@@ -34,6 +34,7 @@
 #include "job_proto.h"
 #include "job_target.h"
 #include "log.h"
+#include "problems.h"
 #include "stream.h"
 #include "util.h"
 #include "worker/spec.h"
@@ -628,6 +629,7 @@ static void job_ended(struct job *j)
 	job_unlink(j);
 	log_info("jobs: job %lld (%s) %s%s%s", (long long)fin->id, fin->name, fin->state,
 	         fin->reason[0] ? ": " : "", fin->reason);
+	problems_job_ended((long long)fin->id, fin->name, fin->state, fin->reason);
 	job_free(j); /* and fin with it */
 }
 

@@ -27,6 +27,7 @@
 #include "http.h"
 #include "jobs.h"
 #include "leds.h"
+#include "problems.h"
 #include "log.h"
 #include "metrics.h"
 #include "series.h"
@@ -212,6 +213,9 @@ int main(int argc, char **argv)
 	    .disk_backend = cfg.disk_led_backend,
 	    .command_timeout_ms = (int)cfg.led_command_timeout_s * 1000,
 	};
+	/* Problems first: the LEDs, the collector and the jobs raise them. */
+	if (problems_init(d.base, cfg.state_dir) < 0)
+		fatal("cannot watch the state dir");
 	if (leds_init(d.base, db, &lcfg) < 0)
 		fatal("cannot set up the hardware inventory");
 	/* Analytics: the series store (a connection and a writer thread of its own), the
@@ -309,6 +313,7 @@ int main(int argc, char **argv)
 	datasets_shutdown();
 	series_shutdown();
 	leds_shutdown();
+	problems_shutdown();
 	/* Children last among the answerers: killed, reaped, their callbacks run. */
 	child_shutdown();
 	http_free(d.http);

@@ -8,6 +8,7 @@
 #include "log.h"
 #include "jobs.h"
 #include "leds.h"
+#include "problems.h"
 #include "util.h"
 
 #include <stdarg.h>
@@ -201,7 +202,7 @@ static void build_daemon(struct buf *b)
 	           running, queued);
 	gauge_u64(b, "spindle_locator_leds_lit", "Locator LEDs lit now (chassis and disks).",
 	          leds_lit_count());
-	gauge_u64(b, "spindle_problems_open", "Open problems.", 0);
+	gauge_u64(b, "spindle_problems_open", "Open problems.", problems_count());
 	gauge_u64(b, "spindle_sse_clients", "Server-Sent Events streams open now.",
 	          dashboard_events_clients());
 }

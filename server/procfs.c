@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -474,22 +475,37 @@ static void classify_disks(struct procfs *p, struct procfs_snapshot *s)
 	s->ndisks = n;
 }
 
+static void unread(struct procfs_snapshot *s, enum procfs_file f)
+{
+	size_t n = strlen(s->unread);
+	snprintf(s->unread + n, sizeof(s->unread) - n, "%s%s", n ? ", " : "", procfs_rel[f]);
+}
+
 void procfs_read(struct procfs *p, struct procfs_snapshot *s)
 {
 	static const enum procfs_file psi_file[PROCFS_PSI_COUNT] = {F_PSI_CPU, F_PSI_IO,
 	                                                            F_PSI_MEMORY};
 	const char *t;
 
-	if (!(t = slurp(p, F_STAT)) || procfs_parse_stat(t, s) < 0)
+	s->unread[0] = '\0';
+	if (!(t = slurp(p, F_STAT)) || procfs_parse_stat(t, s) < 0) {
 		s->have_cpu = false;
-	if ((t = slurp(p, F_DISKSTATS)) && procfs_parse_diskstats(t, s) == 0)
+		unread(s, F_STAT);
+	}
+	if ((t = slurp(p, F_DISKSTATS)) && procfs_parse_diskstats(t, s) == 0) {
 		classify_disks(p, s);
-	else
+	} else {
 		s->ndisks = 0;
-	if (!(t = slurp(p, F_NETDEV)) || procfs_parse_netdev(t, s) < 0)
+		unread(s, F_DISKSTATS);
+	}
+	if (!(t = slurp(p, F_NETDEV)) || procfs_parse_netdev(t, s) < 0) {
 		s->nnics = 0;
-	if (!(t = slurp(p, F_MEMINFO)) || procfs_parse_meminfo(t, s) < 0)
+		unread(s, F_NETDEV);
+	}
+	if (!(t = slurp(p, F_MEMINFO)) || procfs_parse_meminfo(t, s) < 0) {
 		s->have_mem = false;
+		unread(s, F_MEMINFO);
+	}
 	for (int i = 0; i < PROCFS_PSI_COUNT; i++)
 		if (!(t = slurp(p, psi_file[i])) || procfs_parse_psi(t, i, s) < 0)
 			s->have_psi[i] = false;

@@ -39,6 +39,9 @@ struct procfs_nic {
 enum procfs_psi { PROCFS_PSI_CPU, PROCFS_PSI_IO, PROCFS_PSI_MEMORY, PROCFS_PSI_COUNT };
 
 struct procfs_snapshot {
+	/* The files of the four core sources (stat, diskstats, net/dev, meminfo) that could
+	 * not be read or parsed this time, as "/proc/stat, /proc/meminfo"; "" when none. */
+	char unread[128];
 	bool have_cpu;
 	uint64_t cpu[CPU_MODES]; /* USER_HZ ticks over all CPUs, in enum cpu_mode order */
 	int ncpus;

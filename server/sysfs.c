@@ -7,6 +7,7 @@
 #include "log.h"
 #include "util.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -304,6 +305,18 @@ static void scan_system(struct scan *s)
 	dmi(s, vendor, nitems(vendor), c->vendor, sizeof(c->vendor));
 	dmi(s, model, nitems(model), c->model, sizeof(c->model));
 	dmi(s, serial, nitems(serial), c->serial, sizeof(c->serial));
+	static const char *const version[] = {"product_version", "chassis_version"};
+	static const char *const sku[] = {"product_sku"};
+	static const char *const uuid[] = {"product_uuid"};
+	dmi(s, version, nitems(version), c->revision, sizeof(c->revision));
+	dmi(s, sku, nitems(sku), c->part, sizeof(c->part));
+	/* Readable by root only on most systems; then the caller derives one. */
+	dmi(s, uuid, nitems(uuid), c->uuid, sizeof(c->uuid));
+	for (char *p = c->uuid; *p; p++)
+		*p = (char)tolower((unsigned char)*p);
+	if (strlen(c->uuid) != 36 || strspn(c->uuid, "0-") == 36 || strspn(c->uuid, "f-") == 36)
+		c->uuid[0] = '\0'; /* not one, or a placeholder */
+	c->paths = 1;
 	if (gethostname(c->hostname, sizeof(c->hostname) - 1) < 0)
 		c->hostname[0] = '\0';
 	snprintf(c->name, sizeof(c->name), "%s", c->model[0] ? c->model : "System");
@@ -318,6 +331,19 @@ static void disk_init(struct sysfs_disk *d)
 	d->slot_number = -1;
 	d->faulted = -1;
 	d->locate = -1;
+	d->paths = 1;
+}
+
+/* The medium rotation rate from SCSI VPD page B1 (bytes 4-5): 1 means not rotating,
+ * 0x401-0xfffe is rpm; anything else (or no page) is 0, unknown. */
+static int vpd_rpm(const char *path)
+{
+	unsigned char buf[64];
+	ssize_t n = read_raw(path, (char *)buf, sizeof(buf));
+	if (n < 6 || buf[1] != 0xb1)
+		return 0;
+	int v = (buf[4] << 8) | buf[5];
+	return v == 1 || (v >= 0x401 && v <= 0xfffe) ? v : 0;
 }
 
 static bool slot_status_present(const char *status)
@@ -401,6 +427,7 @@ static void scan_enclosure(struct scan *s, const char *sysname)
 	snprintf(c->id, sizeof(c->id), "%s", id);
 	attr(c->vendor, sizeof(c->vendor), "%s/device/vendor", encdir);
 	attr(c->model, sizeof(c->model), "%s/device/model", encdir);
+	attr(c->revision, sizeof(c->revision), "%s/device/rev", encdir);
 	char vpd[256];
 	char path[PATH_MAX];
 	ssize_t n = spath(path, sizeof(path), "%s/device/vpd_pg80", encdir)
@@ -547,6 +574,10 @@ static void scan_disk(struct scan *s, const char *name)
 		d.size = (uint64_t)v * 512;
 	if (attr(buf, sizeof(buf), "%s/queue/rotational", blk))
 		d.rotational = strcmp(buf, "1") == 0;
+	if (!attr(d.revision, sizeof(d.revision), "%s/device/rev", blk))
+		attr(d.revision, sizeof(d.revision), "%s/device/firmware_rev", blk);
+	if (spath(path, sizeof(path), "%s/device/vpd_pgb1", blk))
+		d.rpm = vpd_rpm(path);
 	size_t rl = strlen(s->root);
 	const char *rel = strncmp(dev_real, s->root, rl) == 0 ? dev_real + rl : dev_real;
 	disk_interface(name, rel, vendor, d.interface, sizeof(d.interface));
@@ -556,11 +587,15 @@ static void scan_disk(struct scan *s, const char *name)
 	/* One disk reached by two paths (multipath) is listed once, by its first name. */
 	if (d.wwid[0]) {
 		for (size_t i = 0; i < s->nsys; i++)
-			if (strcmp(s->sys_disks[i].wwid, d.wwid) == 0)
+			if (strcmp(s->sys_disks[i].wwid, d.wwid) == 0) {
+				s->sys_disks[i].paths++;
 				goto out;
+			}
 		for (size_t i = 0; i < s->nslots; i++)
-			if (s->slots[i].d.device[0] && strcmp(s->slots[i].d.wwid, d.wwid) == 0)
+			if (s->slots[i].d.device[0] && strcmp(s->slots[i].d.wwid, d.wwid) == 0) {
+				s->slots[i].d.paths++;
 				goto out;
+			}
 	}
 	long k = find_slot(s, blk, dev_real);
 	if (k >= 0 && !s->slots[k].d.device[0]) {
@@ -675,6 +710,11 @@ int sysfs_scan(const char *root, struct sysfs_inventory *inv, bool leds)
 	free(s.sys_disks);
 	free(s.slots);
 
+	/* A dual-ported enclosure shows up once per path, under the same id. */
+	for (size_t i = 1; i < inv->nchassis; i++)
+		for (size_t j = 1; j < inv->nchassis; j++)
+			inv->chassis[i].paths +=
+			    strcmp(inv->chassis[i].id, inv->chassis[j].id) == 0;
 	unique_ids(inv->chassis[0].id, sizeof(inv->chassis[0]), inv->nchassis);
 	for (size_t i = 0; i < inv->ndisks; i++) {
 		struct sysfs_disk *d = &inv->disks[i];

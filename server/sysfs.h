@@ -20,6 +20,9 @@ struct sysfs_chassis {
 	char vendor[96], model[128], serial[128]; /* "" when unknown or unreadable */
 	char hostname[256];                       /* the system only */
 	char sysname[64];                         /* enclosure: its sysfs name, "0:0:12:0" */
+	char revision[64], part[64];              /* DMI version and SKU, SCSI rev; "" unknown */
+	char uuid[37];                            /* the system only: DMI product_uuid, or "" */
+	int paths;                                /* enclosure: times the same id was seen */
 	int nslots;                               /* enclosure: device slots */
 	int ndisks;                               /* disks present in it */
 };
@@ -39,6 +42,10 @@ struct sysfs_disk {
 	char *slot_dir;     /* the slot's directory under /sys/class/enclosure, or NULL */
 	int faulted;        /* the slot's fault file (or a critical status): 1, 0, -1 unknown */
 	int locate;         /* the slot's locate file: 1, 0, or -1 (unknown or not read) */
+	char revision[32];  /* firmware revision, "" unknown */
+	int rpm;            /* medium rotation rate (SCSI VPD page B1): rpm, 1 not rotating, 0
+	                     * unknown */
+	int paths;          /* block devices that reach it (multipath legs): 1 and more */
 };
 
 struct sysfs_inventory {

@@ -44,7 +44,7 @@ ROWS = [
     Row("DELETE", "/api/access/v1", None, (401, 204, 204, 204), ("login",)),
     *(Row("GET", f"/api/{service}/v1", None, (401, 200, 200, 200))
       for service in ("system", "user", "role", "log", "hardware", "analytics", "status",
-                      "bench")),
+                      "bench", "problem")),
     # users: user:read / user:modify
     Row("GET", U + "/users", None, (401, 403, 200, 200)),
     Row("POST", U + "/users", NEW_USER, (401, 403, 403, 201)),
@@ -103,6 +103,10 @@ ROWS = [
     Row("GET", HW + "/system/disk", None, (401, 200, 200, 200)),
     Row("GET", HW + "/system/disk/{target}", None, (401, 404, 404, 404)),
     Row("PUT", HW + "/system/disk/{target}", {"locate": False}, (401, 404, 404, 404)),
+    Row("GET", "/api/hardware/v1/cluster", None, (401, 200, 200, 200)),
+    # problems: stat:read, as the dashboard's count of them; {target} is no problem's uuid
+    Row("GET", "/api/problem/v1/problems", None, (401, 200, 200, 200)),
+    Row("GET", "/api/problem/v1/problems/{target}", None, (401, 404, 404, 404)),
     # analytics: stat:read reads; what is collected and kept is settings:modify (admin).
     # DELETE names no dataset, so the shared server keeps its datasets (403 vs 404 shows
     # the gate); POST makes the plain io.queue, which no other test creates.

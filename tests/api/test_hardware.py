@@ -34,7 +34,7 @@ def build_box(root):
            board_vendor="Supermicro", board_name="X11DSC+")
     enc = fs.enclosure("6:0:13:0", id=ENC, vendor="LSI", model="SAS3x28", slots=12)
     d = fs.scsi_disk("sdb", "6:0:1:0", transport="sas", vendor="SEAGATE", model="ST4000NM0023",
-                     serial="Z1Z0A1B1", wwid=SDB, size_bytes=4 * TB)
+                     serial="Z1Z0A1B1", wwid=SDB, size_bytes=4 * TB, rev="A2D2", rpm=7200)
     fs.seat(enc, "Slot 00", d)
     d = fs.scsi_disk("sdc", "6:0:2:0", transport="sas", vendor="ATA", model="ST8000NM0055",
                      serial="ZA1B2C3D", wwid=SDC, size_bytes=8 * TB)
@@ -49,7 +49,7 @@ def build_box(root):
     fs.scsi_disk("sda", "0:0:0:0", transport="sata", vendor="ATA", model="Samsung SSD 860",
                  serial="S3Z9NB0K123456",
                  wwid="t10.ATA     Samsung SSD 860 EVO 500GB               S3Z9NB0K123456",
-                 size_bytes=500107862016, rotational=False)
+                 size_bytes=500107862016, rotational=False, rpm=1)
     fs.partition("sda", "sda1")
     fs.nvme_disk("nvme0n1", "nvme0", model="SAMSUNG MZQL2960HCJR-00A07",
                  serial="S64FNE0R123456", wwid=NVME, size_bytes=960197124096)
@@ -117,30 +117,53 @@ def test_chassis_list(box):
     resp = box.mon.get(HW)
     body = expect(resp, 200)
     check_common_headers(resp, HW)
-    assert set(body) == {"chassis"}
+    # The guide's wrapper and the one deployed clients read, holding the same list.
+    assert set(body) == {"chassis", "hardware"} and body["hardware"] == body["chassis"]
     system, enc = body["chassis"]
+    uuids = (system.pop("uuid"), enc.pop("uuid"))
+    assert all(len(u) == 36 and u[14] == "5" for u in uuids) and uuids[0] != uuids[1]
     assert system == {
-        "id": "system", "name": "SSG-6029P-E1CR12L", "type": "system", "vendor": "Supermicro",
-        "model": "SSG-6029P-E1CR12L", "serial": "S123456X9", "hostname": os.uname().nodename,
+        "id": "system", "name": os.uname().nodename, "display_name": "SSG-6029P-E1CR12L",
+        "type": "system", "kind": "system",
+        "vendor": "Supermicro", "manufacturer": "Supermicro", "model": "SSG-6029P-E1CR12L",
+        "serial": "S123456X9", "revision": "", "part": "", "faulted": False, "rpm": None,
+        "path": 1, "hostname": os.uname().nodename,
+        "fru": "hc://:chassis-mfg=Supermicro:chassis-name=SSG-6029P-E1CR12L"
+               ":chassis-part=unknown:chassis-serial=S123456X9",
         "locate": False, "led_backend": "leds", "disk_count": 3, "href": f"{HW}/system"}
     assert enc == {
-        "id": ENC, "name": "LSI SAS3x28", "type": "enclosure", "vendor": "LSI",
-        "model": "SAS3x28", "serial": None, "locate": False, "led_backend": "virtual",
+        "id": ENC, "name": ENC, "display_name": "LSI SAS3x28", "type": "storage",
+        "kind": "enclosure",
+        "vendor": "LSI", "manufacturer": "LSI", "model": "SAS3x28", "serial": "",
+        "revision": "", "part": "", "faulted": True, "rpm": None, "path": 1,
+        "fru": "hc://:chassis-mfg=LSI:chassis-name=SAS3x28:chassis-part=unknown"
+               ":chassis-serial=unknown",
+        "locate": False, "led_backend": "virtual",
         "disk_count": 4, "slot_count": 12, "href": f"{HW}/{ENC}"}
-    for c in body["chassis"]:
-        assert expect(box.mon.get(c["href"]), 200) == {"chassis": c}
+    for c, u in zip(body["chassis"], uuids):
+        got = expect(box.mon.get(c["href"]), 200)["chassis"]
+        disks = got.pop("disk")
+        assert got == dict(c, uuid=u)
+        # It embeds its components, each with its href, as the appliance does.
+        assert disks == disks_of(box.mon, c["id"])
 
 
 def test_system_disks_are_whole_disks_outside_enclosures(box):
     disks = {d["device"]: d for d in disks_of(box.mon, "system")}
     assert set(disks) == {"sda", "nvme0n1", "vda"}  # no loop, ram, zram, partition
+    assert len(disks["sda"].pop("uuid")) == 36
+    assert disks["sda"].pop("fru") == (
+        "hc://:chassis-serial=S123456X9:fru-serial=S3Z9NB0K123456:fru-part=Samsung SSD 860/bay=1")
     assert disks["sda"] == {
-        "id": SDA, "chassis": "system", "device": "sda", "label": "sda", "vendor": None,
-        "model": "Samsung SSD 860", "serial": "S3Z9NB0K123456",
-        "wwid": "t10.ATA     Samsung SSD 860 EVO 500GB               S3Z9NB0K123456",
-        "size": 500107862016, "rotational": False, "interface": "sata", "present": True,
-        "faulted": None, "enclosure": None, "slot": None, "locate": False,
+        "id": SDA, "chassis": "system", "device": "sda", "label": "HDD 1",
+        "location": "sda", "vendor": None, "manufacturer": "Samsung",
+        "model": "Samsung SSD 860", "serial": "S3Z9NB0K123456", "revision": "",
+        "part": "", "wwid": "t10.ATA     Samsung SSD 860 EVO 500GB               S3Z9NB0K123456",
+        "size": 500107862016, "rotational": False, "rpm": None, "interface": "sata",
+        "present": True, "faulted": False, "fault_status": "unknown", "pathcount": 1,
+        "enclosure": None, "slot": None, "locate": False,
         "led_backend": "ledctl", "href": f"{HW}/system/disk/{SDA}"}
+    assert [disks[n]["label"] for n in ("nvme0n1", "sda", "vda")] == ["HDD 0", "HDD 1", "HDD 2"]
     nvme = disks["nvme0n1"]
     assert (nvme["id"], nvme["interface"], nvme["model"], nvme["serial"], nvme["wwid"],
             nvme["size"], nvme["rotational"], nvme["led_backend"]) == (
@@ -149,7 +172,7 @@ def test_system_disks_are_whole_disks_outside_enclosures(box):
     vda = disks["vda"]
     assert (vda["id"], vda["interface"], vda["serial"], vda["wwid"], vda["model"],
             vda["size"], vda["rotational"], vda["led_backend"]) == (
-        VDA, "virtio", VDA, None, None, 16 << 30, True, "virtual")
+        VDA, "virtio", VDA, None, "", 16 << 30, True, "virtual")
 
 
 def test_enclosure_lists_every_slot(box):
@@ -159,14 +182,18 @@ def test_enclosure_lists_every_slot(box):
     assert [s["device"] for s in slots[:4]] == ["sdb", "sdc", "sdd", "sde"]
     assert [s["id"] for s in slots[:4]] == [SDB, SDC, SDD, SDE]
     sdb = seated["sdb"]
+    assert len(sdb.pop("uuid")) == 36
+    assert sdb.pop("fru") == f"hc://:chassis-serial={ENC}:fru-serial=Z1Z0A1B1:fru-part=ST4000NM0023/bay=0"
     assert sdb == {
-        "id": SDB, "chassis": ENC, "device": "sdb", "label": "Slot 00", "vendor": "SEAGATE",
-        "model": "ST4000NM0023", "serial": "Z1Z0A1B1", "wwid": SDB, "size": 4 * TB,
-        "rotational": True, "interface": "sas", "present": True, "faulted": False,
+        "id": SDB, "chassis": ENC, "device": "sdb", "label": "HDD 0", "location": "Slot 00",
+        "vendor": "SEAGATE", "manufacturer": "SEAGATE", "model": "ST4000NM0023",
+        "serial": "Z1Z0A1B1", "revision": "A2D2", "part": "", "wwid": SDB, "size": 4 * TB,
+        "rotational": True, "rpm": 7200, "interface": "sas", "present": True,
+        "faulted": False, "fault_status": "ok", "pathcount": 1,
         "enclosure": ENC, "slot": "Slot 00", "locate": False, "led_backend": "ses",
         "href": f"{HW}/{ENC}/disk/{SDB}"}
     assert seated["sdc"]["interface"] == "sata" and seated["sdc"]["vendor"] is None
-    assert seated["sde"]["faulted"] is True
+    assert seated["sde"]["faulted"] is True and seated["sde"]["fault_status"] == "faulted"
     assert all(s["present"] and s["led_backend"] == "ses" for s in slots[:4])
     for i, s in enumerate(slots[4:], start=4):
         assert s["id"] == f"{ENC}-Slot-{i:02d}"
@@ -508,7 +535,8 @@ def test_backend_overrides(tmp_path, spawn):
                  env=b.cmds.env())
     admin2 = srv2.admin()
     system = expect(admin2.get(f"{HW}/system"), 200)["chassis"]
-    assert (system["led_backend"], system["vendor"], system["serial"]) == ("ipmi", None, None)
+    # Spindle's vendor says unknown with null; the guide's serial is a string, "" then
+    assert (system["led_backend"], system["vendor"], system["serial"]) == ("ipmi", None, "")
     assert disks_of(admin2, "system") == []
     expect(put_locate(admin2, f"{HW}/system", True), 202)
     assert b.cmds.calls()[-1] == "ipmitool chassis identify force"

@@ -141,8 +141,8 @@ class Checker:
 
 
 def build_sys(root):
-    """A small box: DMI, an SES enclosure with a disk in one slot of four, a virtio disk
-    outside it."""
+    """A small box: DMI, an SES enclosure with disks in two slots of four (one faulted), a
+    virtio disk outside it."""
     fs = FakeSys(root)
     fs.dmi(sys_vendor="Supermicro", product_name="SSG-6029P", product_serial="S1")
     enc = fs.enclosure("6:0:13:0", id="0x500304801f0c7a3f", vendor="LSI", model="SAS3x28",
@@ -151,6 +151,10 @@ def build_sys(root):
                         model="ST4000NM0023", serial="Z1Z0A1B1", wwid="naa.5000c500a1b2c301",
                         size_bytes=4 * 1000 ** 4)
     fs.seat(enc, "Slot 00", disk)
+    disk = fs.scsi_disk("sdc", "6:0:2:0", transport="sas", vendor="SEAGATE",
+                        model="ST4000NM0023", serial="Z1Z0A1C2", wwid="naa.5000c500a1b2c302",
+                        size_bytes=4 * 1000 ** 4, rev="0004", rpm=7200)
+    fs.seat(enc, "Slot 01", disk, status="critical")  # an open problem to fetch
     fs.virtio_disk("vda", "virtio1", serial="virt-disk-01", size_bytes=16 << 30)
     return fs
 
@@ -338,6 +342,11 @@ def exercise_hardware(c, srv, admin):
         c.call(admin, "PUT", ch["href"], 202, json={"locate": True})
     disk = c.call(admin, "GET", f"{HW}/system/disk", 200).json()["disks"][0]
     c.call(admin, "PUT", disk["href"], 202, json={"locate": False})
+    c.call(admin, "GET", "/api/hardware/v1/cluster", 200)
+    problems = c.call(admin, "GET", "/api/problem/v1/problems", 200).json()["problems"]
+    assert problems, "the faulted disk is an open problem"
+    c.call(admin, "GET", problems[0]["href"], 200)
+    c.call(admin, "GET", "/api/problem/v1/problems/00000000-0000-4000-8000-000000000000", 404)
 
 
 def sweep(c, srv):
