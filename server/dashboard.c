@@ -303,7 +303,8 @@ unsigned dashboard_events_clients(void)
 	return dash.fanout.n;
 }
 
-void dashboard_events_close_all(void)
+/* Ends every event stream (shutdown: they would otherwise hold it for its whole grace). */
+static void dashboard_events_close_all(void)
 {
 	while (!LIST_EMPTY(&dash.clients))
 		sse_end(LIST_FIRST(&dash.clients), "shutting down");

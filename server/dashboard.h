@@ -26,8 +26,6 @@ struct dashboard_doc {
 /* timeout_s: the connection timeout; a heartbeat (an SSE comment) goes to every stream
  * well within it, since each chunk re-arms it. Subscribes to the collector. */
 int dashboard_init(struct event_base *base, long long timeout_s);
-/* Ends every event stream (shutdown: they would otherwise hold it for its whole grace). */
-void dashboard_events_close_all(void);
 void dashboard_shutdown(void);
 
 /* The current document: the last tick's, or one built now when no sample exists yet. */

@@ -232,8 +232,8 @@ static const char *io_error(int e, bool direct)
  * contiguous, so an O_DIRECT transfer is one DMA segment per huge page it touches instead
  * of one per 4 KiB page: a 1 MiB transfer is not split for a device's segment limit
  * (virtio-blk's 254), and an 8 KiB one is one segment, not two, which a virtual disk
- * serves faster (8k randread at iodepth 32: ~70k IOPS on 4 KiB pages, ~105k on huge
- * pages, on this project's 2-core VM). Without THP it is plain memory, as before. */
+ * serves faster (8k randread at iodepth 32 on a 2-core virtual machine: ~70k IOPS on 4 KiB
+ * pages, ~105k on huge pages). Without transparent huge pages it is plain memory. */
 #define ARENA_HUGE (2u << 20)
 
 static void *arena_alloc(size_t bytes, size_t *len)

@@ -128,7 +128,7 @@ double hist_mean(const struct hist *h)
 	return h->count ? (double)h->sum / (double)h->count : 0.0;
 }
 
-double hist_stddev(const struct hist *h)
+static double hist_stddev(const struct hist *h)
 {
 	if (h->count < 2)
 		return 0.0;

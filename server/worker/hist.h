@@ -54,7 +54,6 @@ uint64_t hist_counts_percentile(const uint64_t *counts, uint64_t total, double p
                                 uint64_t hi);
 uint64_t hist_percentile(const struct hist *h, double pct);
 double hist_mean(const struct hist *h);
-double hist_stddev(const struct hist *h);
 
 /* {"min":..,"mean":..,"max":..,"stddev":..,"p1":..,...,"p99.99":..} in the unit recorded.
  * New reference. */

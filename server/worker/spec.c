@@ -84,7 +84,7 @@ const char *spec_pattern_name(enum spec_pattern p)
 	return pattern_names[p];
 }
 
-const char *spec_engine_name(enum spec_engine e)
+static const char *spec_engine_name(enum spec_engine e)
 {
 	return engine_names[e];
 }

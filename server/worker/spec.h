@@ -114,7 +114,6 @@ int spec_parse_size(const char *text, uint64_t *out);
 int spec_parse_duration(const char *text, uint64_t *out_ms);
 
 const char *spec_pattern_name(enum spec_pattern p);
-const char *spec_engine_name(enum spec_engine e);
 const char *spec_pass_name(enum spec_pass p);
 bool spec_is_random(enum spec_pattern p);
 unsigned spec_nthreads(const struct spec *s);
