@@ -10,17 +10,6 @@ static const struct field locate_fields[] = {
     FIELDS_END,
 };
 
-static bool query_none(struct request *r)
-{
-	static const char *const none[] = {NULL};
-	struct fault f;
-	if (request_query_check(r, none, &f) < 0) {
-		reply_fault(r, &f);
-		return false;
-	}
-	return true;
-}
-
 #define CHASSIS_HREF HW_CHASSIS "/{id}"
 #define DISK_HREF    HW_CHASSIS "/{chassis}/disk/{id}"
 
@@ -100,25 +89,25 @@ static void disk_changed(void *arg, json_t *res, const struct fault *f)
 
 void hardware_chassis_list(struct request *r)
 {
-	if (query_none(r))
+	if (api_query_none(r))
 		leds_chassis_list(chassis_list_done, r);
 }
 
 void hardware_chassis_get(struct request *r)
 {
-	if (query_none(r))
+	if (api_query_none(r))
 		leds_chassis_get(request_param(r, 0), chassis_done, r);
 }
 
 void hardware_disk_list(struct request *r)
 {
-	if (query_none(r))
+	if (api_query_none(r))
 		leds_disk_list(request_param(r, 0), disk_list_done, r);
 }
 
 void hardware_disk_get(struct request *r)
 {
-	if (query_none(r))
+	if (api_query_none(r))
 		leds_disk_get(request_param(r, 0), request_param(r, 1), disk_done, r);
 }
 
@@ -127,7 +116,7 @@ static int locate_body(struct request *r)
 {
 	json_t *body;
 	struct fault f;
-	if (!query_none(r))
+	if (!api_query_none(r))
 		return -1;
 	if (request_body(r, locate_fields, &body, &f) < 0) {
 		reply_fault(r, &f);
@@ -157,7 +146,7 @@ void hardware_disk_locate(struct request *r)
 /* Spindle has no cluster: the answer of an appliance that is not clustered. */
 void hardware_cluster_get(struct request *r)
 {
-	if (query_none(r))
+	if (api_query_none(r))
 		reply_json(r, 200,
 		           json_pack("{s:{s:s, s:s, s:s, s:s, s:s, s:{}, s:s}}", "cluster",
 		                     "description", "Clustering is not configured", "peer_asn", "",

@@ -2,26 +2,15 @@
 #include "api.h"
 #include "problems.h"
 
-static bool query_none(struct request *r)
-{
-	static const char *const none[] = {NULL};
-	struct fault f;
-	if (request_query_check(r, none, &f) < 0) {
-		reply_fault(r, &f);
-		return false;
-	}
-	return true;
-}
-
 void problem_list(struct request *r)
 {
-	if (query_none(r))
+	if (api_query_none(r))
 		reply_json(r, 200, problems_list_json());
 }
 
 void problem_get(struct request *r)
 {
-	if (!query_none(r))
+	if (!api_query_none(r))
 		return;
 	json_t *p = problems_get_json(request_param(r, 0));
 	if (!p) {
