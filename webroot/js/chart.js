@@ -1,0 +1,149 @@
+// Charts: uPlot, themed from the stylesheet's colours, sized to their box, with times in
+// local time or UTC as the user chose. Every chart of the console goes through here.
+//
+//   const c = chart(el, {series: [{label: 'read', unit: 'ops/s'}], syncKey: 'ws-1'});
+//   c.setData([xs, ys1, ...]);   // xs in epoch seconds (or plain numbers with time: false)
+//   c.destroy();
+
+import uPlot from '/vendor/uplot-1.6.32.esm.js';
+import { num, prefs } from './dom.js';
+
+export { uPlot };
+
+// Distinct hues that keep contrast on light and dark backgrounds.
+const PALETTE = ['#1f77b4', '#e8710a', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2',
+  '#7f7f7f', '#bcbd22', '#17becf', '#3d5a80', '#ee6c4d'];
+
+export function colour(i) {
+  return PALETTE[i % PALETTE.length];
+}
+
+function css(name) {
+  return getComputedStyle(document.documentElement).getPropertyValue(name).trim();
+}
+
+// Times in the zone the user chose.
+function tzDate(ts) {
+  return prefs.utc ? uPlot.tzDate(new Date(ts * 1e3), 'Etc/UTC') : new Date(ts * 1e3);
+}
+
+// opts:
+//   series   [{label, unit, colour, width, fill, bars, show}]
+//   height   px (default 220)
+//   time     x is epoch seconds (default true)
+//   syncKey  charts with the same key share the cursor
+//   onSelect (min, max) after a drag-zoom on x; the chart is not zoomed itself
+//   yFormat  value -> text for the axis and tooltips (default num)
+//   xFormat  value -> text when time is false
+//   bars     draw every series as bars
+export function chart(el, opts = {}) {
+  const time = opts.time !== false;
+  const yFormat = opts.yFormat || ((v) => num(v));
+  const axis = { stroke: css('--muted'), grid: { stroke: css('--chart-grid'), width: 1 }, ticks: { stroke: css('--chart-grid') } };
+  const barPaths = uPlot.paths && uPlot.paths.bars ? uPlot.paths.bars({ size: [0.8, 60] }) : undefined;
+  const series = [
+    time ? {} : { value: (u, v) => (opts.xFormat ? opts.xFormat(v) : num(v)) },
+    ...(opts.series || []).map((s, i) => ({
+      label: s.label,
+      stroke: s.colour || colour(i),
+      width: s.width || 1.5,
+      fill: s.fill || (opts.bars || s.bars ? `${s.colour || colour(i)}99` : undefined),
+      paths: opts.bars || s.bars ? barPaths : undefined,
+      show: s.show !== false,
+      spanGaps: false,
+      points: { show: false },
+      value: (u, v) => (v === null || v === undefined ? '–' : yFormat(v)),
+    })),
+  ];
+  const width = () => Math.max(200, Math.floor(el.clientWidth || el.getBoundingClientRect().width || 600));
+  const u = new uPlot(
+    {
+      width: width(),
+      height: opts.height || 220,
+      tzDate: time ? tzDate : undefined,
+      scales: { x: { time } },
+      legend: { show: false },
+      cursor: {
+        sync: opts.syncKey ? { key: opts.syncKey, setSeries: false } : undefined,
+        drag: { x: !!opts.onSelect, y: false, setScale: false },
+        focus: { prox: 16 },
+      },
+      focus: { alpha: 0.3 },
+      series,
+      axes: [
+        { ...axis, values: time ? undefined : (u, vals) => vals.map((v) => (opts.xFormat ? opts.xFormat(v) : num(v))) },
+        { ...axis, size: 60, values: (u, vals) => vals.map((v) => yFormat(v)) },
+      ],
+      hooks: {
+        setSelect: [
+          (u) => {
+            if (!opts.onSelect || u.select.width < 5) return;
+            const min = u.posToVal(u.select.left, 'x');
+            const max = u.posToVal(u.select.left + u.select.width, 'x');
+            u.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false);
+            opts.onSelect(min, max);
+          },
+        ],
+      },
+    },
+    [[], ...(opts.series || []).map(() => [])],
+    el,
+  );
+  const ro = new ResizeObserver(() => {
+    const w = width();
+    if (w !== u.width) u.setSize({ width: w, height: u.height });
+  });
+  ro.observe(el);
+  return {
+    plot: u,
+    setData(data, resetScales = true) {
+      u.setData(data, resetScales);
+    },
+    // Focus one series (index from 0 over opts.series), or none with null.
+    focus(i) {
+      u.setSeries(i === null ? null : i + 1, { focus: true });
+    },
+    show(i, on) {
+      u.setSeries(i + 1, { show: on });
+    },
+    setScale(min, max) {
+      u.setScale('x', { min, max });
+    },
+    destroy() {
+      ro.disconnect();
+      u.destroy();
+    },
+  };
+}
+
+// A sparkline as a small SVG path (no axes; for tiles): values oldest first, nulls skipped.
+export function sparkline(values, { width = 120, height = 32, label = '' } = {}) {
+  const ns = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(ns, 'svg');
+  svg.setAttribute('viewBox', `0 0 ${width} ${height}`);
+  svg.setAttribute('preserveAspectRatio', 'none');
+  svg.setAttribute('class', 'spark');
+  svg.setAttribute('role', 'img');
+  svg.setAttribute('aria-label', label);
+  const path = document.createElementNS(ns, 'path');
+  svg.append(path);
+  const set = (vals) => {
+    const v = (vals || []).map((x) => (typeof x === 'number' ? x : null));
+    const max = Math.max(1, ...v.filter((x) => x !== null));
+    const step = v.length > 1 ? width / (v.length - 1) : width;
+    let d = '';
+    let pen = false;
+    v.forEach((x, i) => {
+      if (x === null) {
+        pen = false;
+        return;
+      }
+      const y = height - 1 - (x / max) * (height - 2);
+      d += `${pen ? 'L' : 'M'}${(i * step).toFixed(1)} ${y.toFixed(1)}`;
+      pen = true;
+    });
+    path.setAttribute('d', d);
+  };
+  set(values);
+  return { el: svg, set };
+}

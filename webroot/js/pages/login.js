@@ -1,0 +1,47 @@
+// The login page: says exactly what went wrong (a wrong password, a throttle and when to
+// try again), and goes on to the page the user was sent away from.
+
+import { login } from '../api.js';
+import { field, h } from '../dom.js';
+import { go } from '../app.js';
+
+function message(e) {
+  if (e.status === 401) return 'Wrong user name or password.';
+  if (e.status === 429) {
+    const s = e.retryAfter || 1;
+    return `Too many failed attempts from here: try again in ${s} second${s === 1 ? '' : 's'}.`;
+  }
+  if (e.status) return `Cannot log in: ${e.details}`;
+  return 'Cannot reach the server. Check the network and try again.';
+}
+
+export function render(main, ctx) {
+  const user = field('login-user', 'User name', h('input', { name: 'user', autocomplete: 'username', required: true, autocapitalize: 'none', spellcheck: 'false' }));
+  const pass = field('login-password', 'Password', h('input', { name: 'password', type: 'password', autocomplete: 'current-password', required: true }));
+  const error = h('p', { id: 'login-error', class: 'error', role: 'alert' });
+  const submit = h('button', { type: 'submit', class: 'primary', text: 'Log in' });
+  const form = h('form', { class: 'login card', novalidate: true }, h('h1', { text: 'Spindle' }), h('p', { class: 'muted', text: 'Storage management console' }), user.wrap, pass.wrap, error, submit);
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    error.textContent = '';
+    if (!user.input.value || !pass.input.value) {
+      error.textContent = !user.input.value ? 'Enter your user name.' : 'Enter your password.';
+      (!user.input.value ? user.input : pass.input).focus();
+      return;
+    }
+    submit.disabled = true;
+    try {
+      await login(user.input.value, pass.input.value);
+      const next = ctx.query.get('next');
+      go(next && !next.startsWith('login') ? next : 'dashboard');
+    } catch (e) {
+      error.textContent = message(e);
+      pass.input.select();
+    } finally {
+      submit.disabled = false;
+    }
+  });
+  main.append(h('div', { class: 'login-wrap' }, form));
+  user.input.focus();
+  ctx.ready();
+}
