@@ -1146,7 +1146,7 @@ static bool static_versioned(const char *path)
 	const char *first = strchr(base, '.'), *last = strrchr(base, '.');
 	for (const char *p = first; p && p < last; p = strchr(p + 1, '.')) {
 		size_t n = strcspn(p + 1, ".");
-		if (n >= 8 && strspn(p + 1, "0123456789abcdefABCDEF") == n && p + 1 + n != last + 1)
+		if (n >= 8 && strspn(p + 1, "0123456789abcdefABCDEF") == n)
 			return true;
 	}
 	return false;
