@@ -10,7 +10,7 @@ import ssl
 import pytest
 import requests
 
-from conftest import REQUEST_TIMEOUT, expect_fault
+from conftest import REQUEST_TIMEOUT, Server, assert_stopped_cleanly, expect_fault
 
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
        "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; "
@@ -71,7 +71,6 @@ def site(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def srv(site, tmp_path_factory):
-    from conftest import Server, assert_stopped_cleanly
     s = Server(tmp_path_factory.mktemp("static-state") / "state", "--webroot", site).start()
     yield s
     assert_stopped_cleanly(s)

@@ -191,7 +191,11 @@ def test_dashboard_capacity(spawn, tmp_path):
         assert fs["avail"] == pytest.approx(st.f_bavail * st.f_frsize, rel=0.05)
         assert fs["used"] + fs["avail"] <= fs["size"]
     assert d["pools"] == [{"n": "backup", "state": "DEGRADED"}, {"n": "tank", "state": "ONLINE"}]
-    fake.stop()
+    # read again every 10 s: an unmounted filesystem and a pool's new state show up
+    fake.write_mounts(data[:1])
+    (zfs / "tank" / "state").write_text("FAULTED\n")
+    assert wait_for(lambda: len(dashboard(mon)["capacity"]) == 1, 12), dashboard(mon)
+    assert {"n": "tank", "state": "FAULTED"} in dashboard(mon)["pools"]
 
 
 def test_dashboard_capacity_without_mounts(spawn, tmp_path):
