@@ -257,7 +257,7 @@ static void spark_seeded(void *arg, int status)
 	}
 	for (size_t i = 0; i < sd->q.nseries; i++)
 		series_unref(sd->series[i]);
-	log_debug("dashboard: sparklines seeded with %zu minutes of analytics", filled);
+	log_debug("dashboard: sparklines seeded with %zu minute values of the analytics", filled);
 	free(sd);
 }
 
