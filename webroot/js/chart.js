@@ -27,6 +27,22 @@ function tzDate(ts) {
   return prefs.utc ? uPlot.tzDate(new Date(ts * 1e3), 'Etc/UTC') : new Date(ts * 1e3);
 }
 
+// Time axis labels in 24-hour time, as dom.js time() writes them, in the zone the user
+// chose; the date under the first tick and wherever the day changes.
+function timeTicks(u, splits, axisIdx, space, incr) {
+  const pad = (n) => String(n).padStart(2, '0');
+  let lastDay = null;
+  return splits.map((ts) => {
+    const d = tzDate(ts);
+    const day = `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
+    const clock = incr < 60 ? `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}` : `${pad(d.getHours())}:${pad(d.getMinutes())}`;
+    const newDay = day !== lastDay;
+    lastDay = day;
+    if (incr >= 86400) return day.slice(5) + (newDay && splits[0] === ts ? `\n${d.getFullYear()}` : '');
+    return newDay ? `${clock}\n${day.slice(5)}` : clock;
+  });
+}
+
 // opts:
 //   series   [{label, unit, colour, width, fill, bars, show}]
 //   height   px (default 220)
@@ -54,7 +70,7 @@ export function chart(el, opts = {}) {
     ...list.map((s, i) => ({
       label: s.label,
       stroke: s.colour || colour(i),
-      width: s.width || 1.5,
+      width: s.width || (list.length > 12 ? 1 : 1.5), // fractional widths cost: thin lines when many
       fill: s.fill || (opts.bars || s.bars ? `${s.colour || colour(i)}99` : undefined),
       paths: opts.bars || s.bars ? barPaths : undefined,
       show: s.show !== false,
@@ -90,7 +106,7 @@ export function chart(el, opts = {}) {
         focus: { alpha: 0.3 },
         series: seriesOf(list),
         axes: [
-          { ...axis, values: time ? undefined : (u, vals) => vals.map((v) => (opts.xFormat ? opts.xFormat(v) : num(v))) },
+          { ...axis, values: time ? timeTicks : (u, vals) => vals.map((v) => (opts.xFormat ? opts.xFormat(v) : num(v))) },
           { ...axis, size: 60, values: (u, vals) => vals.map((v) => yFormat(v)) },
         ],
         hooks: {

@@ -154,7 +154,7 @@ export async function renderSheet(main, ctx) {
     const keep = drillSel.value;
     drillSel.replaceChildren(
       h('option', { value: '', text: 'none (the total)' }),
-      d.available_drilldowns.map((k) => h('option', { value: k, text: `by ${k}` })),
+      ...d.available_drilldowns.map((k) => h('option', { value: k, text: `by ${k}` })),
     );
     if (d.available_drilldowns.includes(keep)) drillSel.value = keep;
     showDrillHint();
