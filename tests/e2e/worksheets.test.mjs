@@ -96,6 +96,18 @@ test('build, save, reload, rename, clone, delete a worksheet; CSV and legend', a
   assert.match(row, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ,/);
   assert.match(dl.suggestedFilename(), /io\.ops_disk.*\.csv$/);
 
+  // Keys: show two disks apart instead of the top N; kept when saved.
+  await io.getByRole('button', { name: 'Choose the keys of io.ops[disk]' }).click();
+  const keysDlg = await dialog(page);
+  await keysDlg.getByLabel('sdb', { exact: true }).check();
+  await keysDlg.getByLabel('sdc', { exact: true }).check();
+  await keysDlg.getByRole('button', { name: 'Show' }).click();
+  const legendKeys = () => io.locator('.ws-legend tbody tr').evaluateAll((rows) => rows.map((r) => r.dataset.key));
+  await page.waitForFunction(() => document.querySelectorAll(
+    'section[data-dataset="io.ops[disk]"] .ws-legend tbody tr[data-key]').length === 2);
+  assert.deepEqual(await legendKeys(), ['sdb', 'sdc']);
+  assert.equal(await io.locator('select.ws-top').isHidden(), true);
+
   // Save: a name asked for, then the URL is the worksheet's.
   await page.getByRole('button', { name: 'Save', exact: true }).click();
   const dlg = await dialog(page, 'e2e disks');
@@ -108,7 +120,8 @@ test('build, save, reload, rename, clone, delete a worksheet; CSV and legend', a
   await page.waitForSelector('body[data-ready="worksheet"]');
   assert.equal(await page.locator('h1').textContent(), 'e2e disks');
   assert.deepEqual(await chartNames(page), ['cpu.utilization', 'io.ops[disk]']);
-  await page.waitForSelector('section[data-dataset="io.ops[disk]"] .ws-legend tbody tr[data-key="sda"]');
+  await page.waitForSelector('section[data-dataset="io.ops[disk]"] .ws-legend tbody tr[data-key="sdb"]');
+  assert.deepEqual(await legendKeys(), ['sdb', 'sdc']);
   await shots(page, 'worksheet', SHOTS);
 
   // Time controls: a preset, pause, back; the window follows.

@@ -84,3 +84,28 @@ export function askName({ title, label = 'Name', value = '', ok = 'Save', action
 export function confirmDialog({ title, text, ok = 'Delete', danger = true, action }) {
   return open(title, { nodes: [h('p', { text })] }, ok, danger, action);
 }
+
+// Asks which keys of a drilldown to show apart (none: the top N and "other"). Resolves to
+// the chosen keys in the order offered, or null if cancelled.
+export function chooseKeys({ title, keys, chosen = [], max = 64 }) {
+  const boxes = keys.map((k, i) => {
+    const input = h('input', { type: 'checkbox', id: `ws-key-${seq + 1}-${i}`, value: k, checked: chosen.includes(k) });
+    return { k, input, wrap: h('div', { class: 'ws-key' }, input, h('label', { for: input.id, text: k })) };
+  });
+  const hint = h('p', { class: 'hint', text: `None chosen: the largest keys and “other”. At most ${max}.` });
+  const fs = h('fieldset', { class: 'ws-keys' }, h('legend', { text: 'Keys shown' }), boxes.map((b) => b.wrap));
+  return open(
+    title,
+    {
+      nodes: [hint, fs],
+      focus: boxes[0] ? boxes[0].input : null,
+      value: () => boxes.filter((b) => b.input.checked).map((b) => b.k),
+    },
+    'Show',
+    false,
+    async (list) => {
+      if (list.length > max) throw new Error(`Choose at most ${max} keys.`);
+      return list;
+    },
+  );
+}

@@ -62,8 +62,9 @@ export const OTHER = 'other';
 export function collapse(keys, n, only = []) {
   const withStats = keys.map((k) => ({ ...k, stats: stats(k.values), other: false }));
   if (only && only.length) {
+    const len = keys.length ? keys[0].values.length : 0;
     return only.map(
-      (key) => withStats.find((k) => k.key === key) || { key, values: [], stats: stats([]), other: false },
+      (key) => withStats.find((k) => k.key === key) || { key, values: new Array(len).fill(null), stats: stats([]), other: false },
     );
   }
   withStats.sort((a, b) => (b.stats.avg ?? -Infinity) - (a.stats.avg ?? -Infinity));

@@ -11,7 +11,7 @@ import { ApiError, can, get, post, put, seg, session } from '../api.js';
 import { bytes, download, h, ms, num, timeEl, toast } from '../dom.js';
 import { chart, colour } from '../chart.js';
 import { go } from '../app.js';
-import { askName } from './dialog.js';
+import { askName, chooseKeys } from './dialog.js';
 import { BASE, cloneWorksheet, deleteWorksheet, mayEdit, mayModify, renameWorksheet } from './list.js';
 import { collapse, csv, OTHER, shape } from './series.js';
 
@@ -293,6 +293,29 @@ export async function renderSheet(main, ctx) {
     });
     const csvBtn = h('button', { type: 'button', class: 'small', text: 'CSV', 'aria-label': `Export ${dsView.name} as CSV`, title: 'Export this chart’s data as CSV' });
     csvBtn.addEventListener('click', () => exportCsv(c));
+    const keysBtn = edit && c.drilled
+      ? h('button', { type: 'button', class: 'small', text: 'Keys', 'aria-label': `Choose the keys of ${dsView.name}`, title: 'Choose which keys to show' })
+      : null;
+    const topLabel = h('label', { class: 'ws-sr', for: topSel.id, text: `Series shown in ${dsView.name}` });
+    const showTop = () => {
+      const on = c.drilled && !c.view.drilldowns.length;
+      topSel.hidden = !on;
+      topLabel.hidden = !on;
+    };
+    showTop();
+    if (keysBtn) {
+      keysBtn.addEventListener('click', async () => {
+        const seen = c.shaped ? collapse(c.shaped.keys, 0).map((s) => s.key) : [];
+        const keys = [...c.view.drilldowns, ...seen.filter((k) => !c.view.drilldowns.includes(k))];
+        const chosen = await chooseKeys({ title: `Keys of ${dsView.name}`, keys, chosen: c.view.drilldowns });
+        keysBtn.focus();
+        if (chosen === null) return;
+        c.view.drilldowns = chosen;
+        showTop();
+        markDirty();
+        draw(c);
+      });
+    }
     const removeBtn = edit
       ? h('button', { type: 'button', class: 'small danger', text: 'Remove', 'aria-label': `Remove the chart ${dsView.name}` })
       : null;
@@ -303,8 +326,9 @@ export async function renderSheet(main, ctx) {
       h('div', { class: 'ws-chart-head' },
         h('div', { class: 'ws-chart-name' }, c.heading, h('p', { class: 'muted ws-unit', text: d ? `${d.explanation} (${d.unit})` : '' })),
         h('div', { class: 'row ws-chart-tools' },
-          c.drilled && !c.view.drilldowns.length ? h('label', { class: 'ws-sr', for: topSel.id, text: `Series shown in ${dsView.name}` }) : null,
-          c.drilled && !c.view.drilldowns.length ? topSel : null,
+          topLabel,
+          topSel,
+          keysBtn,
           csvBtn,
           removeBtn)),
       c.error,
