@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { figure, login, shots, start, watcher } from './harness.mjs';
+import { axe, figure, login, shots, start, watcher } from './harness.mjs';
 import { assertReadOnly, createMonitor, createWorksheet } from './worksheets.mjs';
 
 const WEBROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'webroot');
@@ -54,6 +54,7 @@ test('build, save, reload, rename, clone, delete a worksheet; CSV and legend', a
   await page.waitForSelector('body[data-ready="worksheet"]');
   assert.equal(await page.locator('h1').textContent(), 'New worksheet');
 
+  await axe(page); // with the form to add a chart open
   const cpu = await addChart(page, 'cpu.utilization');
   const io = await addChart(page, 'io.ops', 'disk');
   assert.deepEqual(await chartNames(page), ['cpu.utilization', 'io.ops[disk]']);
@@ -111,6 +112,7 @@ test('build, save, reload, rename, clone, delete a worksheet; CSV and legend', a
   // Save: a name asked for, then the URL is the worksheet's.
   await page.getByRole('button', { name: 'Save', exact: true }).click();
   const dlg = await dialog(page, 'e2e disks');
+  await axe(page);
   await dlg.getByRole('button', { name: 'Save' }).click();
   await page.waitForFunction(() => /^#\/worksheets\/[0-9a-f-]{36}$/.test(location.hash));
   assert.equal(await page.locator('h1').textContent(), 'e2e disks');
@@ -124,13 +126,43 @@ test('build, save, reload, rename, clone, delete a worksheet; CSV and legend', a
   assert.deepEqual(await legendKeys(), ['sdb', 'sdc']);
   await shots(page, 'worksheet', SHOTS);
 
-  // Time controls: a preset, pause, back; the window follows.
+  // Time controls. Live, the window's end moves on by itself.
+  const range = () => page.locator('.ws-range').textContent();
+  const ends = async () => (await range()).split(' · ')[0];
+  const before = await ends();
+  await page.waitForFunction((b) => document.querySelector('.ws-range').textContent.split(' · ')[0] !== b, before);
+  // A preset; zoom buttons halve and double the window.
   await page.getByRole('button', { name: '1 min', exact: true }).click();
-  await page.waitForFunction(() => / 1 min /.test(document.querySelector('.ws-range').textContent));
+  await page.waitForFunction(() => / · 1 min · /.test(document.querySelector('.ws-range').textContent));
+  await page.getByRole('button', { name: 'Zoom in', exact: true }).click();
+  await page.waitForFunction(() => / · 30 s · /.test(document.querySelector('.ws-range').textContent));
+  await page.getByRole('button', { name: 'Zoom out', exact: true }).click();
+  await page.waitForFunction(() => / · 1 min · /.test(document.querySelector('.ws-range').textContent));
+  // Back pauses; paused, the window stays put.
   await page.getByRole('button', { name: 'Back', exact: true }).click();
   assert.equal(await page.locator('.ws-live').getAttribute('aria-pressed'), 'false');
+  await page.waitForFunction(() => !/ live$/.test(document.querySelector('.ws-range').textContent));
+  const held = await range();
+  await page.waitForTimeout(2200);
+  assert.equal(await range(), held);
+  // Dragging across a chart zooms into that stretch.
   await page.getByRole('button', { name: 'Now (go live)' }).click();
   assert.equal(await page.locator('.ws-live').getAttribute('aria-pressed'), 'true');
+  const over = page.locator('section[data-dataset="cpu.utilization"] .u-over');
+  const box1 = await over.boundingBox();
+  await page.mouse.move(box1.x + box1.width * 0.4, box1.y + 20);
+  await page.mouse.down();
+  await page.mouse.move(box1.x + box1.width * 0.6, box1.y + 20, { steps: 5 });
+  await page.mouse.up();
+  assert.equal(await page.locator('.ws-live').getAttribute('aria-pressed'), 'false');
+  await page.waitForFunction(() => / · 1[0-3] s · /.test(document.querySelector('.ws-range').textContent));
+  await page.getByRole('button', { name: 'Now (go live)' }).click();
+  // Times in UTC when asked.
+  await page.locator('#utc-toggle').click();
+  await page.waitForSelector('body[data-ready="worksheet"]');
+  await page.waitForFunction(() => / UTC – /.test(document.querySelector('.ws-range').textContent));
+  await page.locator('#utc-toggle').click();
+  await page.waitForSelector('body[data-ready="worksheet"]');
 
   // Rename here.
   await page.getByRole('button', { name: 'Rename', exact: true }).click();
