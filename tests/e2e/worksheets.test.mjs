@@ -202,6 +202,26 @@ test('a dashboard tile opens a new worksheet with its dataset', async (t) => {
   const cells = await page.locator('section[data-dataset="io.ops"] .ws-legend tbody tr').first().locator('td').allTextContents();
   for (const c of cells) assert.match(c, /^[0-9.]+[kMG]?$/);
   assert.equal(await page.locator('.ws-dirty').isVisible(), true, 'unsaved until saved');
+
+  // Live, it asks for data every second; not while the page is hidden.
+  let asked = 0;
+  page.on('request', (r) => { if (r.url().includes('/data?')) asked++; });
+  await page.waitForTimeout(2500);
+  assert.ok(asked >= 2, `live: ${asked} data requests in 2.5 s`);
+  await page.evaluate(() => {
+    Object.defineProperty(document, 'hidden', { configurable: true, get: () => true });
+    document.dispatchEvent(new Event('visibilitychange'));
+  });
+  await page.waitForTimeout(1200); // one already under way may finish
+  asked = 0;
+  await page.waitForTimeout(2500);
+  assert.equal(asked, 0, 'no requests while hidden');
+  await page.evaluate(() => {
+    delete document.hidden;
+    document.dispatchEvent(new Event('visibilitychange'));
+  });
+  await page.waitForTimeout(1500);
+  assert.ok(asked >= 1, 'asking again once shown');
 });
 
 test('a monitor user sees a saved worksheet read-only on a phone', async (t) => {
