@@ -106,7 +106,7 @@ export function chart(el, opts = {}) {
         focus: { alpha: 0.3 },
         series: seriesOf(list),
         axes: [
-          { ...axis, values: time ? timeTicks : (u, vals) => vals.map((v) => (opts.xFormat ? opts.xFormat(v) : num(v))) },
+          { ...axis, space: time ? 72 : 50, values: time ? timeTicks : (u, vals) => vals.map((v) => (opts.xFormat ? opts.xFormat(v) : num(v))) },
           { ...axis, size: 60, values: (u, vals) => vals.map((v) => yFormat(v)) },
         ],
         hooks: {

@@ -240,11 +240,17 @@ export async function renderSheet(main, ctx) {
   function setView(change) {
     Object.assign(view, change);
     view.seconds = Math.round(Math.min(allSeconds, Math.max(MIN_SECONDS, view.seconds)));
-    if (!view.live) view.end = Math.round(clampEnd(view.end ?? view.edge ?? Date.now() / 1000));
+    if (!view.live) {
+      // nothing known of the server's time yet (no chart): stay live
+      const end = view.end ?? view.edge;
+      view.end = Number.isFinite(end) ? Math.round(clampEnd(end)) : null;
+      view.live = view.end === null;
+    }
     showTimebar();
     refresh();
   }
   function move(fraction) {
+    if (view.edge === null) return;
     const end = (view.live ? view.edge : view.end) + fraction * view.seconds;
     setView({ live: false, end });
   }
