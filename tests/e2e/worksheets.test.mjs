@@ -237,6 +237,36 @@ test('a monitor user sees a saved worksheet read-only on a phone', async (t) => 
     assert.equal(await page.getByRole('button', { name: new RegExp(`^${b} `) }).count(), 0, b);
 });
 
+test('series: the time grid, top N and other, CSV (pure functions, in node)', async () => {
+  const { collapse, csv, shape, stats } = await import('../../webroot/js/ws/series.js');
+  // Samples of 2 s from 100; the one at 104 is missing: a gap (null), not a join.
+  const resp = {
+    sample: 100, sample_seconds: 2,
+    data: [
+      { sample: 100, data: { value: 6, data: [{ key: 'a', value: 4 }, { key: 'b', value: 2 }] } },
+      { sample: 102, data: { value: 9, data: [{ key: 'a', value: 5 }, { key: 'c', value: 4 }] } },
+      { sample: 106, data: { value: 3, data: [{ key: 'b', value: 3 }] } },
+    ],
+  };
+  const drilled = shape(resp, 108, 'x[k]', true);
+  assert.deepEqual(drilled.xs, [100, 102, 104, 106]);
+  assert.deepEqual(drilled.keys.find((k) => k.key === 'a').values, [4, 5, null, null]);
+  const total = shape(resp, 108, 'x', false);
+  assert.deepEqual(total.keys, [{ key: 'x', values: [6, 9, null, 3] }]);
+  assert.deepEqual(stats([null, 3, 1, null, 2]), { cur: 2, min: 1, max: 3, avg: 2 });
+  // Top 1 of three keys: the largest mean, then "other" summing the two others.
+  const top = collapse(drilled.keys, 1);
+  assert.deepEqual(top.map((s) => s.key), ['a', 'other']);
+  assert.deepEqual(top[1].values, [2, 4, null, 3]);
+  assert.equal(top[1].count, 2);
+  // Top 2 of three: never one key folded alone into "other".
+  assert.deepEqual(collapse(drilled.keys, 2).map((s) => s.key), ['a', 'c', 'b']);
+  // Chosen keys, in their order, even one never seen.
+  assert.deepEqual(collapse(drilled.keys, 8, ['b', 'zz']).map((s) => [s.key, s.values.length]), [['b', 4], ['zz', 4]]);
+  assert.equal(csv(drilled.xs.slice(0, 2), [{ key: 'a,1', values: [4, 5] }, { key: 'b', values: [null, 1.5] }]),
+    'time,"a,1",b\r\n1970-01-01T00:01:40Z,4,\r\n1970-01-01T00:01:42Z,5,1.5\r\n');
+});
+
 test('figure: drawing a 64-series hour', async (t) => {
   const page = await openAs(t, 'worksheets');
   const ms = await page.evaluate(async () => {
