@@ -84,7 +84,7 @@ function table(cmp) {
             'tr',
             { dataset: { figure: f.name } },
             h('th', { scope: 'row', text: figureName(f.name) }),
-            jobs.map((j, i) => h('td', { class: 'num', 'data-label': jobTitle(j) }, h('span', { class: 'value', text: valueText(f.unit, f.values[i]) }), j.id === baseline ? null : h('br'), j.id === baseline ? null : diffEl(f, f.diff_pct[i]))),
+            jobs.map((j, i) => h('td', { class: 'num', 'data-label': jobTitle(j) }, h('span', { class: 'cell' }, h('span', { class: 'value', text: valueText(f.unit, f.values[i]) }), j.id === baseline ? null : diffEl(f, f.diff_pct[i])))),
           ),
         ),
       ),
@@ -142,7 +142,9 @@ export async function render(main, ctx) {
   const logMs = (ns) => (ns > 0 ? Math.log10(ns / 1e6) : null);
   const msText = (v) => {
     const x = 10 ** v;
-    return x < 1 ? `${(x * 1000).toPrecision(2).replace(/\.0+$/, '')}µs` : `${num(x)}ms`;
+    const us = x * 1000;
+    if (x < 1) return `${us >= 10 ? Math.round(us) : us.toFixed(1)}µs`;
+    return `${x >= 10 ? Math.round(x) : x.toFixed(1)}ms`;
   };
   const lc = chart(lat.plot, {
     time: false,

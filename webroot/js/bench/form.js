@@ -25,7 +25,7 @@ const ALL = ['read', 'write', 'randread', 'randwrite', 'randrw', 'slob', 'iozone
 const NOT_IOZONE = ALL.filter((p) => p !== 'iozone');
 const FIELDS = [
   { key: 'label', label: 'Label', kind: 'text', hint: 'what this run tries, e.g. recordsize=8k; at most 256 characters', max: 256, on: ALL },
-  { key: 'name', label: 'Name', kind: 'text', hint: 'optional: 1 to 64 letters, digits, “.”, “_” or “-”, not starting with “.” or “-”; names the job’s own file', max: 64, on: ALL },
+  { key: 'name', more: true, label: 'Name', kind: 'text', hint: 'optional: 1 to 64 letters, digits, “.”, “_” or “-”, not starting with “.” or “-”; names the job’s own file', max: 64, on: ALL },
   { key: 'target', label: 'Target file', kind: 'text', hint: 'absolute path of a file inside a bench dir; empty: the job’s own file in the first bench dir', on: ALL },
   { key: 'sessions', label: 'Sessions', kind: 'int', min: 1, max: 256, unit: 'threads', on: ['slob'] },
   { key: 'update_pct', label: 'Update percent', kind: 'int', min: 0, max: 100, unit: '%', on: ['slob'] },
@@ -37,15 +37,15 @@ const FIELDS = [
   { key: 'size', alias: { iozone: 'file_size' }, label: 'Size', kind: 'size', on: ALL, limits: '512 B to 1 PiB, a multiple of the block size; no more than the target’s filesystem, leaving its reserve free' },
   { key: 'block_size', alias: { iozone: 'record_size' }, label: 'Block size', kind: 'size', on: ALL, limits: '512 B to 16 MiB, a multiple of 512 (default 8k; iozone 128k)' },
   { key: 'runtime_s', alias: { slob: 'run_time' }, label: 'Run time', kind: 'duration', on: NOT_IOZONE, limits: 'from 0.001 s; ramp + run time at most the server’s --bench-max-runtime (7 days at most); empty with no amount: one pass over the size (slob: 300 s)' },
-  { key: 'ramp_s', label: 'Ramp-up', kind: 'duration', on: NOT_IOZONE, limits: '0 to 86400 s, not measured' },
-  { key: 'io_size', label: 'Amount', kind: 'size', on: NOT_IOZONE, limits: 'bytes to move instead of a run time; a multiple of the block size' },
-  { key: 'engine', label: 'Engine', kind: 'select', options: ['psync', 'io_uring'], on: ALL, limits: 'psync: one I/O at a time per thread; io_uring: a queue per thread' },
-  { key: 'iodepth', label: 'I/O depth', kind: 'int', min: 1, max: 1024, unit: 'I/Os in flight per thread, above 1 with io_uring only; threads × depth × block size at most 4 GiB', on: ALL },
-  { key: 'iodepth_batch', label: 'I/O batch', kind: 'int', min: 1, max: 1024, unit: 'I/Os per submit (io_uring), at most the I/O depth; default 1', on: ALL },
-  { key: 'fsync_every', label: 'fsync every', kind: 'int', min: 0, max: 2 ** 30, unit: 'writes per thread between fsyncs; 0: none (jobs that write only)', on: ['write', 'randwrite', 'randrw', 'slob', 'iozone'] },
-  { key: 'seed', label: 'Random seed', kind: 'int', min: 0, unit: 'a non-negative integer, for a repeatable sequence of offsets', on: ALL },
+  { key: 'ramp_s', more: true, label: 'Ramp-up', kind: 'duration', on: NOT_IOZONE, limits: '0 to 86400 s, not measured' },
+  { key: 'io_size', more: true, label: 'Amount', kind: 'size', on: NOT_IOZONE, limits: 'bytes to move instead of a run time; a multiple of the block size' },
+  { key: 'engine', more: true, label: 'Engine', kind: 'select', options: ['psync', 'io_uring'], on: ALL, limits: 'psync: one I/O at a time per thread; io_uring: a queue per thread' },
+  { key: 'iodepth', more: true, label: 'I/O depth', kind: 'int', min: 1, max: 1024, unit: 'I/Os in flight per thread, above 1 with io_uring only; threads × depth × block size at most 4 GiB', on: ALL },
+  { key: 'iodepth_batch', more: true, label: 'I/O batch', kind: 'int', min: 1, max: 1024, unit: 'I/Os per submit (io_uring), at most the I/O depth; default 1', on: ALL },
+  { key: 'fsync_every', more: true, label: 'fsync every', kind: 'int', min: 0, max: 2 ** 30, unit: 'writes per thread between fsyncs; 0: none (jobs that write only)', on: ['write', 'randwrite', 'randrw', 'slob', 'iozone'] },
+  { key: 'seed', more: true, label: 'Random seed', kind: 'int', min: 0, unit: 'a non-negative integer, for a repeatable sequence of offsets', on: ALL },
   { key: 'direct', label: 'Direct I/O (O_DIRECT), past the page cache', kind: 'bool', on: ALL },
-  { key: 'confirm', label: 'The target is a raw block device: I confirm it may be overwritten', kind: 'bool', on: ALL },
+  { key: 'confirm', more: true, label: 'The target is a raw block device: I confirm it may be overwritten', kind: 'bool', on: ALL },
 ];
 const PASSES = ['write', 'rewrite', 'read', 'reread', 'random_read', 'random_write'];
 
@@ -114,7 +114,7 @@ export async function render(main, ctx) {
     h(
       'select',
       {},
-      h('optgroup', { label: 'Presets' }, presets.map((p) => h('option', { value: p.name, text: `${p.name} — ${p.description.split(':')[0]}` }))),
+      h('optgroup', { label: 'Presets' }, presets.map((p) => h('option', { value: p.name, text: `${p.name} (preset)` }))),
       h('optgroup', { label: 'Plain patterns' }, Object.keys(PLAIN).map((p) => h('option', { value: p, text: p }))),
     ),
   );
@@ -142,6 +142,8 @@ export async function render(main, ctx) {
   faultFields.spec = pattern;
 
   const general = h('div', { class: 'bench-form-grid' });
+  const moreGrid = h('div', { class: 'bench-form-grid' });
+  const more = h('details', { class: 'bench-more', id: 'bench-more' }, h('summary', { text: 'More settings: engine, queue depth, fsync, ramp-up, amount, seed, name' }), moreGrid);
   const fallback = h('p', { class: 'error', role: 'alert', id: 'bench-form-error' });
   const submit = h('button', { type: 'submit', class: 'primary', id: 'bench-submit', text: 'Start run' });
   const form = h(
@@ -151,10 +153,11 @@ export async function render(main, ctx) {
     pattern.wrap,
     describe,
     general,
+    more,
     fallback,
     h('div', { class: 'row' }, submit, h('a', { class: 'button', href: '#/bench', text: 'Cancel' })),
   );
-  for (const c of controls) general.append(c.wrap);
+  for (const c of controls) (c.f.more ? moreGrid : general).append(c.wrap);
 
   const fill = (values) => {
     for (const c of controls) {
@@ -174,7 +177,7 @@ export async function render(main, ctx) {
       c.wrap.hidden = !c.f.on.includes(p);
       c.hint.textContent = hintFor(c.f, p, preset);
       const lab = c.wrap.querySelector(`label[for="${c.input.id}"]`);
-      if (lab && c.f.alias) lab.textContent = `${c.f.label} (${keyFor(c.f, p)})`;
+      if (lab && c.f.alias) lab.textContent = keyFor(c.f, p) === c.f.key ? c.f.label : `${c.f.label} (${keyFor(c.f, p)})`;
     }
     if (fromExample) {
       // a preset starts from its example, kept short and small: a test run, not a study
@@ -204,6 +207,9 @@ export async function render(main, ctx) {
     } catch (e) {
       if (e.name === 'AbortError') return;
       if (e instanceof ApiError && e.code === 'ERR_CONFIRM_REQUIRED') e.field = 'confirm';
+      // a field folded away is shown before its fault goes next to it
+      const at = e.field && faultFields[e.field];
+      if (at && more.contains(at.wrap)) more.open = true;
       showFault(e, faultFields, fallback);
     } finally {
       submit.disabled = false;

@@ -94,7 +94,7 @@ export async function render(main, ctx) {
         h(
           'tr',
           { dataset: { id: String(j.id), state: j.state } },
-          h('td', { 'data-label': 'Pick', class: 'pick' }, box),
+          h('td', { 'data-label': 'Pick', class: 'pick' }, h('label', { class: 'pick-tap' }, box)),
           h('td', { 'data-label': 'Run' }, h('a', { href: `#/bench/jobs/${j.id}`, text: `#${j.id}` })),
           h('td', { 'data-label': 'Label', text: j.label || j.name || '–' }),
           h('td', { 'data-label': 'Pattern', text: j.spec ? j.spec.pattern : '–' }),
