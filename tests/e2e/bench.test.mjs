@@ -180,6 +180,8 @@ test('a cancelled run says so, and keeps what it did', async (t) => {
   await page.getByRole('button', { name: 'Cancel run' }).click();
   await page.waitForFunction(() => document.querySelector('#bench-state')?.textContent.trim() === 'cancelled', null, { timeout: RUN_MS });
   assert.match(await page.locator('#bench-reason').textContent(), /^Cancelled: /);
+  await page.waitForSelector('#bench-result', { timeout: RUN_MS });
+  assert.equal(await page.locator('#bench-result-title').textContent(), 'Partial result');
   assert.equal(await page.locator('#bench-cancel').count(), 0, 'no Cancel once it ended');
 });
 

@@ -370,8 +370,10 @@ export async function render(main, ctx) {
       const what = { failed: 'Failed', cancelled: 'Cancelled', interrupted: 'Interrupted' }[job.state] || 'Ended';
       status.append(h('p', { class: job.state === 'failed' ? 'error' : 'note', id: 'bench-reason', role: 'status', text: `${what}: ${job.reason}` }));
     }
+    // the job carries its result (a partial one when cancelled); a done one is asked for
+    // on its own should it not
     let r = job.result || null;
-    if (!r && job.state !== 'failed') {
+    if (!r && job.state === 'done') {
       try {
         r = await result(job.id, ctx.signal);
       } catch (e) {

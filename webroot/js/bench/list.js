@@ -58,7 +58,7 @@ export async function render(main, ctx) {
   };
 
   const p99Cell = (job, td) => {
-    if (job.state !== 'done' && job.state !== 'cancelled') return;
+    if (!job.summary) return; // no result kept: nothing to ask for
     result(job.id, ctx.signal)
       .then((r) => {
         td.textContent = nsText(worstP99(r));
