@@ -76,6 +76,8 @@ function perSecond(dirs) {
     start() {
       ci = chart(iops.plot, { time: false, xFormat, syncKey: 'bench-job', series: dirs.map((d) => ({ label: `${d} IOPS` })), height: 200 });
       cp = chart(p99.plot, { time: false, xFormat, syncKey: 'bench-job', yFormat: (v) => (v < 1 ? `${(v * 1000).toFixed(0)}µs` : `${num(v)}ms`), series: dirs.map((d) => ({ label: `${d} p99` })), height: 200 });
+      // dots while there are too few seconds for a line (the first second of a live run)
+      for (const c of [ci, cp]) for (const s of c.plot.series.slice(1)) s.points.show = (u) => u.data[0].length < 3;
       this.draw();
     },
     add(p) {
@@ -84,11 +86,13 @@ function perSecond(dirs) {
     get count() {
       return pts.length;
     },
-    draw() {
+    // span: while it runs, the seconds the run is to take (the axis does not jump)
+    draw(span = null) {
       if (!ci) return;
       const xs = pts.map((p) => p.t);
       ci.setData([xs, ...dirs.map((d) => pts.map((p) => p[`${d}Iops`]))]);
       cp.setData([xs, ...dirs.map((d) => pts.map((p) => p[`${d}P99`]))]);
+      if (span && xs.length && xs[xs.length - 1] < span) for (const c of [ci, cp]) c.setScale(0, span);
       wrap.dataset.points = String(pts.length);
     },
     destroy() {
@@ -411,7 +415,7 @@ export async function render(main, ctx) {
         etaAt = Date.now();
         if (!job.started) job.started = new Date(Date.now() - o.t_s * 1000).toISOString();
         tick();
-        charts.draw();
+        charts.draw(job.spec && job.spec.runtime_s ? (job.spec.ramp_s || 0) + job.spec.runtime_s + 0.5 : null);
       }
     } else if (o.type === 'end') {
       ended = true;
