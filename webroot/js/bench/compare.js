@@ -144,6 +144,7 @@ export async function render(main, ctx) {
     const x = 10 ** v;
     const us = x * 1000;
     if (x < 1) return `${us >= 10 ? Math.round(us) : us.toFixed(1)}µs`;
+    if (x >= 1000) return `${num(x / 1000)}s`;
     return `${x >= 10 ? Math.round(x) : x.toFixed(1)}ms`;
   };
   const lc = chart(lat.plot, {
