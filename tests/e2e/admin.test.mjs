@@ -123,7 +123,8 @@ test('an administrator creates a monitor user and an API token that works', asyn
   // Revoked from the tokens tab, after a confirmation: the secret stops working.
   await openTab(page, 'tokens');
   await page.getByLabel('User', { exact: true }).selectOption('carol');
-  await tabReady(page, 'tokens');
+  await page.locator('tr[data-token]').filter({ hasText: 'prometheus' }).waitFor();
+  assert.match(page.url(), /#\/admin\/tokens\?user=carol$/);
   await page.getByRole('button', { name: 'Revoke token prometheus' }).click();
   await page.getByRole('dialog').getByRole('button', { name: 'Revoke token' }).click();
   await page.getByText('carol has no API tokens.').waitFor();
@@ -151,14 +152,48 @@ test('roles: one is made with two authorizations, changed, and deleted after a c
   // Built-in roles cannot change: no buttons on their rows.
   assert.equal(await page.locator('tr[data-role="admin"] button').count(), 0);
 
-  // Cancel keeps it; confirming deletes it.
+  // Escape keeps it (the dialog opens on Cancel); confirming deletes it.
   await row.getByRole('button', { name: 'Delete role auditor' }).click();
-  await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+  await page.getByRole('dialog').waitFor();
+  assert.equal(await page.evaluate(() => document.activeElement.textContent), 'Cancel');
+  await page.keyboard.press('Escape');
+  await page.getByRole('dialog').waitFor({ state: 'detached' });
   assert.equal((await api('GET', '/api/role/v1/roles/auditor')).status, 200);
   await row.getByRole('button', { name: 'Delete role auditor' }).click();
   await page.getByRole('dialog').getByRole('button', { name: 'Delete role' }).click();
   await row.waitFor({ state: 'detached' });
   assert.equal((await api('GET', '/api/role/v1/roles/auditor')).status, 404);
+});
+
+test('users: roles changed, a password reset, and a delete after a confirmation', async (t) => {
+  assert.equal((await api('POST', '/api/user/v1/users', { body: { name: 'dave', password: 'dave-first-pass', roles: ['monitor'] } })).status, 201);
+  const page = await adminPage(t, 'users');
+  const row = page.locator('tr[data-user="dave"]');
+  await row.getByRole('button', { name: 'Edit dave' }).click();
+  await page.getByRole('checkbox', { name: /^operator/ }).check();
+  await page.getByLabel('Full name').fill('Dave Bench');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await page.waitForSelector('#user-edit', { state: 'detached' });
+  assert.match(await row.locator('td.col-roles').textContent(), /monitor.*operator|operator.*monitor/);
+  assert.deepEqual((await api('GET', '/api/user/v1/users/dave')).doc.user.roles.sort(), ['monitor', 'operator']);
+
+  // Two different passwords are caught here; the same one twice is set.
+  await row.getByRole('button', { name: 'Reset the password of dave' }).click();
+  await page.getByLabel('New password', { exact: true }).fill('dave-second-pass');
+  await page.getByLabel('New password again').fill('dave-second-typo');
+  await page.getByRole('button', { name: 'Set password' }).click();
+  assert.match(await page.textContent('#user-password-again-error'), /differ/);
+  await page.getByLabel('New password again').fill('dave-second-pass');
+  await page.getByRole('button', { name: 'Set password' }).click();
+  await page.waitForSelector('#user-password-form', { state: 'detached' });
+  assert.equal((await api('GET', '/api/system/v1/version', { auth: ['dave', 'dave-second-pass'] })).status, 200);
+
+  // The signed-in administrator cannot delete themself from here.
+  assert.equal(await page.locator('tr[data-user="admin"]').getByRole('button', { name: 'Delete admin' }).isDisabled(), true);
+  await row.getByRole('button', { name: 'Delete dave' }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Delete user' }).click();
+  await row.waitFor({ state: 'detached' });
+  assert.equal((await api('GET', '/api/user/v1/users/dave')).status, 404);
 });
 
 test('retention: a bad value is refused next to its field, a good one is saved', async (t) => {

@@ -2,7 +2,6 @@
 // with a Copy button, and revocation. #/admin/tokens?user=NAME picks the user.
 
 import { del, get, post, seg, session } from '../api.js';
-import { go } from '../app.js';
 import { field, h, showFault, time, timeEl, toast } from '../dom.js';
 import { confirmDialog, formButtons, formPanel, stackTable } from './common.js';
 
@@ -44,10 +43,24 @@ function secretPanel(token, onDone) {
 export async function render(section, ctx) {
   const users = (await get('/api/user/v1/users', { signal: ctx.signal })).users.map((u) => u.name).sort();
   const wanted = ctx.query.get('user');
-  const user = users.includes(wanted) ? wanted : users.includes(session.user) ? session.user : users[0];
+  let user = users.includes(wanted) ? wanted : users.includes(session.user) ? session.user : users[0];
+  let shown = null; // the id of the token whose secret is on screen
 
   const pick = field('token-user', 'User', h('select', { name: 'user' }, users.map((u) => h('option', { value: u, selected: u === user, text: u }))));
-  pick.input.addEventListener('change', () => go(`admin/tokens?user=${encodeURIComponent(pick.input.value)}`));
+  // Another user's tokens in place (the select keeps the focus); the address follows
+  // without a new page, so a reload or a bookmark opens the same user.
+  pick.input.addEventListener('change', async () => {
+    user = pick.input.value;
+    history.replaceState(null, '', `#/admin/tokens?user=${encodeURIComponent(user)}`);
+    forms.hide();
+    hideSecret();
+    status.textContent = '';
+    try {
+      await load();
+    } catch (e) {
+      if (e.name !== 'AbortError') status.textContent = `Cannot list ${user}'s tokens: ${e.details || e.message}`;
+    }
+  });
   const forms = formPanel();
   const secret = h('div', { class: 'secret-slot' });
   const list = h('div', { class: 'admin-list' });
@@ -55,6 +68,11 @@ export async function render(section, ctx) {
   const add = h('button', { type: 'button', class: 'primary', id: 'token-new', text: 'New token' });
   section.append(h('div', { class: 'toolbar' }, h('div', { class: 'token-user' }, pick.wrap), add), forms.panel, secret, status, list);
   if (wanted && !users.includes(wanted)) status.textContent = `There is no user ${wanted}; showing ${user}'s tokens.`;
+
+  function hideSecret() {
+    secret.replaceChildren();
+    shown = null;
+  }
 
   async function load() {
     const tokens = (await get(`/api/user/v1/users/${seg(user)}/tokens`, { signal: ctx.signal })).tokens;
@@ -71,7 +89,7 @@ export async function render(section, ctx) {
   }
 
   function create() {
-    secret.replaceChildren();
+    hideSecret();
     const name = field('token-name', 'Token name', h('input', { name: 'name', required: true, autocomplete: 'off', maxlength: 64 }), 'What it is for, e.g. "prometheus" or "backup script".');
     const days = field('token-expires', 'Valid for', h('input', { name: 'expires_days', type: 'number', inputmode: 'numeric', min: 1, max: 3650, step: 1, value: 365 }), 'Days, 1 to 3650.');
     const error = h('p', { class: 'error', role: 'alert' });
@@ -87,10 +105,11 @@ export async function render(section, ctx) {
         const t = (await post(`/api/user/v1/users/${seg(user)}/tokens`, body)).token;
         forms.hide();
         const panel = secretPanel(t, () => {
-          secret.replaceChildren();
+          hideSecret();
           add.focus();
         });
         secret.replaceChildren(panel);
+        shown = t.id;
         panel.querySelector('#token-copy').focus();
         await load();
       } catch (e) {
@@ -108,6 +127,7 @@ export async function render(section, ctx) {
     status.textContent = '';
     try {
       await del(`/api/user/v1/users/${seg(user)}/tokens/${seg(t.id)}`);
+      if (shown === t.id) hideSecret();
       toast(`Token ${t.name} revoked`);
       await load();
     } catch (e) {
