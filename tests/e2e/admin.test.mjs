@@ -196,6 +196,32 @@ test('users: roles changed, a password reset, and a delete after a confirmation'
   assert.equal((await api('GET', '/api/user/v1/users/dave')).status, 404);
 });
 
+test('audit log: newest first, fifty to a page', async (t) => {
+  for (let i = 0; i < 60; i++)
+    assert.equal((await api('POST', '/api/user/v1/users/admin/tokens', { body: { name: `batch-${i}` } })).status, 201);
+  const page = await adminPage(t, 'audit');
+  await page.getByLabel('Action').selectOption('token.create');
+  await page.getByLabel('Search').fill('batch-');
+  const details = () => page.locator('tbody td.col-details').allTextContents();
+  const first = await details();
+  assert.equal(first.length, 50);
+  assert.match(first[0], /'batch-59'/);
+  assert.match(first[49], /'batch-10'/);
+  assert.equal(await page.textContent('#audit-page'), 'Page 1 of 2');
+  assert.equal(await page.getByRole('button', { name: 'Newer' }).isDisabled(), true);
+  await page.getByRole('button', { name: 'Older' }).click();
+  const second = await details();
+  assert.equal(second.length, 10);
+  assert.match(second[0], /'batch-9'/);
+  assert.match(second[9], /'batch-0'/);
+  assert.equal(await page.getByRole('button', { name: 'Older' }).isDisabled(), true);
+  const times = await page.locator('tbody td.col-time time').evaluateAll((els) => els.map((e) => e.getAttribute('datetime')));
+  assert.deepEqual(times, times.slice().sort().reverse());
+  // The start is the API's: an hour back still holds them, and the summary counts them.
+  await page.getByLabel('Since').selectOption({ label: 'Last hour' });
+  await page.waitForFunction(() => /^60 of \d+ entries match/.test(document.querySelector('#audit-summary').textContent));
+});
+
 test('retention: a bad value is refused next to its field, a good one is saved', async (t) => {
   const page = await adminPage(t, 'settings');
   watcher(page).expect('/api/analytics/v1/settings', 400);

@@ -68,7 +68,7 @@ export function confirmDialog(title, text, action = 'Delete') {
 
 // A card holding one form at a time above a tab's list (create, edit, reset).
 export function formPanel() {
-  const panel = h('section', { class: 'card admin-form', hidden: true, 'aria-live': 'polite' });
+  const panel = h('section', { class: 'card admin-form', hidden: true });
   return {
     panel,
     show(title, form) {
