@@ -150,8 +150,14 @@ export async function render(section, ctx) {
   for (const f of [user, action, result]) f.input.addEventListener('change', () => ((page = 0), draw()));
   text.input.addEventListener('input', () => ((page = 0), draw()));
   refresh.addEventListener('click', load);
-  newer.addEventListener('click', () => ((page = Math.max(0, page - 1)), draw()));
-  older.addEventListener('click', () => ((page += 1), draw()));
+  // A new page starts at its top: the pager sits below a long list.
+  const turn = (by) => {
+    page = Math.max(0, page + by);
+    draw();
+    summary.scrollIntoView({ block: 'start' });
+  };
+  newer.addEventListener('click', () => turn(-1));
+  older.addEventListener('click', () => turn(1));
   await load();
   ctx.ready();
 }
