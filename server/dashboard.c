@@ -1,16 +1,20 @@
 /* The dashboard document and its event streams. The document is rebuilt on the loop when
- * the collector announces a sample, kept as bytes (and as a ready SSE event), and served
- * from there: a poll or a push never touches /proc, the database or jansson. */
+ * the collector announces a sample, kept as bytes (and gzipped, for polls that take it),
+ * and served from there: a poll or a push never touches /proc, the database or jansson. */
 #include "dashboard.h"
 #include "auth.h"
+#include "capacity.h"
 #include "collector.h"
+#include "datasets.h"
 #include "log.h"
 #include "jobs.h"
 #include "leds.h"
 #include "problems.h"
+#include "series.h"
 #include "stream.h"
 #include "util.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +22,35 @@
 #include <sys/sysinfo.h>
 
 #include <event2/event.h>
+#include <zlib.h>
 
 #define SSE_RETRY_MS 2000
+
+/* The sparklines: for each headline figure, the mean of each of the last SPARK_MINUTES
+ * minutes, fed by every tick into a ring of minute accumulators (a few additions a
+ * second). The same figures as the appliance datasets' totals the tiles open, so the
+ * minutes before a restart are read back from their rollups at start. */
+#define SPARK_MINUTES 60
+enum spark_fig { SPARK_IOPS, SPARK_KB_S, SPARK_CPU, SPARK_NIC_KB_S, SPARK_FIGS };
+
+static const struct {
+	const char *key;     /* in the document */
+	const char *dataset; /* whose total is the same figure, per second */
+	double scale;        /* from the dataset's unit to the document's */
+} spark_figs[SPARK_FIGS] = {
+    [SPARK_IOPS] = {"iops", "io.ops", 1},
+    [SPARK_KB_S] = {"kb_s", "io.bytes", 1.0 / 1024},
+    [SPARK_CPU] = {"cpu", "cpu.utilization", 1},
+    [SPARK_NIC_KB_S] = {"nic_kb_s", "nic.kilobytes", 1},
+};
+
+struct spark_minute {
+	int64_t minute; /* epoch minute the slot holds */
+	double sum[SPARK_FIGS];
+	uint32_t n[SPARK_FIGS]; /* seconds with a value */
+};
+
+#define PROBLEMS_RECENT 5 /* the newest open problems the document lists */
 
 struct sse_client {
 	LIST_ENTRY(sse_client) link;
@@ -35,8 +66,11 @@ static struct {
 	struct dashboard_doc doc;
 	char *body; /* the document */
 	char etag[48];
-	uint64_t seq;     /* the sample the document shows; 0: none yet */
-	int64_t built_at; /* wall second of a sample-less build */
+	unsigned char *gz; /* the document gzipped, or NULL */
+	char etag_gz[52];
+	struct spark_minute spark[SPARK_MINUTES]; /* slot: minute % SPARK_MINUTES */
+	uint64_t seq;                             /* the sample the document shows; 0: none yet */
+	int64_t built_at;                         /* wall second of a sample-less build */
 	LIST_HEAD(sse_clients, sse_client) clients;
 	struct stream_fanout fanout; /* the same streams, to send each event to all */
 } dash;
@@ -50,9 +84,13 @@ static double round_pos(double v)
 	return v > 0 && v < 9e15 ? (double)(long long)(v + 0.5) : 0;
 }
 
+/* Rounded to 1/scale; a whole number prints without ".0" (the document is for phones). */
 static json_t *num(double v, double scale)
 {
-	return json_real(round_pos(v * scale) / scale);
+	double r = round_pos(v * scale);
+	if (r == (double)(long long)(r / scale) * scale)
+		return json_integer((json_int_t)(r / scale));
+	return json_real(r / scale);
 }
 
 static json_t *bytes(double v)
@@ -99,6 +137,163 @@ static json_t *dash_nics(const struct box_sample *s)
 	return json_pack("{s:o, s:o}", "rx", num(rx, 10), "tx", num(tx, 10));
 }
 
+/* ---- capacity, problems, sparklines */
+
+static json_t *dash_capacity(void)
+{
+	json_t *arr = json_array();
+	const struct capacity *c = capacity_latest();
+	for (size_t i = 0; c && i < c->nfs; i++) {
+		const struct capacity_fs *f = &c->fs[i];
+		json_array_append_new(arr, json_pack("{s:s, s:s, s:I, s:I, s:I}", "n", f->name,
+		                                     "type", f->type, "size", (json_int_t)f->size,
+		                                     "used", (json_int_t)f->used, "avail",
+		                                     (json_int_t)f->avail));
+	}
+	return arr;
+}
+
+static json_t *dash_pools(void)
+{
+	const struct capacity *c = capacity_latest();
+	if (!c || !c->npools)
+		return NULL;
+	json_t *arr = json_array();
+	for (size_t i = 0; i < c->npools; i++)
+		json_array_append_new(arr, json_pack("{s:s, s:s}", "n", c->pools[i].name, "state",
+		                                     c->pools[i].state));
+	return arr;
+}
+
+/* The figures of one sample, as the datasets' totals: NaN where the sample has none. */
+static void spark_values(const struct box_sample *s, double v[SPARK_FIGS])
+{
+	double ops = 0, byte_s = 0, nic = 0, cpu_all = 0;
+	for (int i = 0; i < s->ndisks; i++) {
+		ops += s->disks[i].reads_per_s + s->disks[i].writes_per_s;
+		byte_s += s->disks[i].read_bytes_per_s + s->disks[i].write_bytes_per_s;
+	}
+	for (int i = 0; i < s->nnics; i++)
+		if (strcmp(s->nics[i].name, "lo") != 0)
+			nic += s->nics[i].rx_kb_per_s + s->nics[i].tx_kb_per_s;
+	for (int m = 0; m < CPU_MODES; m++)
+		cpu_all += s->cpu_pct[m];
+	v[SPARK_IOPS] = ops;
+	v[SPARK_KB_S] = byte_s / 1024;
+	v[SPARK_CPU] = cpu_all > 0 ? 100 - s->cpu_pct[CPU_IDLE] : NAN; /* no /proc/stat */
+	v[SPARK_NIC_KB_S] = nic;
+}
+
+static struct spark_minute *spark_slot(int64_t minute)
+{
+	struct spark_minute *m = &dash.spark[minute % SPARK_MINUTES];
+	if (m->minute != minute) {
+		memset(m, 0, sizeof(*m));
+		m->minute = minute;
+	}
+	return m;
+}
+
+static void spark_add(const struct box_sample *s)
+{
+	double v[SPARK_FIGS];
+	spark_values(s, v);
+	/* The sample ends at s->time: its second starts one before (as the datasets file it). */
+	struct spark_minute *m = spark_slot((s->time - 1) / 60);
+	for (int f = 0; f < SPARK_FIGS; f++) {
+		if (!isnan(v[f])) {
+			m->sum[f] += v[f];
+			m->n[f]++;
+		}
+	}
+}
+
+/* The last SPARK_MINUTES minutes up to now's, oldest first: each minute's mean, rounded;
+ * null for a minute without a value. */
+static json_t *dash_spark(int64_t now)
+{
+	json_t *o = json_object();
+	int64_t last = (now - 1) / 60;
+	for (int f = 0; f < SPARK_FIGS; f++) {
+		json_t *a = json_array();
+		for (int64_t minute = last - SPARK_MINUTES + 1; minute <= last; minute++) {
+			const struct spark_minute *m = &dash.spark[minute % SPARK_MINUTES];
+			json_array_append_new(
+			    a, m->minute == minute && m->n[f]
+			           ? json_integer((json_int_t)round_pos(m->sum[f] / m->n[f]))
+			           : json_null());
+		}
+		json_object_set_new(o, spark_figs[f].key, a);
+	}
+	return o;
+}
+
+/* Seeding the ring from what the analytics stored before this start: one query of the
+ * four datasets' totals by minute, up to now. The ticks only add seconds after it, so the
+ * two add up (the current minute too) without counting a second twice. */
+struct spark_seed {
+	struct series_query q;
+	struct series *series[SPARK_FIGS];
+	int fig[SPARK_FIGS];
+	struct series_agg out[SPARK_FIGS * SPARK_MINUTES];
+};
+
+static void spark_seeded(void *arg, int status)
+{
+	struct spark_seed *sd = arg;
+	size_t filled = 0;
+	for (size_t i = 0; status == 0 && i < sd->q.nseries; i++) {
+		int f = sd->fig[i];
+		for (size_t b = 0; b < sd->q.nbuckets; b++) {
+			const struct series_agg *a = &sd->out[i * sd->q.nbuckets + b];
+			int64_t minute = sd->q.start / 60 + (int64_t)b;
+			if (!a->count || dash.spark[minute % SPARK_MINUTES].minute > minute)
+				continue; /* nothing stored, or an hour went by meanwhile */
+			struct spark_minute *m = spark_slot(minute);
+			m->sum[f] += a->sum * spark_figs[f].scale;
+			m->n[f] += (uint32_t)a->count;
+			filled++;
+		}
+	}
+	for (size_t i = 0; i < sd->q.nseries; i++)
+		series_unref(sd->series[i]);
+	log_debug("dashboard: sparklines seeded with %zu minute values of the analytics", filled);
+	free(sd);
+}
+
+static void spark_seed(void)
+{
+	struct spark_seed *sd = xcalloc(1, sizeof(*sd));
+	for (int f = 0; f < SPARK_FIGS; f++) {
+		struct dataset *d = datasets_find(spark_figs[f].dataset);
+		struct series **all = NULL;
+		size_t n = d ? datasets_series(d, &all) : 0;
+		for (size_t i = 0; i < n; i++) {
+			if (i == 0) { /* the total */
+				sd->fig[sd->q.nseries] = f;
+				sd->series[sd->q.nseries++] = all[0];
+			} else {
+				series_unref(all[i]);
+			}
+		}
+		free(all);
+	}
+	if (!sd->q.nseries) {
+		free(sd);
+		return;
+	}
+	/* Seconds before now only: the collector's first sample is of a later one. */
+	int64_t now = util_now();
+	sd->q.series = sd->series;
+	sd->q.start = (now / 60 - (SPARK_MINUTES - 1)) * 60;
+	sd->q.gran = 60;
+	sd->q.width = 60;
+	sd->q.nbuckets = SPARK_MINUTES;
+	sd->q.end = now;
+	sd->q.out = sd->out;
+	series_query(&sd->q, spark_seeded, sd);
+}
+
 static json_int_t box_uptime(void)
 {
 	struct sysinfo si;
@@ -116,6 +311,12 @@ static json_t *dash_json(const struct box_sample *s)
 	              PACKAGE_VERSION, "uptime_s", box_uptime(), "jobs", "running",
 	              (json_int_t)running, "queued", (json_int_t)queued, "leds_lit",
 	              (json_int_t)leds_lit_count(), "problems", (json_int_t)problems_count());
+	json_object_set_new(d, "problems_recent", problems_recent_json(PROBLEMS_RECENT));
+	json_object_set_new(d, "capacity", dash_capacity());
+	json_t *pools = dash_pools();
+	if (pools)
+		json_object_set_new(d, "pools", pools);
+	json_object_set_new(d, "spark", dash_spark(s ? s->time : util_now()));
 	if (!s)
 		return d;
 	json_object_set_new(d, "ncpus", json_integer(s->ncpus));
@@ -130,6 +331,37 @@ static json_t *dash_json(const struct box_sample *s)
 	if (s->have_arc)
 		json_object_set_new(d, "arc_hit_pct", num(s->arc_hit_pct, 10));
 	return d;
+}
+
+/* The document gzipped once per build (some 50 us), for the polls that take gzip: with
+ * its sparklines and a busy box's figures it is several KB as text, well under 2 as gzip. */
+static void dash_gzip(void)
+{
+	free(dash.gz);
+	dash.gz = NULL;
+	dash.doc.gz = NULL;
+	z_stream z = {0};
+	/* windowBits 15 + 16: a gzip wrapper; memLevel 8 as zlib's default */
+	if (deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return;
+	uLong cap = deflateBound(&z, (uLong)dash.doc.len);
+	unsigned char *out = xmalloc(cap);
+	z.next_in = (Bytef *)dash.doc.body;
+	z.avail_in = (uInt)dash.doc.len;
+	z.next_out = out;
+	z.avail_out = (uInt)cap;
+	if (deflate(&z, Z_FINISH) != Z_STREAM_END) {
+		deflateEnd(&z);
+		free(out);
+		return;
+	}
+	dash.gz = out;
+	dash.doc.gz = out;
+	dash.doc.gz_len = z.total_out;
+	deflateEnd(&z);
+	snprintf(dash.etag_gz, sizeof(dash.etag_gz), "\"%s-%llu-gz\"", dash.nonce,
+	         (unsigned long long)dash.doc.generation);
+	dash.doc.etag_gz = dash.etag_gz;
 }
 
 static void dash_build(const struct box_sample *s)
@@ -151,6 +383,7 @@ static void dash_build(const struct box_sample *s)
 	dash.doc.body = dash.body;
 	dash.doc.len = strlen(dash.body);
 	dash.doc.etag = dash.etag;
+	dash_gzip();
 }
 
 const struct dashboard_doc *dashboard_current(void)
@@ -169,27 +402,6 @@ const struct dashboard_doc *dashboard_current(void)
 		dash_build(NULL);
 	}
 	return dash.body ? &dash.doc : NULL;
-}
-
-/* RFC 9110 If-None-Match: "*" or a list of entity tags, compared weakly. */
-int dashboard_etag_matches(const char *inm, const char *etag)
-{
-	if (!inm || !etag)
-		return 0;
-	size_t elen = strlen(etag);
-	for (const char *p = inm; *p;) {
-		while (*p == ' ' || *p == '\t' || *p == ',')
-			p++;
-		if (*p == '*')
-			return 1;
-		if (strncmp(p, "W/", 2) == 0)
-			p += 2;
-		size_t n = strcspn(p, ", \t");
-		if (n == elen && strncmp(p, etag, n) == 0)
-			return 1;
-		p += n;
-	}
-	return 0;
 }
 
 /* ---- event streams */
@@ -261,6 +473,7 @@ static void dash_send(struct stream *one)
 static void dash_tick(void *arg, const struct box_sample *s)
 {
 	dash.seq = s->seq;
+	spark_add(s);
 	dash_build(s);
 	if (dash.fanout.n && dash.body)
 		dash_send(NULL);
@@ -320,6 +533,7 @@ int dashboard_init(struct event_base *base, long long timeout_s)
 	if (collector_subscribe(dash_tick, NULL) < 0)
 		return -1;
 	dash.subscribed = true;
+	spark_seed();
 	long long beat = timeout_s / 3;
 	if (beat > DASHBOARD_HEARTBEAT_S)
 		beat = DASHBOARD_HEARTBEAT_S;
@@ -341,4 +555,6 @@ void dashboard_shutdown(void)
 	dash.heartbeat = NULL;
 	free(dash.body);
 	dash.body = NULL;
+	free(dash.gz);
+	dash.gz = NULL;
 }

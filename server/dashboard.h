@@ -19,6 +19,9 @@ struct dashboard_doc {
 	size_t len;
 	const char *etag; /* quoted, strong: changes with every sample */
 	uint64_t generation;
+	const void *gz; /* the same gzipped (Content-Encoding: gzip), or NULL */
+	size_t gz_len;
+	const char *etag_gz; /* the gzipped one's: another representation, another tag */
 };
 
 #define DASHBOARD_HEARTBEAT_S 15 /* at most; a third of the connection timeout if less */
@@ -30,8 +33,6 @@ void dashboard_shutdown(void);
 
 /* The current document: the last tick's, or one built now when no sample exists yet. */
 const struct dashboard_doc *dashboard_current(void);
-/* Does an If-None-Match header value name the current ETag (or "*")? */
-int dashboard_etag_matches(const char *if_none_match, const char *etag);
 
 /* Room for one more event stream? ERR_BUSY past DASHBOARD_EVENTS_MAX. */
 int dashboard_events_admit(struct fault *f);

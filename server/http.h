@@ -68,6 +68,10 @@ const char *request_query(struct request *r, const char *key);
 /* Refuses any query parameter not in the NULL-terminated list (ERR_UNKNOWN_ARG). */
 int request_query_check(struct request *r, const char *const *allowed, struct fault *f);
 const char *request_header(const struct request *r, const char *key);
+/* Does If-None-Match name etag (or "*")? RFC 9110: a list of tags, compared weakly. */
+bool request_etag_matches(const struct request *r, const char *etag);
+/* Does Accept-Encoding take gzip? "gzip" or "*" with a q above 0 (q=0 refuses it). */
+bool request_accepts_gzip(const struct request *r);
 /* The session token of X-Auth-Session or "Authorization: Bearer", or NULL. */
 const char *request_token(const struct request *r);
 /* "https://host:port" as the client reached us (its Host header, else the socket's

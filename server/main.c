@@ -18,6 +18,7 @@
 #include "audit.h"
 #include "auth.h"
 #include "child.h"
+#include "capacity.h"
 #include "collector.h"
 #include "config.h"
 #include "dashboard.h"
@@ -238,6 +239,9 @@ int main(int argc, char **argv)
 	/* Worksheets; the phone's dashboard and its events, rebuilt on each collector tick;
 	 * /metrics with its allow-list. */
 	worksheets_init(db);
+	/* Capacity first: the dashboard lists it (statvfs on a thread of its own). */
+	if (capacity_init(d.base, cfg.proc_root) < 0)
+		fatal("cannot watch the filesystems' capacity");
 	if (dashboard_init(d.base, cfg.timeout_s) < 0)
 		fatal("cannot set up the dashboard");
 	if (metrics_init(cfg.metrics_allow) < 0)
@@ -308,6 +312,7 @@ int main(int argc, char **argv)
 	/* Workers get SIGTERM; child_shutdown() below reaps them as interrupted runs. */
 	jobs_shutdown();
 	dashboard_shutdown();
+	capacity_shutdown();
 	metrics_shutdown();
 	collector_shutdown();
 	datasets_shutdown();

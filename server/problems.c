@@ -170,6 +170,37 @@ json_t *problems_list_json(void)
 	return json_pack("{s:o}", "problems", a);
 }
 
+/* The first line of text, at most PROBLEMS_SUMMARY_MAX bytes: a longer one is cut on a
+ * character boundary (UTF-8) and ends in an ellipsis. */
+static void summary(const char *text, char out[PROBLEMS_SUMMARY_MAX + 1])
+{
+	size_t n = strcspn(text, "\r\n");
+	if (n > PROBLEMS_SUMMARY_MAX) {
+		static const char ellipsis[] = "\xe2\x80\xa6";
+		n = PROBLEMS_SUMMARY_MAX - (sizeof(ellipsis) - 1);
+		while (n > 0 && ((unsigned char)text[n] & 0xc0) == 0x80)
+			n--; /* not inside a character */
+		memcpy(out, text, n);
+		memcpy(out + n, ellipsis, sizeof(ellipsis));
+		return;
+	}
+	memcpy(out, text, n);
+	out[n] = '\0';
+}
+
+json_t *problems_recent_json(size_t max)
+{
+	json_t *a = json_array();
+	for (size_t i = P.n; i-- > 0 && json_array_size(a) < max;) {
+		char line[PROBLEMS_SUMMARY_MAX + 1];
+		summary(P.list[i].description, line);
+		json_array_append_new(a, json_pack("{s:s, s:s, s:s}", "id", P.list[i].uuid,
+		                                   "severity", severity_names[P.list[i].severity],
+		                                   "summary", line));
+	}
+	return a;
+}
+
 json_t *problems_get_json(const char *uuid)
 {
 	for (size_t i = 0; i < P.n; i++)

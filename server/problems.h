@@ -49,6 +49,11 @@ unsigned problems_count(void);
  * (NULL when there is none). New references. */
 json_t *problems_list_json(void);
 json_t *problems_get_json(const char *uuid);
+/* The dashboard's short list: the max newest (last first seen) open problems, newest first,
+ * each {"id": uuid, "severity", "summary": the description's first line, cut to at most
+ * PROBLEMS_SUMMARY_MAX bytes with an ellipsis}. New reference. */
+#define PROBLEMS_SUMMARY_MAX 80
+json_t *problems_recent_json(size_t max);
 
 /* Sources that live in other modules call these one-liners. */
 /* The collector: names of the sources it could not read this tick ("" for none). */

@@ -415,14 +415,17 @@ class FakeProc:
     """A synthetic /proc for --proc-root: a box of `disks` NVMe disks, `nics` NICs, `cpus`
     CPUs, memory, pressure and a ZFS ARC. Each counter is rate x (10 + seconds since
     start()); live=True rewrites the files every 0.2 s from a thread (each atomically), so
-    the collector sees the rates below; live=False writes them once (rates read as 0)."""
+    the collector sees the rates below; live=False writes them once (rates read as 0).
+    mounts: [(source, mount point, type)] for proc/self/mounts (the dashboard's capacity;
+    written once, the kernel's escapes applied); None writes none."""
     RATES = {"reads": 12345, "writes": 6789, "read_sectors": 2411718, "write_sectors": 1325977,
              "read_ms": 152399, "write_ms": 23762, "io_ms": 999, "rx_bytes": 104857600,
              "tx_bytes": 52428800, "packets": 70000, "hits": 49000, "misses": 1000,
              "tick": 100}
 
-    def __init__(self, root, disks=8, nics=2, cpus=64, arc=True, live=True):
+    def __init__(self, root, disks=8, nics=2, cpus=64, arc=True, live=True, mounts=None):
         self.root = Path(root)
+        self.mounts = mounts
         self.disks = [f"nvme{i}n1" for i in range(disks)]
         self.nics = [f"eth{i}" for i in range(nics)]
         self.cpus, self.arc, self.live = cpus, arc, live
@@ -477,8 +480,16 @@ class FakeProc:
         while not self.stopped.wait(0.2):
             self.write(time.monotonic() - self.t0)
 
+    def write_mounts(self, mounts):
+        esc = lambda f: "".join(f"\\{ord(c):03o}" if c in " \t\n\\" else c  # noqa: E731
+                                for c in str(f))
+        self._write("self/mounts", "".join(f"{esc(src)} {esc(path)} {esc(fstype)} rw 0 0\n"
+                                           for src, path, fstype in mounts))
+
     def start(self):
         self.write(0)
+        if self.mounts is not None:
+            self.write_mounts(self.mounts)
         if self.live:
             self.thread = threading.Thread(target=self._run, daemon=True)
             self.thread.start()

@@ -1,17 +1,26 @@
 """The phone's dashboard (ETag, 304, size) and its live twin, the Server-Sent Events stream
 (one event a second, heartbeats, streams cleaned up when their client goes)."""
+import gzip
 import json
+import os
 import re
 import time
 
 import pytest
 
-from conftest import (ACCESS, PASSWORD, SLOW, EventStream, FakeProc, expect, expect_fault,
-                      make_role, make_user, parse_time)
+from conftest import (ACCESS, PASSWORD, SLOW, EventStream, FakeProc, Server,
+                      assert_stopped_cleanly, expect, expect_fault, make_role, make_user,
+                      parse_time)
+from test_appliance_hardware import FAILING_WORKER
+from test_hardware import build_box
 
 DASHBOARD = "/api/status/v1/dashboard"
 EVENTS = "/api/status/v1/events"
 DISK_KEYS = {"n", "r_ops_s", "w_ops_s", "r_b_s", "w_b_s", "r_ms", "w_ms", "busy_pct"}
+PSEUDO = {"proc", "sysfs", "tmpfs", "devtmpfs", "devpts", "cgroup", "cgroup2", "overlay",
+          "squashfs", "autofs", "mqueue", "debugfs", "tracefs", "securityfs", "pstore", "bpf",
+          "configfs", "fusectl", "hugetlbfs", "binfmt_misc", "nsfs", "ramfs", "efivarfs",
+          "rpc_pipefs", "nfs", "nfs4", "cifs", "smb3", "fuse.sshfs"}
 
 
 def sse_clients(client):
@@ -50,11 +59,9 @@ def test_dashboard_document(clients):
     body = expect(resp, 200)
     assert set(body) == {"dashboard"}
     d = body["dashboard"]
-    assert {"time", "version", "uptime_s", "ncpus", "cpu_pct", "mem_bytes", "disks",
-            "nic_kb_s", "jobs", "leds_lit", "problems"} <= set(d), sorted(d)
-    assert set(d) - {"arc_hit_pct"} == {"time", "version", "uptime_s", "ncpus", "cpu_pct",
-                                        "mem_bytes", "disks", "nic_kb_s", "jobs", "leds_lit",
-                                        "problems"}
+    assert set(d) - {"arc_hit_pct", "pools"} == {
+        "time", "version", "uptime_s", "ncpus", "cpu_pct", "mem_bytes", "disks", "nic_kb_s",
+        "jobs", "leds_lit", "problems", "problems_recent", "capacity", "spark"}, sorted(d)
     parse_time(d["time"])
     assert d["version"] == resp.headers["X-Spindle-Version"]
     assert isinstance(d["uptime_s"], int) and d["uptime_s"] > 0
@@ -68,24 +75,61 @@ def test_dashboard_document(clients):
     assert set(d["jobs"]) == {"running", "queued"}
     assert all(isinstance(v, int) and v >= 0 for v in d["jobs"].values())
     assert isinstance(d["leds_lit"], int) and d["problems"] == 0
+    assert d["problems_recent"] == []
+    for fs in d["capacity"]:    # this machine's own: whatever it mounts, no pseudo ones
+        assert set(fs) == {"n", "type", "size", "used", "avail"}, fs
+        assert fs["type"] not in PSEUDO and 0 <= fs["used"] <= fs["size"], fs
+    assert set(d["spark"]) == {"iops", "kb_s", "cpu", "nic_kb_s"}
+    assert all(len(v) == 60 for v in d["spark"].values()), d["spark"]
     if "arc_hit_pct" in d:
         assert 0 <= d["arc_hit_pct"] <= 100
     assert doc["version"] == d["version"]
 
 
+def data_mounts(tmp_path, n=4):
+    """n real directories (one with a space in its name), as mounts of their own devices."""
+    out = []
+    for i in range(n):
+        path = tmp_path / (f"data {i}" if i == 0 else f"data{i}")
+        path.mkdir()
+        out.append((f"/dev/fake{i}", path, "xfs" if i % 2 else "ext4"))
+    return out
+
+
 def test_dashboard_of_a_big_box(spawn, tmp_path):
-    """8 NVMe disks at full tilt, 2 NICs, 64 CPUs, 512 GiB and a ZFS ARC (a synthetic
-    /proc whose counters move): every figure is there, and the document stays under 2 KB."""
-    fake = FakeProc(tmp_path / "root").start()
+    """8 NVMe disks at full tilt, 2 NICs, 64 CPUs, 512 GiB, a ZFS ARC, 4 filesystems and two
+    open problems (a faulted disk, a failed job): every figure is there, and on the wire the
+    document stays under 2 KB (gzip: the sparklines alone are 240 numbers)."""
+    fake = FakeProc(tmp_path / "root", mounts=data_mounts(tmp_path)).start()
+    hw = build_box(tmp_path / "sys")
+    worker = tmp_path / "worker"
+    worker.write_text(FAILING_WORKER)
+    worker.chmod(0o755)
+    (tmp_path / "bench").mkdir()
     try:
-        srv = spawn("--proc-root", tmp_path / "root")
+        srv = spawn("--proc-root", tmp_path / "root", "--sys-root", hw.root,
+                    "--system-led-backend", "virtual", "--disk-led-backend", "virtual",
+                    "--bench-worker", worker, "--bench-dirs", tmp_path / "bench")
         mon = srv.admin()
         wait_for_sample(mon)
-        resp = mon.get(DASHBOARD)
-        d = expect(resp, 200)["dashboard"]
+        job = {"name": "fail-1", "pattern": "randread", "size": "1M", "block_size": "4k"}
+        expect(mon.post("/api/bench/v1/jobs", json=job), 201)
+        assert wait_for(lambda: mon.get(DASHBOARD).json()["dashboard"]["problems"] == 2, 10)
+        assert wait_for(lambda: len(mon.get(DASHBOARD).json()["dashboard"]["capacity"]) == 4)
+        time.sleep(1.2)     # a second of full-tilt figures since the problems came
+        resp = mon.get(DASHBOARD, headers={"Accept-Encoding": "gzip"}, stream=True)
+        wire = resp.raw.read(decode_content=False)
+        text = gzip.decompress(wire)
+        d = json.loads(text)["dashboard"]
+        plain = mon.get(DASHBOARD, headers={"Accept-Encoding": "identity"})
     finally:
         fake.stop()
-    assert len(resp.content) < 2048, (len(resp.content), resp.text)
+    print(f"\ndashboard, 8 disks, 4 filesystems, 2 problems: {len(text)} bytes as JSON, "
+          f"{len(wire)} gzipped (on the wire)")
+    assert resp.headers["Content-Encoding"] == "gzip"
+    assert int(resp.headers["Content-Length"]) == len(wire) < 2048, (len(wire), text)
+    assert "Content-Encoding" not in plain.headers and len(plain.content) > len(wire)
+    assert len(d["problems_recent"]) == 2 and len(d["capacity"]) == 4
     assert [disk["n"] for disk in d["disks"]] == fake.disks
     assert d["ncpus"] == 64
     assert d["mem_bytes"]["total"] == 512 << 30
@@ -107,6 +151,169 @@ def test_dashboard_of_a_big_box(spawn, tmp_path):
     assert d["arc_hit_pct"] == pytest.approx(100 * r["hits"] / (r["hits"] + r["misses"]), abs=0.1)
     assert d["cpu_pct"]["iowait"] == pytest.approx(5, abs=1)
     assert d["cpu_pct"]["busy"] == pytest.approx(55, abs=2)     # 100 - idle 40 - iowait 5
+
+
+def dashboard(client):
+    return expect(client.get(DASHBOARD), 200)["dashboard"]
+
+
+def test_dashboard_capacity(spawn, tmp_path):
+    """The filesystems that hold data, each device once, with what statvfs says of them; no
+    pseudo, network or FUSE ones, no bind-mounted file; the ZFS pools with their state."""
+    data = data_mounts(tmp_path)
+    other = tmp_path / "other"
+    other.mkdir()
+    (tmp_path / "hosts").write_text("127.0.0.1 localhost\n")
+    mounts = [data[0], ("proc", "/proc", "proc"), ("tmpfs", other, "tmpfs"),
+              ("sysfs", "/sys", "sysfs"), ("cgroup2", other, "cgroup2"),
+              ("overlay", other, "overlay"), ("srv:/export", other, "nfs4"),
+              ("//srv/share", other, "cifs"), ("me@srv:", other, "fuse.sshfs"),
+              data[1], ("/dev/fake0", other, "ext4"),            # a bind mount of data 0
+              ("/dev/fake9", tmp_path / "hosts", "ext4"),         # a file, not a directory
+              ("/dev/fake8", tmp_path / "gone", "ext4"),          # no such mount point
+              data[2], data[3]]
+    root = tmp_path / "root"
+    fake = FakeProc(root, live=False, mounts=mounts).start()
+    zfs = root / "proc" / "spl" / "kstat" / "zfs"
+    for pool, state in (("tank", "ONLINE"), ("backup", "DEGRADED")):
+        (zfs / pool).mkdir(parents=True)
+        (zfs / pool / "state").write_text(state + "\n")
+    srv = spawn("--proc-root", root)
+    mon = srv.admin()
+    assert wait_for(lambda: len(dashboard(mon)["capacity"]) == 4), dashboard(mon)
+    d = dashboard(mon)
+    assert [(fs["n"], fs["type"]) for fs in d["capacity"]] == [(str(p), t) for _, p, t in data]
+    for fs in d["capacity"]:
+        st = os.statvfs(fs["n"])
+        assert fs["size"] == st.f_blocks * st.f_frsize
+        # others write to this filesystem meanwhile: the figures of 10 s ago, near enough
+        assert fs["used"] == pytest.approx((st.f_blocks - st.f_bfree) * st.f_frsize, rel=0.05)
+        assert fs["avail"] == pytest.approx(st.f_bavail * st.f_frsize, rel=0.05)
+        assert fs["used"] + fs["avail"] <= fs["size"]
+    assert d["pools"] == [{"n": "backup", "state": "DEGRADED"}, {"n": "tank", "state": "ONLINE"}]
+    # read again every 10 s: an unmounted filesystem and a pool's new state show up
+    fake.write_mounts(data[:1])
+    (zfs / "tank" / "state").write_text("FAULTED\n")
+    assert wait_for(lambda: len(dashboard(mon)["capacity"]) == 1, 12), dashboard(mon)
+    assert {"n": "tank", "state": "FAULTED"} in dashboard(mon)["pools"]
+
+
+def test_dashboard_capacity_without_mounts(spawn, tmp_path):
+    """No mounts file under --proc-root: an empty list, and no pools without ZFS."""
+    FakeProc(tmp_path / "root", live=False).start()
+    srv = spawn("--proc-root", tmp_path / "root")
+    d = dashboard(srv.admin())
+    assert d["capacity"] == [] and "pools" not in d
+
+
+def test_dashboard_lists_the_newest_problems(tmp_path, spawn):
+    """Up to five open problems, newest first, each with its uuid, severity and a one-line
+    summary of at most 80 bytes."""
+    hw = build_box(tmp_path / "sys")
+    worker = tmp_path / "worker"
+    worker.write_text(FAILING_WORKER)
+    worker.chmod(0o755)
+    (tmp_path / "bench").mkdir()
+    srv = spawn("--sys-root", hw.root, "--system-led-backend", "virtual",
+                "--disk-led-backend", "virtual", "--bench-worker", worker,
+                "--bench-dirs", tmp_path / "bench")
+    admin = srv.admin()
+    assert wait_for(lambda: dashboard(admin)["problems"] == 1, 10), dashboard(admin)
+    time.sleep(1.1)     # first seen a second apart
+    job = {"name": "fail-" + "x" * 55, "pattern": "randread", "size": "1M", "block_size": "4k"}
+    expect(admin.post("/api/bench/v1/jobs", json=job), 201)
+    assert wait_for(lambda: dashboard(admin)["problems"] == 2, 10), dashboard(admin)
+    listed = expect(admin.get("/api/problem/v1/problems"), 200)["problems"]
+    recent = dashboard(admin)["problems_recent"]
+    by_id = {p["uuid"]: p for p in listed}
+    assert [by_id[p["id"]]["code"] for p in recent] == ["SP-BENCH-FAILED", "SP-DISK-FAULT"]
+    for p in recent:
+        assert set(p) == {"id", "severity", "summary"}
+        full = by_id[p["id"]]
+        assert p["severity"] == full["severity"]
+        desc = full["description"].splitlines()[0]
+        assert len(p["summary"].encode()) <= 80, p
+        if len(desc.encode()) <= 80:
+            assert p["summary"] == desc
+        else:
+            assert p["summary"].endswith("\u2026") and desc.startswith(p["summary"][:-1]), p
+    assert recent[0]["summary"].endswith("\u2026")   # the job's name makes it long
+
+
+def test_dashboard_sparklines_move_with_the_counters(spawn, tmp_path):
+    """60 one-minute means per figure, oldest first; the last is the current minute so far,
+    and moves when the counters speed up. A fresh box has no earlier minutes (null)."""
+    fake = FakeProc(tmp_path / "root").start()
+    try:
+        srv = spawn("--proc-root", tmp_path / "root")
+        mon = srv.admin()
+        wait_for_sample(mon)
+        time.sleep(1.1)
+        spark = dashboard(mon)["spark"]
+        assert set(spark) == {"iops", "kb_s", "cpu", "nic_kb_s"}
+        for key, values in spark.items():
+            assert len(values) == 60, key
+            assert all(v is None for v in values[:-2]), (key, values)
+            assert all(v is None or (isinstance(v, int) and v >= 0) for v in values)
+        r, n = FakeProc.RATES, len(fake.disks)
+        assert spark["iops"][-1] == pytest.approx(n * (r["reads"] + r["writes"]), rel=0.25)
+        assert spark["kb_s"][-1] == pytest.approx(
+            n * (r["read_sectors"] + r["write_sectors"]) / 2, rel=0.25)
+        assert spark["cpu"][-1] == pytest.approx(60, abs=2)   # not idle: 100 - 40
+        assert spark["nic_kb_s"][-1] == pytest.approx(
+            2 * (r["rx_bytes"] + r["tx_bytes"]) / 1024, rel=0.25)
+        before = spark["iops"][-1]
+        # ten times the reads from now on: the minute's mean goes up within seconds
+        fake.RATES = dict(FakeProc.RATES, reads=10 * r["reads"])
+        assert wait_for(lambda: dashboard(mon)["spark"]["iops"][-1] > 1.5 * before, 5), \
+            (before, dashboard(mon)["spark"]["iops"][-3:])
+    finally:
+        fake.stop()
+
+
+def test_dashboard_sparklines_survive_a_restart(tmp_path):
+    """The minutes before a restart come back from the stored analytics: a box whose
+    counters stand still after the restart still shows the busy minute before it."""
+    root, state = tmp_path / "root", tmp_path / "state"
+    fake = FakeProc(root).start()
+    srv = Server(state, "--proc-root", root).start()
+    try:
+        wait_for_sample(srv.admin())
+        time.sleep(2.2)
+    finally:
+        fake.stop()
+        assert_stopped_cleanly(srv)    # SIGTERM stores what memory holds
+    FakeProc(root, live=False).start()     # from now on nothing moves
+    srv = Server(state, "--proc-root", root).start()
+    try:
+        mon = srv.admin()
+        wait_for_sample(mon)
+        iops = dashboard(mon)["spark"]["iops"]
+        assert any(v and v > 1000 for v in iops[-3:]), iops[-3:]
+    finally:
+        assert_stopped_cleanly(srv)
+
+
+def test_dashboard_gzip_and_etags(clients):
+    """Gzip where Accept-Encoding takes it, with an ETag of its own; 304 for either tag of
+    the current document, as the client sent it; Vary on both."""
+    mon = clients["monitor"]
+    wait_for_sample(mon)
+    for accept, gz in (("gzip", True), ("gzip;q=0", False), ("identity", False), ("*", True)):
+        for _ in range(5):      # a tick may fall between the two requests
+            r = mon.get(DASHBOARD, headers={"Accept-Encoding": accept}, stream=True)
+            wire = r.raw.read(decode_content=False)
+            assert r.headers["Vary"] == "Accept-Encoding"
+            assert (r.headers.get("Content-Encoding") == "gzip") == gz, accept
+            assert r.headers["ETag"].endswith('-gz"') == gz, accept
+            body = json.loads(gzip.decompress(wire) if gz else wire)
+            assert set(body) == {"dashboard"}
+            again = mon.get(DASHBOARD, headers={"Accept-Encoding": accept,
+                                                "If-None-Match": r.headers["ETag"]})
+            if again.status_code == 304:
+                break
+        assert again.status_code == 304 and again.content == b"", accept
+        assert again.headers["ETag"] == r.headers["ETag"]
 
 
 def test_dashboard_counts_jobs_and_leds(spawn):

@@ -1,0 +1,217 @@
+// Benchmarks in the browser: the form shows the server's fault at the field it names, a
+// short job is followed live (its charts get points) to its result (IOPS, percentiles,
+// histogram), a second one is compared with it (percent differences, overlaid charts), a
+// long one is cancelled and says so, and a monitor user reads runs but may not start or
+// cancel one. Jobs run 2-3 s on an 8 MiB file in the box's bench dir.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { OUT, axe, login, shots, start, watcher } from './harness.mjs';
+
+const { box, newPage } = await start();
+const JOBS = '/api/bench/v1/jobs';
+const RUN_MS = 30000; // a 2-3 s job, its layout and the end of its stream, with room
+
+// Logs in through the form, straight to `route` (the login page's ?next=).
+async function loginTo(page, route, user = 'admin', password = box.admin_password) {
+  await page.goto(`${box.https}/#/login?next=${encodeURIComponent(route)}`);
+  await login(page, null, user, password);
+}
+
+async function open(page, route, ready) {
+  await page.evaluate((r) => { location.hash = r; }, route);
+  await page.waitForSelector(`main[data-page="${ready}"]`);
+  await page.waitForSelector(`body[data-ready="${ready}"]`);
+}
+
+// Fills the form for a small SLOB run and submits it; resolves to the job page's id.
+async function submit(page, { label, sessions = '2', update = '0', size = '8M', runTime = '2' }) {
+  await open(page, '#/bench/new', 'bench-new');
+  await page.selectOption('#bench-pattern', 'slob');
+  await page.getByLabel('Label').fill(label);
+  await page.getByLabel('Sessions').fill(sessions);
+  await page.getByLabel('Update percent').fill(update);
+  await page.locator('#bench-size').fill(size);
+  await page.locator('#bench-runtime_s').fill(runTime);
+  await page.getByRole('button', { name: 'Start run' }).click();
+  await page.waitForSelector('main[data-page="job"]');
+  await page.waitForSelector('body[data-ready="job"]');
+  return Number(/#\/bench\/jobs\/(\d+)/.exec(page.url())[1]);
+}
+
+async function points(page, sel) {
+  return page.locator(sel).evaluate((el) => Number(el.dataset.points || 0));
+}
+
+let first = null;
+let second = null;
+
+test('the form shows the server’s fault next to the field it names', async (t) => {
+  const page = await newPage(t);
+  watcher(page).expect(JOBS, 400);
+  await loginTo(page, 'bench/new');
+  await page.waitForSelector('body[data-ready="bench-new"]');
+  // every field has a label, and the limits show as hints
+  await page.selectOption('#bench-pattern', 'slob');
+  assert.match(await page.locator('#bench-sessions-hint').textContent(), /1 to 256/);
+  assert.match(await page.locator('#bench-block_size-hint').textContent(), /512 B to 16 MiB/);
+  await page.selectOption('#bench-pattern', 'iozone');
+  assert.ok(await page.locator('#bench-passes').isVisible(), 'iozone has its passes');
+  assert.ok(!(await page.locator('#bench-sessions').isVisible()), 'and no sessions');
+  assert.match(await page.locator('label[for="bench-size"]').textContent(), /file_size/);
+  await page.selectOption('#bench-pattern', 'slob');
+
+  await page.getByLabel('Sessions').fill('0');
+  await page.locator('#bench-size').fill('8M');
+  await page.locator('#bench-runtime_s').fill('2');
+  await page.getByRole('button', { name: 'Start run' }).click();
+  const err = page.locator('#bench-sessions-error');
+  await err.filter({ hasText: /\S/ }).waitFor();
+  assert.match(await err.textContent(), /^sessions: .*1 to 256/);
+  assert.equal(await page.locator('#bench-sessions').getAttribute('aria-invalid'), 'true');
+  assert.equal(await page.locator('main[data-page="bench-new"]').count(), 1, 'still on the form');
+
+  // a size beyond any filesystem: the server's words, at the size field, the other cleared
+  await page.getByLabel('Sessions').fill('2');
+  await page.locator('#bench-size').fill('2P');
+  await page.getByRole('button', { name: 'Start run' }).click();
+  const sizeErr = page.locator('#bench-size-error');
+  await sizeErr.filter({ hasText: /\S/ }).waitFor();
+  assert.match(await sizeErr.textContent(), /^size: /);
+  assert.equal(await err.textContent(), '');
+
+  // a fault on a field folded under "More settings" unfolds it
+  await page.locator('#bench-size').fill('8M');
+  await page.locator('#bench-more > summary').click();
+  await page.getByLabel('I/O depth').fill('4');
+  await page.locator('#bench-more > summary').click();
+  assert.ok(!(await page.locator('#bench-iodepth').isVisible()));
+  await page.getByRole('button', { name: 'Start run' }).click();
+  const depthErr = page.locator('#bench-iodepth-error');
+  await depthErr.filter({ hasText: /\S/ }).waitFor();
+  assert.match(await depthErr.textContent(), /^iodepth: .*io_uring/);
+  assert.ok(await page.locator('#bench-iodepth').isVisible(), 'shown with its fault');
+  assert.equal(await sizeErr.textContent(), '');
+
+  await page.getByLabel('I/O depth').fill('');
+  await shots(page, 'bench-new');
+});
+
+test('a short job: live progress, then its result', async (t) => {
+  const page = await newPage(t);
+  await loginTo(page, 'bench');
+  first = await submit(page, { label: 'e2e-a', runTime: '3' });
+
+  // live: the progress card with its clock and Cancel, and the charts get points
+  await page.waitForSelector('#bench-progress', { timeout: RUN_MS });
+  assert.ok(await page.getByRole('button', { name: 'Cancel run' }).isVisible());
+  await page.waitForFunction(() => Number(document.querySelector('.bench-charts').dataset.points) >= 1, null, { timeout: RUN_MS });
+  assert.match(await page.locator('#bench-elapsed').textContent(), /\d+s|queue/);
+  // one picture while it runs (the four of shots() take longer than the run), and axe
+  mkdirSync(OUT, { recursive: true });
+  await page.screenshot({ path: join(OUT, 'bench-job-live-desktop-light.png'), fullPage: true });
+  await axe(page);
+
+  // done: the result
+  await page.waitForSelector('#bench-result', { timeout: RUN_MS });
+  assert.equal((await page.locator('#bench-state').textContent()).trim(), 'done');
+  assert.ok((await points(page, '.bench-charts')) >= 2, 'a point a second');
+  assert.match(await page.locator('#bench-iops-tile .tile-value').textContent(), /^\d[\d.]*[kMG]?$/);
+  assert.match(await page.locator('#bench-thru-tile .tile-value').textContent(), /iB\/s$|B\/s$/);
+  for (const p of ['p50', 'p99', 'p99.9']) {
+    const cell = page.locator(`#bench-percentiles tr[data-pct="${p}"] td`).first();
+    assert.match(await cell.textContent(), /^\d[\d.]*\s(µs|ms)$/, `${p} shown`);
+  }
+  const hist = page.locator('figure[data-dir="read"]');
+  assert.ok(Number(await hist.getAttribute('data-bars')) > 0, 'the histogram has bars');
+  assert.equal(await hist.locator('canvas').count(), 1, 'drawn');
+  assert.match(await page.locator('#bench-disk-tile .tile-label').textContent(), /Disk IOPS/);
+  assert.match(await page.locator('#bench-boxcpu-tile .tile-value').textContent(), /%|–/);
+  await shots(page, 'bench-job');
+});
+
+test('a second run compared with the first', async (t) => {
+  assert.ok(first, 'the first run exists');
+  const page = await newPage(t);
+  await loginTo(page, 'bench');
+  second = await submit(page, { label: 'e2e-b', update: '50' });
+  await page.waitForSelector('#bench-result', { timeout: RUN_MS });
+
+  // the list: both, filtered by label and by state
+  await open(page, '#/bench', 'bench');
+  const rows = page.locator('#bench-runs tbody tr');
+  await page.getByLabel('Label contains').fill('e2e-b');
+  assert.equal(await rows.count(), 1);
+  assert.equal(await rows.first().getAttribute('data-id'), String(second));
+  await page.getByLabel('Label contains').fill('');
+  await page.getByLabel('State').selectOption('done');
+  await page.waitForFunction(() => [...document.querySelectorAll('#bench-runs tbody tr')].every((r) => r.dataset.state === 'done'));
+  assert.ok((await rows.count()) >= 2);
+  assert.match(await page.locator(`#bench-runs tr[data-id="${first}"] td[data-label="p99"]`).textContent(), /µs|ms/);
+  await shots(page, 'bench');
+
+  const compare = page.getByRole('button', { name: 'Compare' });
+  assert.ok(await compare.isDisabled(), 'nothing picked yet');
+  await page.locator(`input[data-id="${first}"]`).check();
+  await page.locator(`input[data-id="${second}"]`).check();
+  await compare.click();
+  await page.waitForSelector('body[data-ready="compare"]');
+  assert.match(page.url(), new RegExp(`ids=${first},${second}&baseline=${first}`));
+
+  const table = page.locator('#bench-compare-table');
+  assert.match(await table.locator('thead').textContent(), /e2e-a.*baseline.*e2e-b/);
+  const diff = table.locator('tr[data-figure="summary.iops"] .diff');
+  assert.match(await diff.textContent(), /^[▲▼] [+−]\d+\.\d\u00a0% \((better|worse)\)$|^= 0\.0 %/);
+  assert.ok((await table.locator('.diff.better, .diff.worse').count()) > 0, 'differences coloured');
+  await page.waitForFunction(() => Number(document.querySelector('.bench-cmp-iops')?.closest('figure').dataset.points) > 0);
+  assert.equal(await page.locator('figure:has(.bench-cmp-lat)').getAttribute('data-series'), '2');
+  assert.equal(await page.locator('.bench-charts canvas').count(), 2);
+  await shots(page, 'bench-compare');
+
+  // another baseline
+  await page.getByLabel('Baseline').selectOption(String(second));
+  await page.waitForFunction((id) => location.hash.endsWith(`baseline=${id}`), second);
+  await page.waitForSelector('body[data-ready="compare"]');
+  assert.match(await page.locator('#bench-compare-table thead').textContent(), /e2e-b\s*baseline/);
+});
+
+test('a cancelled run says so, and keeps what it did', async (t) => {
+  const page = await newPage(t);
+  await loginTo(page, 'bench');
+  await submit(page, { label: 'e2e-cancel', runTime: '60' });
+  await page.waitForFunction(() => Number(document.querySelector('.bench-charts').dataset.points) >= 1, null, { timeout: RUN_MS });
+  page.once('dialog', (d) => d.accept());
+  await page.getByRole('button', { name: 'Cancel run' }).click();
+  await page.waitForFunction(() => document.querySelector('#bench-state')?.textContent.trim() === 'cancelled', null, { timeout: RUN_MS });
+  assert.match(await page.locator('#bench-reason').textContent(), /^Cancelled: /);
+  await page.waitForSelector('#bench-result', { timeout: RUN_MS });
+  assert.equal(await page.locator('#bench-result-title').textContent(), 'Partial result');
+  assert.equal(await page.locator('#bench-cancel').count(), 0, 'no Cancel once it ended');
+});
+
+test('a monitor user reads runs and results but may not start or cancel one', async (t) => {
+  assert.ok(first, 'the first run exists');
+  const admin = await newPage(t);
+  await loginTo(admin, 'bench');
+  const made = await admin.evaluate(async () => {
+    const { token } = JSON.parse(sessionStorage.getItem('spindle.session'));
+    const r = await fetch('/api/user/v1/users', {
+      method: 'POST',
+      headers: { 'X-Auth-Session': token, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: 'benchwatch', password: 'Watch-the-runs-1', roles: ['monitor'] }),
+    });
+    return r.status;
+  });
+  assert.equal(made, 201);
+
+  const page = await newPage(t, { phone: true });
+  await loginTo(page, 'bench', 'benchwatch', 'Watch-the-runs-1');
+  assert.equal(await page.locator('#bench-new-link').count(), 0, 'no New run');
+  assert.ok((await page.locator('#bench-runs tbody tr').count()) >= 2);
+  await open(page, `#/bench/jobs/${first}`, 'job');
+  await page.waitForSelector('#bench-result');
+  assert.equal(await page.locator('#bench-cancel').count(), 0);
+  await open(page, '#/bench/new', 'bench-new');
+  assert.match(await page.locator('main').textContent(), /may read runs and results but not start runs/);
+});

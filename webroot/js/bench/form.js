@@ -1,0 +1,221 @@
+// #/bench/new: a job spec from a form. The patterns come from the presets (SLOB-like,
+// iozone-like) and the plain ones; each shows the fields that apply to it, with its unit and
+// the limits server/worker/spec.c enforces as hints. The server checks the spec; its fault
+// shows next to the field it names.
+
+import { ApiError, can, get, post } from '../api.js';
+import { field, h, showFault } from '../dom.js';
+import { go } from '../app.js';
+import { BASE } from './common.js';
+
+const PLAIN = {
+  randread: 'Random reads by reader threads',
+  read: 'Sequential reads, the file shared out in slices',
+  randwrite: 'Random writes by writer threads',
+  write: 'Sequential writes, the file shared out in slices',
+  randrw: 'Random reads and writes: threads that mix (rwmix_read), or separate readers and writers',
+};
+
+const SIZE_HINT = 'bytes, or with a binary unit: 512, 8k, 64M, 1G';
+const DUR_HINT = 'seconds, or with a unit: 30s, 500ms, 2m';
+
+// Every field of a spec: the key sent, the control, its hint (unit and limits as spec.c
+// has them), and the patterns it applies to (spec.c's `only` table).
+const ALL = ['read', 'write', 'randread', 'randwrite', 'randrw', 'slob', 'iozone'];
+const NOT_IOZONE = ALL.filter((p) => p !== 'iozone');
+const FIELDS = [
+  { key: 'label', label: 'Label', kind: 'text', hint: 'what this run tries, e.g. recordsize=8k; at most 256 characters', max: 256, on: ALL },
+  { key: 'name', more: true, label: 'Name', kind: 'text', hint: 'optional: 1 to 64 letters, digits, “.”, “_” or “-”, not starting with “.” or “-”; names the job’s own file', max: 64, on: ALL },
+  { key: 'target', label: 'Target file', kind: 'text', hint: 'absolute path of a file inside a bench dir; empty: the job’s own file in the first bench dir', on: ALL },
+  { key: 'sessions', label: 'Sessions', kind: 'int', min: 1, max: 256, unit: 'threads', on: ['slob'] },
+  { key: 'update_pct', label: 'Update percent', kind: 'int', min: 0, max: 100, unit: '%', on: ['slob'] },
+  { key: 'threads', label: 'Threads', kind: 'int', min: 1, max: 256, unit: 'threads', on: ['read', 'write', 'randread', 'randwrite', 'randrw', 'iozone'], hint: { randrw: 'threads that mix reads and writes; or give readers and writers instead' } },
+  { key: 'readers', label: 'Readers', kind: 'int', min: 0, max: 256, unit: 'threads', on: ['read', 'randread', 'randrw'] },
+  { key: 'writers', label: 'Writers', kind: 'int', min: 0, max: 256, unit: 'threads', on: ['write', 'randwrite', 'randrw'] },
+  { key: 'rwmix_read', label: 'Read mix', kind: 'int', min: 0, max: 100, unit: '% of a thread’s I/Os that read (default 50)', on: ['randrw'] },
+  { key: 'passes', label: 'Passes', kind: 'passes', on: ['iozone'] },
+  { key: 'size', alias: { iozone: 'file_size' }, label: 'Size', kind: 'size', on: ALL, limits: '512 B to 1 PiB, a multiple of the block size; no more than the target’s filesystem, leaving its reserve free' },
+  { key: 'block_size', alias: { iozone: 'record_size' }, label: 'Block size', kind: 'size', on: ALL, limits: '512 B to 16 MiB, a multiple of 512', hint: { read: 'default 8k', write: 'default 8k', randread: 'default 8k', randwrite: 'default 8k', randrw: 'default 8k' } },
+  { key: 'runtime_s', alias: { slob: 'run_time' }, label: 'Run time', kind: 'duration', on: NOT_IOZONE, limits: 'from 0.001 s; with the ramp-up at most the server’s --bench-max-runtime', hint: { read: 'empty: one pass over the size, or the amount', write: 'empty: one pass over the size, or the amount', randread: 'empty: one pass over the size, or the amount', randwrite: 'empty: one pass over the size, or the amount', randrw: 'empty: one pass over the size, or the amount' } },
+  { key: 'ramp_s', more: true, label: 'Ramp-up', kind: 'duration', on: NOT_IOZONE, limits: '0 to 86400 s, not measured' },
+  { key: 'io_size', more: true, label: 'Amount', kind: 'size', on: NOT_IOZONE, limits: 'bytes to move instead of a run time; a multiple of the block size' },
+  { key: 'engine', more: true, label: 'Engine', kind: 'select', options: ['psync', 'io_uring'], on: ALL, limits: 'psync: one I/O at a time per thread; io_uring: a queue per thread' },
+  { key: 'iodepth', more: true, label: 'I/O depth', kind: 'int', min: 1, max: 1024, unit: 'I/Os in flight per thread, above 1 with io_uring only; threads × depth × block size at most 4 GiB', on: ALL },
+  { key: 'iodepth_batch', more: true, label: 'I/O batch', kind: 'int', min: 1, max: 1024, unit: 'I/Os per submit (io_uring), at most the I/O depth; default 1', on: ALL },
+  { key: 'fsync_every', more: true, label: 'fsync every', kind: 'int', min: 0, max: 2 ** 30, unit: 'writes per thread between fsyncs; 0: none (jobs that write only)', on: ['write', 'randwrite', 'randrw', 'slob', 'iozone'] },
+  { key: 'seed', more: true, label: 'Random seed', kind: 'int', min: 0, unit: 'a non-negative integer, for a repeatable sequence of offsets', on: ALL },
+  { key: 'direct', label: 'Direct I/O (O_DIRECT), past the page cache', kind: 'bool', on: ALL },
+  { key: 'confirm', more: true, label: 'The target is a raw block device: I confirm it may be overwritten', kind: 'bool', on: ALL },
+];
+const PASSES = ['write', 'rewrite', 'read', 'reread', 'random_read', 'random_write'];
+
+const keyFor = (f, pattern) => (f.alias && f.alias[pattern]) || f.key;
+
+function hintFor(f, pattern, preset) {
+  const key = keyFor(f, pattern);
+  const parts = [];
+  const said = preset && preset.fields && (preset.fields[key] || preset.fields[f.key]);
+  if (said) parts.push(said);
+  if (f.hint && typeof f.hint === 'string') parts.push(f.hint);
+  else if (f.hint && f.hint[pattern]) parts.push(f.hint[pattern]);
+  if (f.kind === 'int' && f.max !== undefined) parts.push(`${f.min} to ${f.max}${f.unit ? ` ${f.unit}` : ''}`);
+  else if (f.kind === 'int' && f.unit) parts.push(f.unit);
+  if (f.kind === 'size') parts.push(SIZE_HINT);
+  if (f.kind === 'duration') parts.push(DUR_HINT);
+  if (f.limits) parts.push(f.limits);
+  return parts.join(' · ');
+}
+
+// What a text box holds, as the spec wants it: integers as numbers, the rest as typed (so
+// the server, not the browser, says what is wrong with it).
+function valueOf(f, el) {
+  if (f.kind === 'bool') return el.checked ? true : undefined;
+  if (f.kind === 'passes') {
+    const on = [...el.querySelectorAll('input:checked')].map((i) => i.value);
+    return on.length === PASSES.length ? undefined : on;
+  }
+  const v = el.value.trim();
+  if (v === '') return undefined;
+  if (f.kind === 'int' || f.kind === 'size') return /^\d+$/.test(v) ? Number(v) : v;
+  if (f.kind === 'duration') return /^\d+(\.\d+)?$/.test(v) ? Number(v) : v;
+  return v;
+}
+
+function control(f) {
+  if (f.kind === 'select') return h('select', {}, h('option', { value: '', text: 'default (psync)' }), f.options.map((o) => h('option', { value: o, text: o })));
+  if (f.kind === 'int') return h('input', { type: 'number', inputmode: 'numeric', min: f.min, max: f.max, step: 1 });
+  if (f.kind === 'bool') return h('input', { type: 'checkbox' });
+  return h('input', { type: 'text', autocomplete: 'off', spellcheck: 'false', autocapitalize: 'none', maxlength: f.max });
+}
+
+// The iozone passes: a group of checkboxes (all by default).
+function passesField(id) {
+  const boxes = PASSES.map((p) => h('label', { class: 'check' }, h('input', { type: 'checkbox', value: p, checked: true, name: 'passes' }), p.replace('_', ' ')));
+  const group = h('fieldset', { id, class: 'bench-passes', tabindex: '-1' }, h('legend', { text: 'Passes' }), h('div', { class: 'row' }, boxes));
+  const hint = h('p', { class: 'hint', id: `${id}-hint` });
+  const error = h('p', { class: 'field-error', id: `${id}-error`, role: 'alert' });
+  group.setAttribute('aria-describedby', `${id}-hint ${id}-error`);
+  return { wrap: h('div', { class: 'field' }, group, hint, error), input: group, error, hint };
+}
+
+export async function render(main, ctx) {
+  main.append(h('h1', { text: 'New benchmark run' }));
+  if (!can('bench:run')) {
+    main.append(h('p', { class: 'muted', text: 'Your role may read runs and results but not start runs.' }), h('p', {}, h('a', { href: '#/bench', text: 'Back to the runs' })));
+    ctx.ready();
+    return;
+  }
+  const { presets } = await get(`${BASE}/presets`, { signal: ctx.signal });
+  const byName = Object.fromEntries(presets.map((p) => [p.name, p]));
+
+  const pattern = field(
+    'bench-pattern',
+    'Pattern',
+    h(
+      'select',
+      {},
+      h('optgroup', { label: 'Presets' }, presets.map((p) => h('option', { value: p.name, text: `${p.name} (preset)` }))),
+      h('optgroup', { label: 'Plain patterns' }, Object.keys(PLAIN).map((p) => h('option', { value: p, text: p }))),
+    ),
+  );
+  const describe = h('p', { class: 'hint bench-describe', id: 'bench-pattern-about' });
+  pattern.input.setAttribute('aria-describedby', `bench-pattern-about ${pattern.error.id}`);
+
+  // one control per field; the form shows those of the chosen pattern
+  const controls = FIELDS.map((f) => {
+    const id = `bench-${f.key}`;
+    const c = f.kind === 'passes' ? passesField(id) : field(id, f.label, control(f), ' ');
+    if (f.kind === 'bool') {
+      c.wrap.classList.add('field-check');
+      c.wrap.prepend(c.input); // box first, then its label
+    }
+    const hint = c.hint || c.wrap.querySelector('.hint');
+    return { f, ...c, hint };
+  });
+  // a fault may name a field by any of its keys (the canonical one or the alias sent)
+  const faultFields = {};
+  for (const c of controls) {
+    faultFields[c.f.key] = c;
+    for (const a of Object.values(c.f.alias || {})) faultFields[a] = c;
+  }
+  faultFields.pattern = pattern;
+  faultFields.spec = pattern;
+
+  const general = h('div', { class: 'bench-form-grid' });
+  const moreGrid = h('div', { class: 'bench-form-grid' });
+  const more = h('details', { class: 'bench-more', id: 'bench-more' }, h('summary', { text: 'More settings: engine, queue depth, fsync, ramp-up, amount, seed, name' }), moreGrid);
+  const fallback = h('p', { class: 'error', role: 'alert', id: 'bench-form-error' });
+  const submit = h('button', { type: 'submit', class: 'primary', id: 'bench-submit', text: 'Start run' });
+  const form = h(
+    'form',
+    { class: 'card bench-form', novalidate: true, 'aria-labelledby': 'bench-new-title' },
+    h('h2', { id: 'bench-new-title', class: 'visually-hidden', text: 'Job spec' }),
+    pattern.wrap,
+    describe,
+    general,
+    more,
+    fallback,
+    h('div', { class: 'row' }, submit, h('a', { class: 'button', href: '#/bench', text: 'Cancel' })),
+  );
+  for (const c of controls) (c.f.more ? moreGrid : general).append(c.wrap);
+
+  const fill = (values) => {
+    for (const c of controls) {
+      const v = values[keyFor(c.f, pattern.input.value)] ?? values[c.f.key];
+      if (c.f.kind === 'passes') {
+        for (const b of c.input.querySelectorAll('input')) b.checked = !Array.isArray(v) || v.includes(b.value);
+      } else if (c.f.kind === 'bool') c.input.checked = v === true;
+      else c.input.value = v === undefined ? '' : String(v);
+    }
+  };
+
+  const choose = (fromExample) => {
+    const p = pattern.input.value;
+    const preset = byName[p];
+    describe.textContent = preset ? preset.description : PLAIN[p] || '';
+    for (const c of controls) {
+      c.wrap.hidden = !c.f.on.includes(p);
+      c.hint.textContent = hintFor(c.f, p, preset);
+      const lab = c.wrap.querySelector(`label[for="${c.input.id}"]`);
+      if (lab && c.f.alias) lab.textContent = keyFor(c.f, p) === c.f.key ? c.f.label : `${c.f.label} (${keyFor(c.f, p)})`;
+    }
+    if (fromExample) {
+      // a preset starts from its example, kept short and small: a test run, not a study
+      const ex = preset ? { ...preset.example } : {};
+      delete ex.pattern;
+      fill(ex);
+    }
+    showFault(null, faultFields, fallback);
+  };
+  pattern.input.addEventListener('change', () => choose(true));
+  pattern.input.value = ctx.query.get('pattern') && (byName[ctx.query.get('pattern')] || PLAIN[ctx.query.get('pattern')]) ? ctx.query.get('pattern') : presets[0].name;
+  choose(true);
+
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const p = pattern.input.value;
+    const spec = { pattern: p };
+    for (const c of controls) {
+      if (c.wrap.hidden) continue;
+      const v = valueOf(c.f, c.input);
+      if (v !== undefined) spec[keyFor(c.f, p)] = v;
+    }
+    submit.disabled = true;
+    try {
+      const doc = await post(`${BASE}/jobs`, spec, { signal: ctx.signal });
+      go(`bench/jobs/${doc.job.id}`);
+    } catch (e) {
+      if (e.name === 'AbortError') return;
+      if (e instanceof ApiError && e.code === 'ERR_CONFIRM_REQUIRED') e.field = 'confirm';
+      // a field folded away is shown before its fault goes next to it
+      const at = e.field && faultFields[e.field];
+      if (at && more.contains(at.wrap)) more.open = true;
+      showFault(e, faultFields, fallback);
+    } finally {
+      submit.disabled = false;
+    }
+  });
+
+  main.append(form);
+  ctx.ready();
+}

@@ -1,0 +1,628 @@
+// One worksheet: charts stacked under one shared time window, cursors synced.
+//
+// The window is [end - seconds, end). Live, its end is the server's newest sample (asked
+// of the server, never the browser's clock, which may be off), and it moves on by itself:
+// every second for windows up to 10 minutes, about once per new point for longer ones,
+// never while the page is hidden. Paused, the end stays where the user put it (back,
+// forward, a dragged range). Each chart asks for about one point per pixel of its width
+// (points=), at the finest granularity that the retention still holds for the window.
+
+import { ApiError, can, get, post, put, seg, session } from '../api.js';
+import { bytes, download, h, ms, num, timeEl, toast } from '../dom.js';
+import { chart, colour } from '../chart.js';
+import { go } from '../app.js';
+import { askName, chooseKeys } from './dialog.js';
+import { BASE, cloneWorksheet, deleteWorksheet, mayEdit, mayModify, renameWorksheet } from './list.js';
+import { collapse, csv, OTHER, shape } from './series.js';
+
+const DATASETS = '/api/analytics/v1/datasets';
+const MIN_SECONDS = 10;
+const DEFAULT_SECONDS = 600;
+const LIVE_EVERY_SECOND = 600; // windows up to this many seconds refresh every second
+const TOPS = [4, 8, 16, 32, 0]; // 0: every key
+const OTHER_COLOUR = '#8a8f94';
+const PRESETS = [
+  ['1 min', 60],
+  ['10 min', 600],
+  ['1 h', 3600],
+  ['1 d', 86400],
+  ['1 week', 604800],
+];
+
+let sheetSeq = 0;
+
+// The dataset's URL: its href from the catalog, else its name encoded as the API wants.
+function hrefOf(catalog, name) {
+  const d = catalog.get(name);
+  return d ? d.href : `${DATASETS}/${encodeURIComponent(name.replace(/\//g, '|'))}`;
+}
+
+// Axis and legend text for a unit.
+function formatter(unit) {
+  switch (unit) {
+    case 'percent':
+      return (v) => `${num(v)}\u00a0%`;
+    case 'bytes':
+    case 'bytes per second':
+      return (v) => bytes(v);
+    case 'kilobytes per second':
+      return (v) => bytes(v * 1024);
+    case 'milliseconds':
+      return (v) => (v === 0 ? '0' : ms(v));
+    default:
+      return (v) => num(v);
+  }
+}
+
+function fileName(s) {
+  return s.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^_+|_+$/g, '') || 'chart';
+}
+
+function windowText(seconds) {
+  const p = PRESETS.find(([, s]) => s === seconds);
+  if (p) return p[0];
+  if (seconds % 86400 === 0) return `${seconds / 86400} d`;
+  if (seconds % 3600 === 0) return `${seconds / 3600} h`;
+  if (seconds % 60 === 0) return `${seconds / 60} min`;
+  return `${seconds} s`;
+}
+
+export async function renderSheet(main, ctx) {
+  const { signal } = ctx;
+  const isNew = ctx.parts[0] === 'new';
+  const [catalogDoc, settingsDoc, wsDoc] = await Promise.all([
+    get(DATASETS, { signal }),
+    get('/api/analytics/v1/settings', { signal }),
+    isNew ? null : get(`${BASE}/${seg(ctx.parts[0])}`, { signal }),
+  ]);
+  const catalog = new Map(catalogDoc.datasets.map((d) => [d.name, d]));
+  const ret = settingsDoc.settings;
+  const allSeconds = Math.max(ret.retain_second_data, ret.retain_minute_data, ret.retain_hour_data) * 3600;
+
+  let ws;
+  if (isNew) {
+    const first = ctx.query.get('dataset');
+    ws = { uuid: null, name: '', owner: session.user, mtime: null, datasets: first ? [{ name: first, drilldowns: [], seconds: DEFAULT_SECONDS }] : [] };
+  } else {
+    ws = wsDoc.worksheet;
+  }
+  const edit = isNew ? mayModify() : mayEdit(ws);
+  const syncKey = `ws-${++sheetSeq}`;
+  const view = {
+    live: true,
+    seconds: Math.min(allSeconds, Math.max(MIN_SECONDS, (ws.datasets[0] && ws.datasets[0].seconds) || DEFAULT_SECONDS)),
+    end: null, // paused: the window's end, epoch seconds
+    edge: null, // the server's newest sample + 1, as last seen
+  };
+  let dirty = isNew && ws.datasets.length > 0;
+  const charts = [];
+
+  // ---- the head: name, owner, and what can be done with it
+
+  const title = h('h1', { class: 'ws-title' });
+  const meta = h('p', { class: 'muted ws-meta' });
+  const dirtyNote = h('span', { class: 'ws-dirty', text: 'Unsaved changes', hidden: true });
+  const showHead = () => {
+    title.textContent = ws.name || 'New worksheet';
+    meta.replaceChildren(
+      ws.uuid ? `Owner ${ws.owner}` : 'Not saved yet',
+      ws.mtime ? ' · changed ' : '',
+      ws.mtime ? timeEl(ws.mtime, { seconds: false }) : '',
+      edit ? '' : ' · read-only',
+    );
+    dirtyNote.hidden = !dirty || !edit;
+    for (const b of [renameBtn, deleteBtn]) if (b) b.hidden = !ws.uuid;
+    if (cloneBtn) cloneBtn.hidden = !ws.uuid;
+  };
+  const markDirty = () => {
+    dirty = true;
+    showHead();
+  };
+
+  const addBtn = edit ? h('button', { type: 'button', text: 'Add chart', 'aria-expanded': 'false', 'aria-controls': 'ws-add' }) : null;
+  const saveBtn = edit ? h('button', { type: 'button', class: 'primary', text: 'Save' }) : null;
+  const renameBtn = edit ? h('button', { type: 'button', text: 'Rename' }) : null;
+  const cloneBtn = mayModify() ? h('button', { type: 'button', text: 'Clone' }) : null;
+  const deleteBtn = edit ? h('button', { type: 'button', class: 'danger', text: 'Delete' }) : null;
+
+  // ---- adding a chart: a statistic, then its drilldown
+
+  const statistics = new Map(); // statistic -> a dataset of it (grouping, explanation, unit, drilldowns)
+  for (const d of catalogDoc.datasets) if (!statistics.has(d.statistic)) statistics.set(d.statistic, d);
+  const groups = new Map();
+  for (const d of statistics.values()) {
+    if (!groups.has(d.grouping)) groups.set(d.grouping, []);
+    groups.get(d.grouping).push(d);
+  }
+  const statSel = h(
+    'select',
+    { id: 'ws-add-stat', name: 'statistic' },
+    [...groups].map(([g, list]) => h('optgroup', { label: g }, list.map((d) => h('option', { value: d.statistic, text: d.statistic })))),
+  );
+  const drillSel = h('select', { id: 'ws-add-drill', name: 'drilldown' });
+  const statHint = h('p', { class: 'hint', id: 'ws-add-stat-hint' });
+  const drillHint = h('p', { class: 'hint', id: 'ws-add-drill-hint' });
+  statSel.setAttribute('aria-describedby', statHint.id);
+  drillSel.setAttribute('aria-describedby', drillHint.id);
+  const addError = h('p', { class: 'error', role: 'alert' });
+  const addGo = h('button', { type: 'submit', class: 'primary', text: 'Add' });
+  const chosenName = () => (drillSel.value ? `${statSel.value}[${drillSel.value}]` : statSel.value);
+  const showDrill = () => {
+    const d = statistics.get(statSel.value);
+    if (!d) return;
+    statHint.textContent = `${d.explanation} Unit: ${d.unit}.`;
+    const keep = drillSel.value;
+    drillSel.replaceChildren(
+      h('option', { value: '', text: 'none (the total)' }),
+      ...d.available_drilldowns.map((k) => h('option', { value: k, text: `by ${k}` })),
+    );
+    if (d.available_drilldowns.includes(keep)) drillSel.value = keep;
+    showDrillHint();
+  };
+  const showDrillHint = () => {
+    const name = chosenName();
+    if (catalog.has(name)) drillHint.textContent = `Dataset ${name}.`;
+    else if (can('settings:modify')) drillHint.textContent = `${name} is not collected yet: adding it starts collecting it from now on.`;
+    else drillHint.textContent = `${name} is not collected; an administrator can start collecting it.`;
+  };
+  statSel.addEventListener('change', showDrill);
+  drillSel.addEventListener('change', showDrillHint);
+  const addForm = h(
+    'form',
+    { class: 'card ws-add', id: 'ws-add', hidden: true, 'aria-label': 'Add a chart' },
+    h('h2', { text: 'Add a chart' }),
+    h('div', { class: 'ws-add-fields' },
+      h('div', { class: 'field' }, h('label', { for: statSel.id, text: 'Statistic' }), statSel, statHint),
+      h('div', { class: 'field' }, h('label', { for: drillSel.id, text: 'Broken down by' }), drillSel, drillHint)),
+    addError,
+    h('div', { class: 'row' }, addGo, h('button', { type: 'button', text: 'Cancel', on: { click: () => toggleAdd(false) } })),
+  );
+  const toggleAdd = (open) => {
+    addForm.hidden = !open;
+    if (addBtn) addBtn.setAttribute('aria-expanded', String(open));
+    if (open) {
+      showDrill();
+      statSel.focus();
+    } else if (addBtn) addBtn.focus();
+  };
+  addForm.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    addError.textContent = '';
+    const name = chosenName();
+    addGo.disabled = true;
+    try {
+      if (!catalog.has(name)) {
+        if (!can('settings:modify')) throw new Error(`${name} is not collected; an administrator can start collecting it.`);
+        const body = { statistic: statSel.value };
+        if (drillSel.value) body.drilldown = drillSel.value;
+        const d = (await post(DATASETS, body, { signal })).dataset;
+        catalog.set(d.name, d);
+      }
+      const c = addChart({ name, drilldowns: [], seconds: view.seconds });
+      markDirty();
+      toggleAdd(false);
+      await refresh();
+      c.heading.focus();
+    } catch (err) {
+      if (err.name !== 'AbortError') addError.textContent = err.details || err.message;
+    } finally {
+      addGo.disabled = false;
+    }
+  });
+
+  // ---- time controls
+
+  const liveBtn = h('button', { type: 'button', class: 'ws-live', 'aria-pressed': 'true', title: 'Follow the newest samples, or hold the window still' });
+  const presetBtns = PRESETS.map(([label, s]) => h('button', { type: 'button', class: 'small', text: label, 'aria-pressed': 'false', dataset: { seconds: s } }));
+  presetBtns.push(h('button', { type: 'button', class: 'small', text: 'All', 'aria-pressed': 'false', title: 'As far back as the retention keeps data', dataset: { seconds: allSeconds } }));
+  const rangeText = h('p', { class: 'ws-range', 'aria-live': 'off' });
+  const ctl = (text, label, fn) => h('button', { type: 'button', class: 'small', text, 'aria-label': label, title: label, on: { click: fn } });
+  const timebar = h(
+    'div',
+    { class: 'ws-timebar', role: 'group', 'aria-label': 'Time window' },
+    h('div', { class: 'row ws-move' },
+      liveBtn,
+      ctl('◀', 'Back', () => move(-0.5)),
+      ctl('▶', 'Forward', () => move(0.5)),
+      ctl('Now', 'Now (go live)', () => setView({ live: true, end: null })),
+      ctl('−', 'Zoom out', () => zoom(2)),
+      ctl('+', 'Zoom in', () => zoom(0.5))),
+    h('div', { class: 'row ws-presets', role: 'group', 'aria-label': 'Window length' }, presetBtns),
+    rangeText,
+  );
+  liveBtn.addEventListener('click', () => {
+    if (view.live) setView({ live: false, end: view.edge });
+    else setView({ live: true, end: null });
+  });
+  for (const b of presetBtns) b.addEventListener('click', () => setView({ seconds: Number(b.dataset.seconds) }));
+
+  const clampEnd = (end) => (view.edge !== null && end > view.edge ? view.edge : end);
+  function setView(change) {
+    Object.assign(view, change);
+    view.seconds = Math.round(Math.min(allSeconds, Math.max(MIN_SECONDS, view.seconds)));
+    if (!view.live) {
+      // nothing known of the server's time yet (no chart): stay live
+      const end = view.end ?? view.edge;
+      view.end = Number.isFinite(end) ? Math.round(clampEnd(end)) : null;
+      view.live = view.end === null;
+    }
+    showTimebar();
+    refresh();
+  }
+  function move(fraction) {
+    if (view.edge === null) return;
+    const end = (view.live ? view.edge : view.end) + fraction * view.seconds;
+    setView({ live: false, end });
+  }
+  function zoom(factor) {
+    const seconds = view.seconds * factor;
+    if (view.live) return setView({ seconds });
+    const mid = view.end - view.seconds / 2;
+    return setView({ seconds, end: mid + Math.min(allSeconds, Math.max(MIN_SECONDS, seconds)) / 2 });
+  }
+  function showTimebar() {
+    liveBtn.setAttribute('aria-pressed', String(view.live));
+    liveBtn.textContent = view.live ? '● Live' : '❚❚ Paused';
+    liveBtn.classList.toggle('on', view.live);
+    for (const b of presetBtns) b.setAttribute('aria-pressed', String(Number(b.dataset.seconds) === view.seconds));
+  }
+
+  // ---- the charts
+
+  const stack = h('div', { class: 'ws-charts' });
+  const empty = h('p', { class: 'muted ws-empty', text: edit ? 'No charts yet: add a statistic with “Add chart”.' : 'This worksheet has no charts.' });
+
+  function addChart(dsView) {
+    const d = catalog.get(dsView.name);
+    const unit = d ? d.unit : '';
+    const fmt = formatter(unit);
+    const c = {
+      view: { name: dsView.name, drilldowns: dsView.drilldowns || [], seconds: dsView.seconds },
+      drilled: d ? !!d.drilldown : dsView.name.includes('['),
+      unit,
+      fmt,
+      top: 8,
+      plot: null,
+      shaped: null,
+      series: [],
+      focusKey: null,
+    };
+    const id = `ws-chart-${charts.length}-${Math.random().toString(36).slice(2, 7)}`;
+    c.heading = h('h2', { id: `${id}-title`, tabindex: '-1', text: dsView.name });
+    c.error = h('p', { class: 'error', role: 'alert' });
+    c.plotEl = h('div', { class: 'ws-plot', role: 'img', 'aria-label': `Chart of ${dsView.name}` });
+    c.legendBody = h('tbody');
+    const topSel = h('select', { id: `${id}-top`, class: 'ws-top' }, TOPS.map((n) => h('option', { value: n, text: n ? `top ${n}` : 'every key', selected: n === c.top })));
+    topSel.addEventListener('change', () => {
+      c.top = Number(topSel.value);
+      draw(c);
+    });
+    const csvBtn = h('button', { type: 'button', class: 'small', text: 'CSV', 'aria-label': `Export ${dsView.name} as CSV`, title: 'Export this chart’s data as CSV' });
+    csvBtn.addEventListener('click', () => exportCsv(c));
+    const keysBtn = edit && c.drilled
+      ? h('button', { type: 'button', class: 'small', text: 'Keys', 'aria-label': `Choose the keys of ${dsView.name}`, title: 'Choose which keys to show' })
+      : null;
+    const topLabel = h('label', { class: 'ws-sr', for: topSel.id, text: `Series shown in ${dsView.name}` });
+    const showTop = () => {
+      const on = c.drilled && !c.view.drilldowns.length;
+      topSel.hidden = !on;
+      topLabel.hidden = !on;
+    };
+    showTop();
+    if (keysBtn) {
+      keysBtn.addEventListener('click', async () => {
+        const seen = c.shaped ? collapse(c.shaped.keys, 0).map((s) => s.key) : [];
+        const keys = [...c.view.drilldowns, ...seen.filter((k) => !c.view.drilldowns.includes(k))];
+        const chosen = await chooseKeys({ title: `Keys of ${dsView.name}`, keys, chosen: c.view.drilldowns });
+        keysBtn.focus();
+        if (chosen === null) return;
+        c.view.drilldowns = chosen;
+        showTop();
+        markDirty();
+        draw(c);
+      });
+    }
+    const removeBtn = edit
+      ? h('button', { type: 'button', class: 'small danger', text: 'Remove', 'aria-label': `Remove the chart ${dsView.name}` })
+      : null;
+    if (removeBtn) removeBtn.addEventListener('click', () => removeChart(c));
+    c.el = h(
+      'section',
+      { class: 'chart ws-chart', 'aria-labelledby': c.heading.id, dataset: { dataset: dsView.name } },
+      h('div', { class: 'ws-chart-head' },
+        h('div', { class: 'ws-chart-name' }, c.heading, h('p', { class: 'muted ws-unit', text: d ? `${d.explanation} (${d.unit})` : '' })),
+        h('div', { class: 'row ws-chart-tools' },
+          topLabel,
+          topSel,
+          keysBtn,
+          csvBtn,
+          removeBtn)),
+      c.error,
+      c.plotEl,
+      h('div', { class: 'table-wrap' },
+        h('table', { class: 'legend-table ws-legend' },
+          h('caption', { class: 'ws-sr', text: `Legend of ${dsView.name}: select a series to focus it` }),
+          h('thead', {}, h('tr', {},
+            h('th', { scope: 'col', text: 'Series' }),
+            ['Current', 'Min', 'Max', 'Average'].map((t) => h('th', { scope: 'col', class: 'num', text: t })))),
+          c.legendBody)),
+    );
+    if (!catalog.has(dsView.name)) c.error.textContent = `No dataset ${dsView.name}: it is not collected.`;
+    charts.push(c);
+    stack.append(c.el);
+    empty.hidden = true;
+    return c;
+  }
+
+  function removeChart(c) {
+    const i = charts.indexOf(c);
+    if (i < 0) return;
+    charts.splice(i, 1);
+    if (c.plot) c.plot.destroy();
+    c.el.remove();
+    empty.hidden = charts.length > 0;
+    markDirty();
+    const next = charts[i] || charts[i - 1];
+    if (next) next.heading.focus();
+    else if (addBtn) addBtn.focus();
+  }
+
+  function exportCsv(c) {
+    if (!c.shaped) return toast('No data to export yet.', 'error');
+    const all = collapse(c.shaped.keys, 0, c.view.drilldowns);
+    download(`${fileName(ws.name || 'worksheet')}-${fileName(c.view.name)}.csv`, csv(c.shaped.xs, all));
+  }
+
+  // Draws c's shaped data: the series to show, the plot, the legend.
+  function draw(c) {
+    if (!c.shaped) return;
+    const list = collapse(c.shaped.keys, c.drilled ? c.top : 0, c.view.drilldowns);
+    c.series = list;
+    const spec = list.map((s, i) => ({ label: s.other ? `other (${s.count})` : s.key, colour: s.other ? OTHER_COLOUR : colour(i) }));
+    const data = [c.shaped.xs, ...list.map((s) => s.values)];
+    if (!c.plot) {
+      c.plot = chart(c.plotEl, {
+        series: spec,
+        syncKey,
+        yFormat: c.fmt,
+        yZero: true,
+        height: window.matchMedia('(max-width: 700px)').matches ? 180 : 220,
+        onSelect: (min, max) => setView({ live: false, seconds: max - min, end: max }),
+      });
+    }
+    c.plot.setWindow(c.window[0], c.window[1]);
+    c.plot.setSeries(spec, data);
+    legend(c, spec);
+    const fi = list.findIndex((s) => s.key === c.focusKey);
+    if (c.focusKey !== null && fi < 0) c.focusKey = null;
+    c.plot.focus(fi < 0 ? null : fi);
+  }
+
+  function legend(c, spec) {
+    const rows = c.legendBody.rows;
+    const keysNow = c.series.map((s) => s.key).join('\u0000');
+    if (c.legendKeys !== keysNow) {
+      c.legendKeys = keysNow;
+      c.legendBody.replaceChildren(
+        ...c.series.map((s, i) => {
+          const btn = h('button', { type: 'button', class: 'ws-series', 'aria-pressed': 'false' },
+            h('span', { class: 'ws-swatch', 'aria-hidden': 'true', dataset: { i: String(i) } }),
+            h('span', { text: spec[i].label }));
+          const swatch = btn.firstChild;
+          swatch.style.setProperty('--swatch', spec[i].colour);
+          const tr = h('tr', { dataset: { key: s.key } },
+            h('th', { scope: 'row' }, btn),
+            h('td', { class: 'num' }), h('td', { class: 'num' }), h('td', { class: 'num' }), h('td', { class: 'num' }));
+          tr.addEventListener('click', () => {
+            c.focusKey = c.focusKey === s.key ? null : s.key;
+            const idx = c.series.findIndex((x) => x.key === c.focusKey);
+            c.plot.focus(idx < 0 ? null : idx);
+            markFocus(c);
+          });
+          return tr;
+        }),
+      );
+      if (!c.series.length) c.legendBody.append(h('tr', {}, h('td', { colspan: 5, class: 'muted', text: 'No samples in this window.' })));
+    }
+    c.series.forEach((s, i) => {
+      const tds = rows[i].cells;
+      tds[1].textContent = s.stats.cur === null ? '–' : c.fmt(s.stats.cur);
+      tds[2].textContent = s.stats.min === null ? '–' : c.fmt(s.stats.min);
+      tds[3].textContent = s.stats.max === null ? '–' : c.fmt(s.stats.max);
+      tds[4].textContent = s.stats.avg === null ? '–' : c.fmt(Math.round(s.stats.avg * 1000) / 1000);
+    });
+    markFocus(c);
+  }
+
+  function markFocus(c) {
+    for (const tr of c.legendBody.rows) {
+      const on = tr.dataset.key !== undefined && tr.dataset.key === c.focusKey;
+      tr.classList.toggle('focus', on);
+      const b = tr.querySelector('button');
+      if (b) b.setAttribute('aria-pressed', String(on));
+    }
+  }
+
+  // ---- fetching
+
+  const pickGranularity = (start, seconds, edge) => {
+    const age = edge - start;
+    if (seconds <= 2 * 3600 && age <= ret.retain_second_data * 3600) return 'second';
+    if (seconds <= 14 * 86400 && age <= ret.retain_minute_data * 3600) return 'minute';
+    return 'hour';
+  };
+
+  let timer = 0;
+  let inflight = null;
+  let readyDone = false;
+  const markReady = () => {
+    if (!readyDone) {
+      readyDone = true;
+      ctx.ready();
+    }
+  };
+
+  async function refresh() {
+    clearTimeout(timer);
+    if (inflight) inflight.abort();
+    const ac = new AbortController();
+    inflight = ac;
+    const live = charts.filter((c) => catalog.has(c.view.name));
+    try {
+      if (!live.length) {
+        rangeText.textContent = '';
+        return;
+      }
+      if (view.live || view.edge === null) {
+        // seconds=1 answers with the newest complete second: its index + 1 is the edge
+        const probe = await get(`${hrefOf(catalog, live[0].view.name)}/data?start=-1`, { signal: ac.signal });
+        view.edge = probe.sample + 1;
+      }
+      const end = view.live ? view.edge : Math.min(view.end, view.edge);
+      const start = end - view.seconds;
+      const gran = pickGranularity(start, view.seconds, view.edge);
+      await Promise.all(
+        live.map(async (c) => {
+          const points = Math.max(10, Math.round(c.plot ? c.plot.plotWidth() : stack.clientWidth - 80));
+          const q = `?start=${start}&seconds=${view.seconds}&granularity=${gran}&points=${points}`;
+          try {
+            const resp = await get(`${hrefOf(catalog, c.view.name)}/data${q}`, { signal: ac.signal });
+            c.error.textContent = '';
+            c.shaped = shape(resp, end, c.view.name, c.drilled);
+            c.window = [start, end];
+            c.step = c.shaped.step;
+            draw(c);
+          } catch (err) {
+            if (err.name === 'AbortError' || err.status === 401) throw err;
+            c.error.textContent = `Cannot read ${c.view.name}: ${err.details || err.message}`;
+          }
+        }),
+      );
+      const step = live[0].step || 1;
+      rangeText.replaceChildren(
+        timeEl(start, { date: view.seconds >= 86400 }),
+        ' – ',
+        timeEl(end, { date: view.seconds >= 86400 }),
+        ` · ${windowText(view.seconds)}`,
+        step > 1 ? ` · one point per ${windowText(step)}` : ' · one point per second',
+        view.live ? ' · live' : '',
+      );
+      markReady();
+    } catch (err) {
+      if (err.name === 'AbortError' || err.status === 401) return;
+      rangeText.textContent = `Cannot read the data: ${err.details || err.message}`;
+      markReady();
+    } finally {
+      if (inflight === ac) inflight = null;
+      schedule();
+    }
+  }
+
+  function schedule() {
+    clearTimeout(timer);
+    if (!view.live || document.hidden || signal.aborted || !charts.length) return;
+    let every = 1000;
+    if (view.seconds > LIVE_EVERY_SECOND) {
+      const perPoint = charts[0] && charts[0].step ? charts[0].step * 1000 : 5000;
+      every = Math.min(60000, Math.max(2000, perPoint));
+    }
+    timer = setTimeout(refresh, every);
+  }
+
+  const onVisible = () => {
+    if (document.hidden) clearTimeout(timer);
+    else if (view.live) refresh();
+  };
+  document.addEventListener('visibilitychange', onVisible);
+  ctx.cleanup(() => {
+    clearTimeout(timer);
+    if (inflight) inflight.abort();
+    document.removeEventListener('visibilitychange', onVisible);
+    for (const c of charts) if (c.plot) c.plot.destroy();
+  });
+
+  // ---- saving
+
+  const body = () => ({
+    name: ws.name,
+    datasets: charts.map((c) => ({ name: c.view.name, drilldowns: c.view.drilldowns, seconds: view.seconds })),
+  });
+  const saved = (w) => {
+    ws = w;
+    dirty = false;
+    showHead();
+  };
+  if (saveBtn) {
+    saveBtn.addEventListener('click', async () => {
+      if (!ws.uuid) {
+        const w = await askName({
+          title: 'Save worksheet',
+          label: 'Name',
+          value: charts.length ? charts.map((c) => c.view.name).slice(0, 2).join(', ') : '',
+          ok: 'Save',
+          action: async (name) => (await post(BASE, { ...body(), name }, { signal })).worksheet,
+        });
+        if (!w) return;
+        saved(w);
+        history.replaceState(null, '', `#/worksheets/${seg(w.uuid)}`);
+        toast(`Saved “${w.name}”.`);
+        return;
+      }
+      saveBtn.disabled = true;
+      try {
+        saved((await put(`${BASE}/${seg(ws.uuid)}`, body(), { signal })).worksheet);
+        toast(`Saved “${ws.name}”.`);
+      } catch (err) {
+        if (err instanceof ApiError && err.status !== 401) toast(`Cannot save: ${err.details}`, 'error');
+      } finally {
+        saveBtn.disabled = false;
+      }
+    });
+  }
+  if (renameBtn) {
+    renameBtn.addEventListener('click', async () => {
+      const w = await renameWorksheet(ws.uuid, ws.name);
+      if (w) {
+        ws = { ...ws, name: w.name, mtime: w.mtime };
+        showHead();
+      }
+    });
+  }
+  if (cloneBtn) {
+    cloneBtn.addEventListener('click', async () => {
+      const w = await cloneWorksheet(ws.uuid, ws.name, body().datasets);
+      if (w) go(`worksheets/${seg(w.uuid)}`);
+    });
+  }
+  if (deleteBtn) {
+    deleteBtn.addEventListener('click', async () => {
+      if (await deleteWorksheet(ws.uuid, ws.name)) {
+        toast(`Deleted “${ws.name}”.`);
+        go('worksheets');
+      }
+    });
+  }
+  if (addBtn) addBtn.addEventListener('click', () => toggleAdd(addForm.hidden));
+
+  // ---- the page
+
+  main.append(
+    h('nav', { class: 'ws-crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: '#/worksheets', text: 'Worksheets' })),
+    h('div', { class: 'ws-head' },
+      h('div', { class: 'ws-head-text' }, title, meta),
+      edit || cloneBtn ? h('div', { class: 'row ws-tools' }, dirtyNote, addBtn, saveBtn, renameBtn, cloneBtn, deleteBtn) : null),
+    edit ? addForm : null,
+    timebar,
+    empty,
+    stack,
+  );
+  showHead();
+  showTimebar();
+  for (const v of ws.datasets) addChart(v);
+  empty.hidden = charts.length > 0;
+  if (edit && !charts.length) toggleAdd(true);
+  if (!charts.some((c) => catalog.has(c.view.name))) markReady();
+  await refresh();
+}
+
+export { OTHER };
