@@ -1,0 +1,171 @@
+#!/usr/bin/python3
+"""A fake storage box for the browser tests: a real spindled over HTTPS and plain HTTP,
+reading fake /proc and /sys trees.
+
+    /usr/bin/python3 tests/e2e/box.py [--webroot DIR] [-- extra spindled flags...]
+
+It prints one JSON line on stdout once spindled answers on both listeners:
+    {"https": "https://127.0.0.1:PORT", "http": "http://127.0.0.1:PORT",
+     "admin_password": "...", "root": tmp dir, "sys_root": ..., "proc_root": ...,
+     "state_dir": ..., "bench_dir": ..., "log": spindled's log file,
+     "mounts": [filesystem dirs], "enclosure": id, "system_led": path of its brightness,
+     "disks": {disk id: device name}, "locate_files": {disk id: path of its locate file}}
+and runs until its stdin closes; then it stops spindled (SIGTERM; the exit code must be 0)
+and removes its temp dir. Exit status: spindled's (0 on a clean stop).
+
+The box: 8 SAS disks (sda..sdh) in slots 0-7 of a 12-slot SES enclosure, sdh faulted, so
+the disk locators are the sysfs "locate" files (backend ses); a system identify LED
+(backend leds); DMI data; a live /proc (tests/api/conftest.py FakeProc) whose rates swing
+by +-50% on a 20 s sine, so the dashboard's figures move; a fake proc/self/mounts listing
+four real temp dirs (ext4 and xfs) as the data filesystems; and a bench dir, a real temp
+dir, for small jobs. The helpers are the API suite's (conftest.Server, FakeProc,
+fixtures/hw.py), imported, not copied; SPINDLED names the binary, as there.
+"""
+import argparse
+import json
+import math
+import os
+import shutil
+import signal
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "api"))
+
+from conftest import FakeProc, Server  # noqa: E402
+from fixtures.hw import FakeCommands, FakeSys  # noqa: E402
+
+ENCLOSURE = "0x500304801f0c7a3f"
+ENC_HCTL = "6:0:13:0"
+IDENTIFY = "chassis::identify"
+DISKS = [f"sd{chr(ord('a') + i)}" for i in range(8)]
+FAULTED = "sdh"
+TB = 1000 ** 4
+PERIOD = 20.0  # seconds, of the rates' swing
+SWING = 0.5
+
+
+class SwingingProc(FakeProc):
+    """FakeProc whose rates follow rate x (1 + SWING sin(2 pi t / PERIOD)): each counter
+    is the integral, so it only grows, and the collector's per-second figures move."""
+
+    def __init__(self, root, disks):
+        super().__init__(root, disks=len(disks))
+        self.disks = list(disks)
+
+    def value(self, name, t=0):
+        w = 2 * math.pi / PERIOD
+        return int(self.RATES[name] * (10 + t + SWING * (1 - math.cos(w * t)) / w))
+
+
+def build_sys(root):
+    """DMI data, the enclosure with the 8 disks seated, and the identify LED."""
+    fs = FakeSys(root)
+    fs.dmi(sys_vendor="Supermicro", product_name="SSG-6029P-E1CR12L",
+           product_serial="S123456X9", chassis_serial="C0E2E0001",
+           board_vendor="Supermicro", board_name="X11DSC+")
+    enc = fs.enclosure(ENC_HCTL, id=ENCLOSURE, vendor="LSI", model="SAS3x28", slots=12)
+    disks, locate = {}, {}
+    for i, name in enumerate(DISKS):
+        wwid = f"naa.5000c500a1b2c3{i:02x}"
+        devdir = fs.scsi_disk(name, f"6:0:{i + 1}:0", transport="sas", vendor="SEAGATE",
+                              model="ST4000NM0023", serial=f"Z1Z0A1{i:02d}", wwid=wwid,
+                              size_bytes=4 * TB, rev="A2D2", rpm=7200)
+        slot = f"Slot {i:02d}"
+        fs.seat(enc, slot, devdir, status="critical" if name == FAULTED else "OK")
+        if name == FAULTED:
+            fs.write(fs.slot_file(enc, slot, "fault"), 1)
+        disks[wwid] = name
+        locate[wwid] = str(fs.path(fs.slot_file(enc, slot, "locate")).resolve())
+    led = fs.led(IDENTIFY, max_brightness=255)
+    return fs, disks, locate, str(fs.path(f"{led}/brightness").resolve())
+
+
+def write_mounts(proc_root, dirs):
+    """<proc-root>/proc/self/mounts: the real root, the pseudo filesystems a box has, and
+    each data dir as its own filesystem (statvfs on them reads the real disk)."""
+    lines = ["/dev/sda2 / ext4 rw,relatime 0 0",
+             "proc /proc proc rw,nosuid,nodev,noexec,relatime 0 0",
+             "sysfs /sys sysfs rw,nosuid,nodev,noexec,relatime 0 0",
+             "tmpfs /run tmpfs rw,nosuid,nodev,size=3247864k,mode=755 0 0"]
+    for i, (d, fstype) in enumerate(dirs):
+        lines.append(f"/dev/sd{chr(ord('a') + i)}1 {d} {fstype} rw,relatime 0 0")
+    path = Path(proc_root) / "proc" / "self" / "mounts"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+
+
+class Stop(Exception):
+    pass
+
+
+def on_signal(signum, frame):
+    raise Stop()
+
+
+def main():
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--webroot", default=str(HERE.parents[1] / "webroot"),
+                    help="the tree spindled serves at / (default: the repository's webroot)")
+    ap.add_argument("extra", nargs="*", help="more spindled flags (after --)")
+    args = ap.parse_args()
+
+    tmp = Path(tempfile.mkdtemp(prefix="spindle-e2e-"))
+    proc = None
+    srv = None
+    try:
+        fs, disks, locate, led = build_sys(tmp / "root")
+        cmds = FakeCommands(tmp / "bin")  # nothing may reach a real ledctl or ipmitool
+        data = [(tmp / "data" / name, fstype) for name, fstype in
+                (("pool0", "xfs"), ("pool1", "xfs"), ("backup", "ext4"), ("scratch", "ext4"))]
+        for d, _ in data:
+            d.mkdir(parents=True)
+        bench = data[0][0] / "bench"
+        bench.mkdir()
+        proc_root = tmp / "proc-root"
+        write_mounts(proc_root, [(str(d), t) for d, t in data])
+        proc = SwingingProc(proc_root, DISKS).start()
+        srv = Server(tmp / "state",
+                     "--sys-root", fs.root, "--proc-root", proc_root,
+                     "--system-led", IDENTIFY, "--led-command-timeout", "1",
+                     "--bench-dirs", bench, "--webroot", Path(args.webroot).resolve(),
+                     *args.extra, env=cmds.env())
+        try:
+            srv.start()
+        except BaseException as e:  # conftest fails through pytest: say why, plainly
+            print(f"box: spindled did not start: {e}", file=sys.stderr)
+            return 1
+        print(json.dumps({
+            "https": srv.https, "http": srv.http, "admin_password": srv.admin_password,
+            "root": str(tmp), "sys_root": str(fs.root), "proc_root": str(proc_root),
+            "state_dir": str(srv.state_dir), "bench_dir": str(bench),
+            "log": str(srv.log_path), "mounts": [str(d) for d, _ in data],
+            "enclosure": ENCLOSURE, "system_led": led, "disks": disks,
+            "locate_files": locate}), flush=True)
+        try:
+            sys.stdin.read()  # until the harness closes it (or dies)
+        except Stop:
+            pass
+        code, _ = srv.stop()
+        if code != 0:
+            print(f"box: spindled exit code {code}; its log:\n{srv.log_tail()}",
+                  file=sys.stderr)
+            return 1
+        return 0
+    finally:
+        if srv and srv.running:
+            srv.kill()
+        if proc:
+            proc.stop()
+        if os.environ.get("SPINDLE_E2E_KEEP"):
+            print(f"box: kept {tmp}", file=sys.stderr)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,390 @@
+// Helpers of the browser tests (node --test, playwright-core driving Debian's chromium).
+//
+// A test file:
+//
+//   import { test } from 'node:test';
+//   import assert from 'node:assert/strict';
+//   import { start, login, axe, shots, figure, watcher } from './harness.mjs';
+//
+//   const { box, newPage } = await start();   // one fake box and one browser per file
+//
+//   test('the hardware page', async (t) => {
+//     const page = await newPage(t);              // or newPage(t, { phone: true, dark: true })
+//     await login(page, box.https, 'admin', box.admin_password);
+//     await page.goto(`${box.https}/#/hardware`);
+//     await page.waitForSelector('body[data-ready="hardware"]');
+//     ...
+//     await shots(page, 'hardware');              // 4 screenshots, each checked by axe
+//   });
+//
+// The API (everything else in this file is private):
+//
+//   start(opts)        startBox(opts) + launch(); registers after() hooks that close both.
+//                      Returns { box, browser, newPage(t, variant) }.
+//   startBox(opts)     box.py: a real spindled over HTTPS and HTTP on fake /proc and /sys.
+//                      opts: { webroot, args: [more spindled flags] }. Resolves to box.py's
+//                      JSON ({ https, http, admin_password, sys_root, state_dir, bench_dir,
+//                      log, disks, locate_files, system_led, ... }) plus stop(), which
+//                      rejects if spindled did not exit cleanly.
+//   launch()           chromium (CHROMIUM, default /usr/bin/chromium), headless.
+//   newContext(browser, { phone, dark })
+//                      A context: 1280x800, or 390x844 with touch for phone; light or
+//                      dark colour scheme; self-signed certificates accepted.
+//   newPage(t, browser, variant)
+//                      A page in its own new context, watched: when test t ends, the
+//                      watcher's assertClean() runs (failing t) and the context closes.
+//   watch(page)        Starts collecting console errors, page errors, failed requests,
+//                      answers >= 400, and CSP violations. Returns a watcher:
+//                        .expect(urlPart, status)  answers of that status to URLs holding
+//                                                  urlPart are expected, not errors (and
+//                                                  so is the browser's console line on them)
+//                        .problems()               what was collected so far
+//                        .assertClean()            throws listing every problem
+//   watcher(page)      The watcher of a page made by newPage().
+//   axe(page, opts)    Runs axe-core on the page; throws on violations of impact serious
+//                      or critical (id, impact, help, targets). opts: { disable: [rule ids] }.
+//   shots(page, name, opts)
+//                      Screenshots out/NAME-{desktop,phone}-{light,dark}.png. Each variant
+//                      is the page's URL reopened in a fresh context of that size and
+//                      scheme (the session copied from sessionStorage, waiting for the
+//                      same body[data-ready]), checked by axe and the watcher, and at
+//                      390x844 for horizontal scrolling. opts: { axe: false, inPlace: true
+//                      (resize this page instead: keeps transient state, no touch),
+//                      expect: [[urlPart, status], ...] }.
+//   login(page, base, user, password)
+//                      Logs in through the login form (base: open base/#/login first;
+//                      null: the form already shown) and waits for the next page's
+//                      body[data-ready].
+//   figure(name, value, unit)
+//                      Prints "FIGURE name: value unit" and appends it to out/figures.txt.
+//
+// The shell's contract the helpers rely on: <main id="main" data-page=NAME>,
+// body[data-ready=NAME] once a page shows its first data, the login form's #login-user,
+// #login-password and "Log in" button, errors in #login-error, the session token in
+// sessionStorage "spindle.session".
+//
+// Environment: SPINDLED (the daemon, as in the API suite), CHROMIUM (the browser binary),
+// E2E_HEADED=1 (show the browser), SPINDLE_E2E_KEEP=1 (box.py keeps its temp dir).
+
+import { after } from 'node:test';
+import { spawn } from 'node:child_process';
+import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+export const OUT = join(HERE, 'out');
+const require = createRequire(import.meta.url);
+
+export const DESKTOP = { width: 1280, height: 800 };
+export const PHONE = { width: 390, height: 844 };
+const BOX_START_MS = 30000;
+
+// ---- the box ----------------------------------------------------------------------
+
+export function startBox({ webroot, args = [] } = {}) {
+  const argv = [join(HERE, 'box.py')];
+  if (webroot) argv.push('--webroot', webroot);
+  if (args.length) argv.push('--', ...args);
+  const child = spawn('/usr/bin/python3', argv, { stdio: ['pipe', 'pipe', 'inherit'] });
+  // If this process dies, the pipe closes and box.py stops spindled by itself.
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => {
+      child.kill();
+      reject(new Error(`box.py: no answer in ${BOX_START_MS} ms`));
+    }, BOX_START_MS);
+    const exited = new Promise((res) => child.once('exit', (code, signal) => res(code ?? signal)));
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`box.py exited with ${code} before it was ready`));
+    });
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+      const nl = out.indexOf('\n');
+      if (nl < 0) return;
+      clearTimeout(timer);
+      child.stdout.removeAllListeners('data');
+      child.stdout.resume();
+      const box = JSON.parse(out.slice(0, nl));
+      box.stop = async () => {
+        child.stdin.end();
+        const code = await exited;
+        if (code !== 0) {
+          let tail = '';
+          try {
+            tail = readFileSync(box.log, 'utf8').split('\n').slice(-30).join('\n');
+          } catch { /* removed with the temp dir */ }
+          throw new Error(`box.py (spindled) exited with ${code}\n${tail}`);
+        }
+      };
+      resolve(box);
+    });
+  });
+}
+
+// ---- the browser -------------------------------------------------------------------
+
+export function launch() {
+  const args = ['--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync',
+    '--disable-dev-shm-usage'];
+  if (process.getuid && process.getuid() === 0) args.unshift('--no-sandbox');
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    headless: !process.env.E2E_HEADED,
+    args,
+  });
+}
+
+export function newContext(browser, { phone = false, dark = false } = {}) {
+  return browser.newContext({
+    ignoreHTTPSErrors: true,
+    viewport: phone ? PHONE : DESKTOP,
+    isMobile: phone,
+    hasTouch: phone,
+    deviceScaleFactor: phone ? 2 : 1,
+    colorScheme: dark ? 'dark' : 'light',
+    serviceWorkers: 'allow',
+  });
+}
+
+const watchers = new WeakMap();
+
+export function watcher(page) {
+  const w = watchers.get(page);
+  if (!w) throw new Error('this page is not watched: make it with newPage() or watch()');
+  return w;
+}
+
+export async function newPage(t, browser, variant = {}) {
+  const context = await newContext(browser, variant);
+  const page = await context.newPage();
+  const w = await watch(page);
+  t.after(async () => {
+    try {
+      w.assertClean();
+    } finally {
+      await context.close();
+    }
+  });
+  return page;
+}
+
+export async function start(opts = {}) {
+  const box = await startBox(opts);
+  let browser;
+  try {
+    browser = await launch();
+  } catch (e) {
+    await box.stop().catch(() => {});
+    throw e;
+  }
+  after(async () => {
+    await browser.close();
+    await box.stop();
+  });
+  return { box, browser, newPage: (t, variant) => newPage(t, browser, variant) };
+}
+
+// ---- the watcher -------------------------------------------------------------------
+
+// Recorded by an init script in every document; reported through a binding, so that
+// violations survive navigations and need no script the CSP could refuse.
+const CSP_HOOK = () => {
+  const report = (e) => {
+    try {
+      window.__e2eCsp(`${e.violatedDirective} blocked ${e.blockedURI || 'inline'} at ` +
+        `${e.sourceFile || document.URL}:${e.lineNumber}`);
+    } catch { /* the binding is not there yet: the console line still tells */ }
+  };
+  document.addEventListener('securitypolicyviolation', report, true);
+};
+
+export async function watch(page) {
+  const problems = [];
+  const allowed = [];
+  let closed = false;
+  const isAllowed = (url, status) =>
+    allowed.some(([part, s]) => s === status && url.includes(part));
+  const add = (text) => { if (!closed) problems.push(text); };
+
+  await page.exposeBinding('__e2eCsp', (_source, text) => add(`CSP violation: ${text}`));
+  await page.addInitScript(CSP_HOOK);
+
+  page.on('console', (msg) => {
+    if (msg.type() !== 'error' && !/Content.Security.Policy/i.test(msg.text())) return;
+    const url = msg.location()?.url || '';
+    const m = /status of (\d{3})/.exec(msg.text());
+    if (m && isAllowed(url, Number(m[1]))) return;
+    add(`console ${msg.type()}: ${msg.text()}${url ? ` (${url})` : ''}`);
+  });
+  page.on('pageerror', (err) => add(`page error: ${err.stack || err.message || err}`));
+  page.on('crash', () => add('the page crashed'));
+  page.on('requestfailed', (req) => {
+    const why = req.failure()?.errorText || 'failed';
+    // The page's own AbortController (a stream closed on leaving a page) or a navigation
+    // cancelling what the old page had in flight: not a failure of the server.
+    if (why === 'net::ERR_ABORTED') return;
+    add(`request failed: ${req.method()} ${req.url()}: ${why}`);
+  });
+  page.on('response', (resp) => {
+    const status = resp.status();
+    if (status < 400 || isAllowed(resp.url(), status)) return;
+    add(`answer ${status}: ${resp.request().method()} ${resp.url()}`);
+  });
+
+  const w = {
+    expect(urlPart, status) { allowed.push([urlPart, status]); return w; },
+    problems: () => problems.slice(),
+    assertClean() {
+      closed = true;
+      if (problems.length)
+        throw new Error(`${problems.length} browser problem(s):\n  ` + problems.join('\n  '));
+    },
+  };
+  watchers.set(page, w);
+  return w;
+}
+
+// ---- axe ---------------------------------------------------------------------------
+
+let axeSource;
+
+export async function axe(page, { disable = [] } = {}) {
+  axeSource ??= readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+  if (!(await page.evaluate(() => typeof window.axe === 'object'))) {
+    // DevTools' Runtime.evaluate is not subject to the page's CSP (a <script> tag
+    // would be refused under script-src 'self', and should be).
+    const cdp = await page.context().newCDPSession(page);
+    try {
+      const r = await cdp.send('Runtime.evaluate', { expression: axeSource });
+      if (r.exceptionDetails) throw new Error(`axe-core: ${r.exceptionDetails.text}`);
+    } finally {
+      await cdp.detach();
+    }
+  }
+  const violations = await page.evaluate(async (disabled) => {
+    const rules = Object.fromEntries(disabled.map((id) => [id, { enabled: false }]));
+    const r = await window.axe.run(document, { resultTypes: ['violations'], rules });
+    return r.violations.map((v) => ({
+      id: v.id, impact: v.impact, help: v.help,
+      targets: v.nodes.slice(0, 5).map((n) => n.target.join(' ')),
+      more: Math.max(0, v.nodes.length - 5),
+    }));
+  }, disable);
+  const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  if (bad.length) {
+    throw new Error(`axe: ${bad.length} serious or critical violation(s) on ${page.url()}:\n` +
+      bad.map((v) => `  ${v.id} (${v.impact}): ${v.help}\n    ` + v.targets.join('\n    ') +
+        (v.more ? `\n    and ${v.more} more` : '')).join('\n'));
+  }
+  return violations;
+}
+
+// ---- screenshots -------------------------------------------------------------------
+
+const VARIANTS = [
+  ['desktop-light', { phone: false, dark: false }],
+  ['desktop-dark', { phone: false, dark: true }],
+  ['phone-light', { phone: true, dark: false }],
+  ['phone-dark', { phone: true, dark: true }],
+];
+
+async function readyName(page) {
+  return page.evaluate(() => document.body && document.body.dataset.ready);
+}
+
+async function settle(page, ready) {
+  if (ready) await page.waitForSelector(`body[data-ready="${ready}"]`);
+  else await page.waitForLoadState('load');
+  await page.evaluate(() => document.fonts && document.fonts.ready);
+}
+
+async function checkNoSideScroll(page, file) {
+  // clientWidth: the layout viewport (a phone zooms out to show wide content, which
+  // widens innerWidth to match it)
+  const { sw, iw } = await page.evaluate(() => ({
+    sw: document.documentElement.scrollWidth, iw: document.documentElement.clientWidth }));
+  if (sw > iw)
+    throw new Error(`${file}: horizontal scrolling at ${iw} px wide (content ${sw} px)`);
+}
+
+export async function shots(page, name, { axe: runAxe = true, inPlace = false, expect = [] } = {}) {
+  mkdirSync(OUT, { recursive: true });
+  const url = page.url();
+  const ready = await readyName(page);
+  const failures = [];
+  if (inPlace) {
+    const size = page.viewportSize();
+    for (const [variant, { phone, dark }] of VARIANTS) {
+      const file = join(OUT, `${name}-${variant}.png`);
+      await page.setViewportSize(phone ? PHONE : DESKTOP);
+      await page.emulateMedia({ colorScheme: dark ? 'dark' : 'light' });
+      try {
+        if (phone) await checkNoSideScroll(page, file);
+        if (runAxe) await axe(page);
+      } catch (e) {
+        failures.push(`${variant}: ${e.message}`);
+      }
+      await page.screenshot({ path: file, fullPage: true, animations: 'disabled' });
+    }
+    await page.setViewportSize(size);
+    await page.emulateMedia({ colorScheme: null });
+  } else {
+    const storage = await page.evaluate(() => Object.fromEntries(
+      Object.keys(sessionStorage).map((k) => [k, sessionStorage.getItem(k)])));
+    const browser = page.context().browser();
+    for (const [variant, opts] of VARIANTS) {
+      const file = join(OUT, `${name}-${variant}.png`);
+      const context = await newContext(browser, opts);
+      try {
+        const p = await context.newPage();
+        const w = await watch(p);
+        for (const [part, status] of expect) w.expect(part, status);
+        await p.addInitScript((items) => {
+          for (const [k, v] of Object.entries(items))
+            if (sessionStorage.getItem(k) === null) sessionStorage.setItem(k, v);
+        }, storage);
+        await p.goto(url);
+        await settle(p, ready);
+        try {
+          if (opts.phone) await checkNoSideScroll(p, file);
+          if (runAxe) await axe(p);
+        } catch (e) {
+          failures.push(`${variant}: ${e.message}`);
+        }
+        await p.screenshot({ path: file, fullPage: true, animations: 'disabled' });
+        try {
+          w.assertClean();
+        } catch (e) {
+          failures.push(`${variant}: ${e.message}`);
+        }
+      } finally {
+        await context.close();
+      }
+    }
+  }
+  if (failures.length) throw new Error(`shots of ${name}:\n` + failures.join('\n'));
+}
+
+// ---- flows and figures -------------------------------------------------------------
+
+export async function login(page, base, user, password) {
+  if (base) await page.goto(`${base}/#/login`);
+  await page.waitForSelector('body[data-ready="login"]');
+  await page.fill('#login-user', user);
+  await page.fill('#login-password', password);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.waitForSelector('body[data-ready]:not([data-ready="login"])');
+}
+
+export function figure(name, value, unit = '') {
+  const line = `FIGURE ${name}: ${value}${unit ? ` ${unit}` : ''}`;
+  console.log(line);
+  mkdirSync(OUT, { recursive: true });
+  appendFileSync(join(OUT, 'figures.txt'), line + '\n');
+}
