@@ -10,7 +10,7 @@ import { sparkline } from '../chart.js';
 import { bytes, duration, h, ms, num, pct, time } from '../dom.js';
 import { subscribe } from '../live.js';
 
-const HISTORY = 60; // samples kept for tiles the server sends no sparkline for
+const HISTORY = 60; // samples kept for tiles the server sends no sparkline for (yet)
 const STALE_MS = 15000; // no document for this long: say the numbers are old
 
 // Worksheet datasets each tile opens, best first; the list the server has decides.
@@ -200,14 +200,18 @@ function tile(def, focusSection) {
       sub.textContent = f ? f.sub : '\u00a0';
       if (def.name === 'problems') el.classList.toggle('alert', !!(f && doc.problems > 0));
       if (def.name === 'leds') el.classList.toggle('led-lit', !!(f && doc.leds_lit > 0));
-      const series = serverSpark(doc, def.name);
-      if (series) {
-        spark.set(series);
-        spark.el.setAttribute('aria-label', `${def.label}: the last ${series.length} minutes`);
-        return;
-      }
       history.push(f && isNum(f.point) ? f.point : null);
       if (history.length > HISTORY) history.shift();
+      // The server's hour, once it holds a line; the minutes before its data began are
+      // left out, so a box started ten minutes ago draws ten minutes across the tile.
+      const series = serverSpark(doc, def.name);
+      const start = series ? series.findIndex(isNum) : -1;
+      if (start >= 0 && series.length - start >= 2) {
+        const minutes = series.slice(start);
+        spark.set(minutes);
+        spark.el.setAttribute('aria-label', `${def.label}: the last ${minutes.length} minutes`);
+        return;
+      }
       spark.set(history);
       spark.el.setAttribute('aria-label', `${def.label}: the last ${history.length} samples`);
     },
