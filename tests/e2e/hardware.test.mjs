@@ -190,12 +190,14 @@ test('the dashboard\'s tiles lead to their datasets, pages and lists', async (t)
 
 test('the dashboard and hardware pages: accessible, and their screenshots', async (t) => {
   const page = await hardwarePage(t);
-  // one LED lit, so the screenshots show what lit looks like
+  // a disk's and the system's LEDs lit, so the screenshots (and axe) see what lit looks like
   await page.getByRole('switch', { name: 'Locate sdd' }).click();
   await page.waitForSelector(`.bay[data-disk="${idOf('sdd')}"].led-lit`);
+  await page.locator('section.chassis[data-chassis="system"] .chassis-locator').getByRole('switch').click();
+  await page.waitForSelector('section.chassis[data-chassis="system"].led-lit');
   t.after(async () => {
-    const res = await admin.put(`${HW}/${box.enclosure}/disk/${idOf('sdd')}`, { data: { locate: false } });
-    assert.equal(res.status(), 202);
+    for (const path of [`${HW}/${box.enclosure}/disk/${idOf('sdd')}`, `${HW}/system`])
+      assert.equal((await admin.put(path, { data: { locate: false } })).status(), 202);
   });
   await axe(page);
   await shots(page, 'hardware');

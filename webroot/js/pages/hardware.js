@@ -11,6 +11,7 @@ import { bytes, h, num, toast } from '../dom.js';
 import { subscribe } from '../live.js';
 
 const HW = '/api/hardware/v1/chassis';
+const REFRESH_MS = 30000;
 
 let uid = 0;
 const nextId = (p) => `${p}-${++uid}`;
@@ -202,23 +203,28 @@ function chassisCard(c, disks, onLed) {
     onLed();
   });
   const panelId = nextId('disk-details');
-  const panel = h('div', { class: 'disk-panel', id: panelId, hidden: true, role: 'region', 'aria-label': 'Disk details' });
+  const panel = h('div', { class: 'disk-panel', id: panelId, hidden: true, role: 'region', 'aria-label': `Disk details, ${c.name || c.id}` });
   let selected = null;
-  const select = (b) => {
-    if (selected) selected.open.setAttribute('aria-expanded', 'false');
-    if (selected === b) {
-      selected = null;
-      panel.hidden = true;
-      return;
-    }
-    selected = b;
-    b.open.setAttribute('aria-expanded', 'true');
+  const showPanel = (b) => {
     const d = b.disk;
     panel.replaceChildren(
       h('div', { class: 'row' }, h('h3', { text: `${d.label || diskName(d)} · ${diskName(d)}` }), h('span', { class: 'spacer' }),
         h('button', { type: 'button', class: 'small', text: 'Close', on: { click: () => select(b) } })),
       diskDetails(d),
     );
+  };
+  // Opens a disk's details, or closes them when it is the one shown.
+  const select = (b) => {
+    if (selected) selected.open.setAttribute('aria-expanded', 'false');
+    if (selected === b) {
+      selected = null;
+      panel.hidden = true;
+      b.open.focus();
+      return;
+    }
+    selected = b;
+    b.open.setAttribute('aria-expanded', 'true');
+    showPanel(b);
     panel.hidden = false;
   };
   const ordered = disks.slice().sort((a, b) => (c.slot_count !== undefined ? slotNumber(a) - slotNumber(b) : 0));
@@ -251,6 +257,7 @@ function chassisCard(c, disks, onLed) {
       fault.hidden = !cNew.faulted;
       const byId = new Map(disksNew.map((d) => [d.id, d]));
       for (const b of bays) if (byId.has(b.disk.id)) b.update(byId.get(b.disk.id));
+      if (selected) showPanel(selected);
     },
   };
 }
@@ -308,7 +315,12 @@ export async function render(main, ctx) {
   build(await load(ctx.signal));
   ctx.ready();
 
-  // Someone else lighting an LED, or a disk faulting, shows up in the dashboard document.
+  // Someone else lighting an LED, or a disk faulting, shows up in the dashboard document;
+  // a disk plugged in shows up on the next look (a wall screen looks twice a minute).
+  const timer = setInterval(() => {
+    if (!document.hidden) reload();
+  }, REFRESH_MS);
+  ctx.cleanup(() => clearInterval(timer));
   let seen = null;
   ctx.cleanup(
     subscribe((doc) => {
