@@ -22,7 +22,8 @@
 //   start(opts)        startBox(opts) + launch(); registers after() hooks that close both.
 //                      Returns { box, browser, newPage(t, variant) }.
 //   startBox(opts)     box.py: a real spindled over HTTPS and HTTP on fake /proc and /sys.
-//                      opts: { webroot, args: [more spindled flags] }. Resolves to box.py's
+//                      opts: { webroot (default E2E_WEBROOT, else the repository's
+//                      webroot/), args: [more spindled flags] }. Resolves to box.py's
 //                      JSON ({ https, http, admin_password, sys_root, state_dir, bench_dir,
 //                      log, disks, locate_files, system_led, ... }) plus stop(), which
 //                      rejects if spindled did not exit cleanly.
@@ -55,6 +56,10 @@
 //                      Logs in through the login form (base: open base/#/login first;
 //                      null: the form already shown) and waits for the next page's
 //                      body[data-ready].
+//   copySession(fromPage, toPage)
+//                      Copies fromPage's sessionStorage into toPage (an init script, so
+//                      before toPage's next navigation): toPage is logged in too, with no
+//                      login of its own (e.g. a cold load in a fresh context).
 //   figure(name, value, unit)
 //                      Prints "FIGURE name: value unit" and appends it to out/figures.txt.
 //
@@ -63,7 +68,8 @@
 // #login-password and "Log in" button, errors in #login-error, the session token in
 // sessionStorage "spindle.session".
 //
-// Environment: SPINDLED (the daemon, as in the API suite), CHROMIUM (the browser binary),
+// Environment: SPINDLED (the daemon, as in the API suite), E2E_WEBROOT (the tree served
+// instead of webroot/), CHROMIUM (the browser binary),
 // E2E_HEADED=1 (show the browser), SPINDLE_E2E_KEEP=1 (box.py keeps its temp dir).
 
 import { after } from 'node:test';
@@ -84,7 +90,7 @@ const BOX_START_MS = 30000;
 
 // ---- the box ----------------------------------------------------------------------
 
-export function startBox({ webroot, args = [] } = {}) {
+export function startBox({ webroot = process.env.E2E_WEBROOT, args = [] } = {}) {
   const argv = [join(HERE, 'box.py')];
   if (webroot) argv.push('--webroot', webroot);
   if (args.length) argv.push('--', ...args);
@@ -140,8 +146,12 @@ export function launch() {
   });
 }
 
-export function newContext(browser, { phone = false, dark = false } = {}) {
-  return browser.newContext({
+// Long enough for a loaded 2-core machine, short enough that a page that never becomes
+// ready fails its test soon.
+const WAIT_MS = 15000;
+
+export async function newContext(browser, { phone = false, dark = false } = {}) {
+  const context = await browser.newContext({
     ignoreHTTPSErrors: true,
     viewport: phone ? PHONE : DESKTOP,
     isMobile: phone,
@@ -150,6 +160,8 @@ export function newContext(browser, { phone = false, dark = false } = {}) {
     colorScheme: dark ? 'dark' : 'light',
     serviceWorkers: 'allow',
   });
+  context.setDefaultTimeout(WAIT_MS);
+  return context;
 }
 
 const watchers = new WeakMap();
@@ -285,6 +297,19 @@ export async function axe(page, { disable = [] } = {}) {
   return violations;
 }
 
+// ---- sessions ----------------------------------------------------------------------
+
+// The tab's sessionStorage (where the shell keeps its session), copied into another page
+// before its documents' scripts run: that page is logged in as the same session.
+export async function copySession(from, to) {
+  const items = await from.evaluate(() => Object.fromEntries(
+    Object.keys(sessionStorage).map((k) => [k, sessionStorage.getItem(k)])));
+  await to.addInitScript((saved) => {
+    for (const [k, v] of Object.entries(saved))
+      if (sessionStorage.getItem(k) === null) sessionStorage.setItem(k, v);
+  }, items);
+}
+
 // ---- screenshots -------------------------------------------------------------------
 
 const VARIANTS = [
@@ -335,8 +360,6 @@ export async function shots(page, name, { axe: runAxe = true, inPlace = false, e
     await page.setViewportSize(size);
     await page.emulateMedia({ colorScheme: null });
   } else {
-    const storage = await page.evaluate(() => Object.fromEntries(
-      Object.keys(sessionStorage).map((k) => [k, sessionStorage.getItem(k)])));
     const browser = page.context().browser();
     for (const [variant, opts] of VARIANTS) {
       const file = join(OUT, `${name}-${variant}.png`);
@@ -345,10 +368,7 @@ export async function shots(page, name, { axe: runAxe = true, inPlace = false, e
         const p = await context.newPage();
         const w = await watch(p);
         for (const [part, status] of expect) w.expect(part, status);
-        await p.addInitScript((items) => {
-          for (const [k, v] of Object.entries(items))
-            if (sessionStorage.getItem(k) === null) sessionStorage.setItem(k, v);
-        }, storage);
+        await copySession(page, p);
         await p.goto(url);
         await settle(p, ready);
         try {
