@@ -6,7 +6,7 @@
 // server: every figure reads them defensively and shows "–" when they are absent.
 
 import { get } from '../api.js';
-import { sparkline } from '../chart.js';
+import { sparkline } from '../spark.js';
 import { bytes, duration, h, ms, num, pct, time } from '../dom.js';
 import { subscribe } from '../live.js';
 
