@@ -104,7 +104,9 @@ test('toggling a disk locator lights the slot\'s LED, and the page shows it lit'
   await page.waitForSelector('body[data-ready="hardware"]');
   assert.equal(await page.getByRole('switch', { name: 'Locate sdb' }).isChecked(), true);
 
-  await page.getByRole('switch', { name: 'Locate sdb' }).click();
+  // and off again from the keyboard
+  await page.getByRole('switch', { name: 'Locate sdb' }).focus();
+  await page.keyboard.press('Space');
   await until('the locate file to read 0', () => readLed(file) === '0');
   await page.waitForSelector(`.bay[data-disk="${idOf('sdb')}"][data-locate="off"]:not(.led-lit)`);
 
