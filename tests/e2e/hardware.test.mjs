@@ -104,11 +104,12 @@ test('toggling a disk locator lights the slot\'s LED, and the page shows it lit'
   await page.waitForSelector('body[data-ready="hardware"]');
   assert.equal(await page.getByRole('switch', { name: 'Locate sdb' }).isChecked(), true);
 
-  // and off again from the keyboard
+  // and off again from the keyboard, which keeps its place
   await page.getByRole('switch', { name: 'Locate sdb' }).focus();
   await page.keyboard.press('Space');
   await until('the locate file to read 0', () => readLed(file) === '0');
   await page.waitForSelector(`.bay[data-disk="${idOf('sdb')}"][data-locate="off"]:not(.led-lit)`);
+  assert.equal(await page.evaluate(() => document.activeElement.getAttribute('aria-label')), 'Locate sdb');
 
   // the system locator: its leds backend writes the brightness file
   const sys = page.locator('section.chassis[data-chassis="system"] .chassis-locator').getByRole('switch');
@@ -117,6 +118,34 @@ test('toggling a disk locator lights the slot\'s LED, and the page shows it lit'
   await page.waitForSelector('section.chassis[data-chassis="system"].led-lit');
   await sys.click();
   await until('the system LED to be off', () => readLed(box.system_led) === '0');
+});
+
+test('while a toggle is in flight its switch takes no other', async (t) => {
+  const page = await hardwarePage(t);
+  const puts = [];
+  let release;
+  const held = new Promise((r) => (release = r));
+  await page.route(`**${HW}/**`, async (route) => {
+    if (route.request().method() === 'PUT') {
+      puts.push(route.request().postDataJSON());
+      await held;
+    }
+    await route.continue();
+  });
+  const sw = page.getByRole('switch', { name: 'Locate sde' });
+  await sw.click();
+  await until('the PUT', () => puts.length === 1);
+  assert.equal(await sw.getAttribute('aria-disabled'), 'true');
+  await sw.click({ force: true });
+  await page.keyboard.press('Space');
+  assert.equal(await sw.isChecked(), true, 'a click in flight changes nothing');
+  release();
+  await page.waitForSelector(`.bay[data-disk="${idOf('sde')}"][data-locate="on"]`);
+  assert.deepEqual(puts, [{ locate: true }]);
+  assert.equal(await sw.getAttribute('aria-disabled'), null);
+  await page.unrouteAll();
+  await sw.click();
+  await until('the locate file to read 0', () => readLed(box.locate_files[idOf('sde')]) === '0');
 });
 
 test('a toggle the backend refuses is put back, with the server\'s message', async (t) => {

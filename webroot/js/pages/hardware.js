@@ -49,7 +49,7 @@ function columns(n) {
 }
 
 // A locator: LED, switch, state word, backend and a place for the server's refusal.
-// target: {name, path, backend, locate, ledFault}; onChange(obj) gets the updated object.
+// target: {name, path, locate, led_backend, led_fault}; onChange(obj) gets the updated object.
 function locator(target, onChange) {
   const allowed = can('hardware:locate');
   const input = h('input', {
@@ -81,10 +81,15 @@ function locator(target, onChange) {
     if (obj.led_fault && !error.textContent) error.textContent = obj.led_fault;
   }
 
+  // While a change is in flight the switch is disabled with aria-disabled, not the
+  // attribute: a disabled element loses the keyboard's focus.
+  input.addEventListener('click', (ev) => {
+    if (busy) ev.preventDefault();
+  });
   input.addEventListener('change', async () => {
     const want = input.checked;
     busy = true;
-    input.disabled = true;
+    input.setAttribute('aria-disabled', 'true');
     el.setAttribute('aria-busy', 'true');
     error.textContent = '';
     try {
@@ -101,7 +106,7 @@ function locator(target, onChange) {
       toast(`Cannot turn the locator of ${target.name} ${want ? 'on' : 'off'}: ${msg}`, 'error');
     } finally {
       busy = false;
-      input.disabled = !allowed;
+      input.removeAttribute('aria-disabled');
       el.removeAttribute('aria-busy');
     }
   });
