@@ -77,13 +77,15 @@ test('a monitor user on a phone: dashboard, a saved worksheet read-only, a locat
   const file = box.locate_files[idOf('sdb')];
   assert.equal(readLed(file), '0');
   const sw = page.getByRole('switch', { name: 'Locate sdb' });
-  const box_ = await sw.boundingBox();
-  assert.ok(box_.width >= 44, `the switch is ${box_.width} px wide: too small for a thumb`);
+  // the switch's row is its label: a target a thumb can hit
+  const row = sw.locator('xpath=ancestor::label[1]');
+  const target = await row.boundingBox();
+  assert.ok(target.width >= 44 && target.height >= 44, `the switch's target is ${target.width}x${target.height} px`);
   await sw.tap();
   await until('the locate file to read 1', () => readLed(file) === '1');
   await page.waitForSelector(`.bay[data-disk="${idOf('sdb')}"].led-lit`);
   assert.match(await page.locator(`.bay[data-disk="${idOf('sdb')}"]`).textContent(), /Locating/);
-  await sw.tap();
+  await row.locator('.led-word').tap(); // the word beside the switch works too
   await until('the locate file to read 0', () => readLed(file) === '0');
   await page.waitForSelector(`.bay[data-disk="${idOf('sdb')}"][data-locate="off"]`);
 

@@ -351,7 +351,7 @@ function capacitySection() {
 }
 
 export function render(main, ctx) {
-  const ident = h('p', { class: 'ident muted', 'aria-live': 'off' }, 'Waiting for the first sample…');
+  const ident = h('p', { class: 'ident muted' }, 'Waiting for the first sample…');
   const stale = h('p', { class: 'stale', role: 'status', hidden: true });
   const sections = {};
   const focusSection = (name) => {

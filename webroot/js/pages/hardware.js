@@ -65,7 +65,8 @@ function locator(target, onChange) {
   const backend = h('span', { class: 'led-backend muted' });
   const error = h('p', { class: 'field-error locate-error', role: 'alert', id: nextId('locate-err') });
   input.setAttribute('aria-describedby', error.id);
-  const el = h('div', { class: 'locator' }, h('div', { class: 'locator-row' }, dot, input, word), backend, error);
+  // The whole row is the switch's label: a thumb-sized target, not just the slider.
+  const el = h('div', { class: 'locator' }, h('label', { class: 'locator-row' }, dot, input, word), backend, error);
   let busy = false;
   let current = target; // what the hardware last said
 
@@ -214,7 +215,7 @@ function chassisCard(c, disks, onLed) {
     const d = b.disk;
     panel.replaceChildren(
       h('div', { class: 'row' }, h('h3', { text: `${d.label || diskName(d)} · ${diskName(d)}` }), h('span', { class: 'spacer' }),
-        h('button', { type: 'button', class: 'small', text: 'Close', on: { click: () => select(b) } })),
+        h('button', { type: 'button', text: 'Close', on: { click: () => select(b) } })),
       diskDetails(d),
     );
   };
@@ -276,7 +277,7 @@ async function load(signal) {
 
 export async function render(main, ctx) {
   const lit = h('span', { class: 'hw-lit', role: 'status' });
-  const refresh = h('button', { type: 'button', class: 'small', text: 'Refresh' });
+  const refresh = h('button', { type: 'button', text: 'Refresh' });
   const note = can('hardware:locate')
     ? null
     : h('p', { class: 'muted', text: 'Your role may look at the hardware but not change locator LEDs.' });
