@@ -84,10 +84,9 @@ def build_sys(root):
 
 
 def write_mounts(proc_root, dirs):
-    """<proc-root>/proc/self/mounts: the real root, the pseudo filesystems a box has, and
-    each data dir as its own filesystem (statvfs on them reads the real disk)."""
-    lines = ["/dev/sda2 / ext4 rw,relatime 0 0",
-             "proc /proc proc rw,nosuid,nodev,noexec,relatime 0 0",
+    """<proc-root>/proc/self/mounts: pseudo filesystems a box has (which hold no data),
+    and each data dir as its own filesystem (statvfs on them reads the real disk)."""
+    lines = ["proc /proc proc rw,nosuid,nodev,noexec,relatime 0 0",
              "sysfs /sys sysfs rw,nosuid,nodev,noexec,relatime 0 0",
              "tmpfs /run tmpfs rw,nosuid,nodev,size=3247864k,mode=755 0 0"]
     for i, (d, fstype) in enumerate(dirs):

@@ -146,8 +146,12 @@ export function launch() {
   });
 }
 
-export function newContext(browser, { phone = false, dark = false } = {}) {
-  return browser.newContext({
+// Long enough for a loaded 2-core machine, short enough that a page that never becomes
+// ready fails its test soon.
+const WAIT_MS = 15000;
+
+export async function newContext(browser, { phone = false, dark = false } = {}) {
+  const context = await browser.newContext({
     ignoreHTTPSErrors: true,
     viewport: phone ? PHONE : DESKTOP,
     isMobile: phone,
@@ -156,6 +160,8 @@ export function newContext(browser, { phone = false, dark = false } = {}) {
     colorScheme: dark ? 'dark' : 'light',
     serviceWorkers: 'allow',
   });
+  context.setDefaultTimeout(WAIT_MS);
+  return context;
 }
 
 const watchers = new WeakMap();
