@@ -4,26 +4,14 @@
 // and the time to draw a 64-series hour.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import { axe, figure, login, shots, start, watcher } from './harness.mjs';
 import { assertReadOnly, createMonitor, createWorksheet } from './worksheets.mjs';
 
-const WEBROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'webroot');
 const { box, newPage } = await start();
-
-// The shell links an icon another change draws; until it is in the tree its 404 is not
-// this page's fault.
-const ICON_MISSING = !existsSync(join(WEBROOT, 'icons', 'spindle.svg'));
-function tolerateMissingIcon(page) {
-  if (ICON_MISSING) watcher(page).expect('/icons/spindle.svg', 404);
-}
-const SHOTS = { expect: ICON_MISSING ? [['/icons/spindle.svg', 404]] : [] };
 
 async function openAs(t, route, { user = 'admin', password = box.admin_password, phone = false } = {}) {
   const page = await newPage(t, { phone });
-  tolerateMissingIcon(page);
   await page.goto(`${box.https}/#/login?next=${encodeURIComponent(route)}`);
   await login(page, null, user, password);
   return page;
@@ -124,7 +112,7 @@ test('build, save, reload, rename, clone, delete a worksheet; CSV and legend', a
   assert.deepEqual(await chartNames(page), ['cpu.utilization', 'io.ops[disk]']);
   await page.waitForSelector('section[data-dataset="io.ops[disk]"] .ws-legend tbody tr[data-key="sdb"]');
   assert.deepEqual(await legendKeys(), ['sdb', 'sdc']);
-  await shots(page, 'worksheet', SHOTS);
+  await shots(page, 'worksheet');
 
   // Time controls. Live, the window's end moves on by itself.
   const range = () => page.locator('.ws-range').textContent();
@@ -179,7 +167,7 @@ test('build, save, reload, rename, clone, delete a worksheet; CSV and legend', a
   assert.equal(await clone.locator('input').inputValue(), 'e2e disks 2 (copy)');
   await clone.getByRole('button', { name: 'Clone' }).click();
   await page.getByRole('link', { name: 'e2e disks 2 (copy)', exact: true }).waitFor();
-  await shots(page, 'worksheets', SHOTS);
+  await shots(page, 'worksheets');
 
   // A name already taken: the server's refusal shows in the dialog.
   await page.getByRole('button', { name: 'Rename e2e disks 2 (copy)' }).click();

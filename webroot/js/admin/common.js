@@ -33,7 +33,7 @@ export function stackTable(caption, columns, rows, { rowData } = {}) {
       ),
     ),
   );
-  return h('div', { class: 'table-wrap' }, h('table', { class: 'stack admin-table' }, h('caption', { class: 'sr-only', text: caption }), head, body));
+  return h('div', { class: 'table-wrap' }, h('table', { class: 'stack admin-table' }, h('caption', { class: 'visually-hidden', text: caption }), head, body));
 }
 
 // Asks before something that cannot be undone. Resolves true when the user confirms;

@@ -35,7 +35,7 @@ export async function render(main, ctx) {
     TABS.map(([id, label]) => h('a', { href: `#/admin/${id}`, 'aria-current': id === tab ? 'page' : null, dataset: { tab: id }, text: label })),
   );
   const section = h('section', { class: 'admin-tab', dataset: { tab }, 'aria-labelledby': `tab-${tab}` });
-  section.append(h('h2', { id: `tab-${tab}`, class: 'sr-only', text: TABS.find(([id]) => id === tab)[1] }));
+  section.append(h('h2', { id: `tab-${tab}`, class: 'visually-hidden', text: TABS.find(([id]) => id === tab)[1] }));
   main.append(nav, section);
   const mod = await import(`../admin/${tab}.js`);
   if (ctx.signal.aborted) return;

@@ -139,7 +139,7 @@ export async function renderList(main, ctx) {
       h(
         'table',
         { class: 'stack ws-table' },
-        h('caption', { class: 'ws-sr', text: 'Saved worksheets' }),
+        h('caption', { class: 'visually-hidden', text: 'Saved worksheets' }),
         h(
           'thead',
           {},

@@ -302,7 +302,7 @@ export async function renderSheet(main, ctx) {
     const keysBtn = edit && c.drilled
       ? h('button', { type: 'button', class: 'small', text: 'Keys', 'aria-label': `Choose the keys of ${dsView.name}`, title: 'Choose which keys to show' })
       : null;
-    const topLabel = h('label', { class: 'ws-sr', for: topSel.id, text: `Series shown in ${dsView.name}` });
+    const topLabel = h('label', { class: 'visually-hidden', for: topSel.id, text: `Series shown in ${dsView.name}` });
     const showTop = () => {
       const on = c.drilled && !c.view.drilldowns.length;
       topSel.hidden = !on;
@@ -341,7 +341,7 @@ export async function renderSheet(main, ctx) {
       c.plotEl,
       h('div', { class: 'table-wrap' },
         h('table', { class: 'legend-table ws-legend' },
-          h('caption', { class: 'ws-sr', text: `Legend of ${dsView.name}: select a series to focus it` }),
+          h('caption', { class: 'visually-hidden', text: `Legend of ${dsView.name}: select a series to focus it` }),
           h('thead', {}, h('tr', {},
             h('th', { scope: 'col', text: 'Series' }),
             ['Current', 'Min', 'Max', 'Average'].map((t) => h('th', { scope: 'col', class: 'num', text: t })))),
