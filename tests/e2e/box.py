@@ -51,8 +51,8 @@ class SwingingProc(FakeProc):
     """FakeProc whose rates follow rate x (1 + SWING sin(2 pi t / PERIOD)): each counter
     is the integral, so it only grows, and the collector's per-second figures move."""
 
-    def __init__(self, root, disks):
-        super().__init__(root, disks=len(disks))
+    def __init__(self, root, disks, mounts):
+        super().__init__(root, disks=len(disks), mounts=mounts)
         self.disks = list(disks)
 
     def value(self, name, t=0):
@@ -81,19 +81,6 @@ def build_sys(root):
         locate[wwid] = str(fs.path(fs.slot_file(enc, slot, "locate")).resolve())
     led = fs.led(IDENTIFY, max_brightness=255)
     return fs, disks, locate, str(fs.path(f"{led}/brightness").resolve())
-
-
-def write_mounts(proc_root, dirs):
-    """<proc-root>/proc/self/mounts: pseudo filesystems a box has (which hold no data),
-    and each data dir as its own filesystem (statvfs on them reads the real disk)."""
-    lines = ["proc /proc proc rw,nosuid,nodev,noexec,relatime 0 0",
-             "sysfs /sys sysfs rw,nosuid,nodev,noexec,relatime 0 0",
-             "tmpfs /run tmpfs rw,nosuid,nodev,size=3247864k,mode=755 0 0"]
-    for i, (d, fstype) in enumerate(dirs):
-        lines.append(f"/dev/sd{chr(ord('a') + i)}1 {d} {fstype} rw,relatime 0 0")
-    path = Path(proc_root) / "proc" / "self" / "mounts"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines) + "\n")
 
 
 class Stop(Exception):
@@ -126,8 +113,11 @@ def main():
         bench = data[0][0] / "bench"
         bench.mkdir()
         proc_root = tmp / "proc-root"
-        write_mounts(proc_root, [(str(d), t) for d, t in data])
-        proc = SwingingProc(proc_root, DISKS).start()
+        # proc/self/mounts: a pseudo filesystem (holds no data) and each data dir as a
+        # filesystem of its own (statvfs on them reads the real disk)
+        mounts = [("proc", "/proc", "proc")] + [
+            (f"/dev/sd{chr(ord('a') + i)}1", str(d), t) for i, (d, t) in enumerate(data)]
+        proc = SwingingProc(proc_root, DISKS, mounts).start()
         srv = Server(tmp / "state",
                      "--sys-root", fs.root, "--proc-root", proc_root,
                      "--system-led", IDENTIFY, "--led-command-timeout", "1",
