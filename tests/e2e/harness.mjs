@@ -45,7 +45,8 @@
 //   axe(page, opts)    Runs axe-core on the page; throws on violations of impact serious
 //                      or critical (id, impact, help, targets). opts: { disable: [rule ids] }.
 //   shots(page, name, opts)
-//                      Screenshots out/NAME-{desktop,phone}-{light,dark}.png. Each variant
+//                      Screenshots out/NAME-{desktop,phone}-{light,dark}.png (NAME
+//                      unique across files: they run at once). Each variant
 //                      is the page's URL reopened in a fresh context of that size and
 //                      scheme (the session copied from sessionStorage, waiting for the
 //                      same body[data-ready]; the four at once), checked by the watcher,
