@@ -57,7 +57,7 @@
 //   login(page, base, user, password)
 //                      Logs in through the login form (base: open base/#/login first;
 //                      null: the form already shown) and waits for the next page's
-//                      body[data-ready].
+//                      body[data-ready]; throws what #login-error says if it says anything.
 //   copySession(fromPage, toPage)
 //                      Copies fromPage's sessionStorage into toPage (an init script, so
 //                      before toPage's next navigation): toPage is logged in too, with no
@@ -402,7 +402,15 @@ export async function login(page, base, user, password) {
   await page.fill('#login-user', user);
   await page.fill('#login-password', password);
   await page.getByRole('button', { name: 'Log in' }).click();
-  await page.waitForSelector('body[data-ready]:not([data-ready="login"])');
+  // The next page, or the login page's error (said at once, rather than a timeout)
+  const handle = await page.waitForFunction(() => {
+    const error = document.getElementById('login-error');
+    if (error && error.textContent.trim()) return error.textContent.trim();
+    const ready = document.body.dataset.ready;
+    return ready && ready !== 'login' ? true : null;
+  });
+  const outcome = await handle.jsonValue();
+  if (outcome !== true) throw new Error(`login as ${user}: "${outcome}"`);
 }
 
 export function figure(name, value, unit = '') {
