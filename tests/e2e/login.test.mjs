@@ -79,6 +79,16 @@ test('a session revoked by the server lands on login, and login returns to the p
   await login(page, null, 'admin', box.admin_password);
   await page.waitForSelector('body[data-ready="dashboard"]');
   assert.match(page.url(), /#\/dashboard$/);
+
+  // Any page's own request refused: a reload of the hardware page after the revocation.
+  await page.goto(`${box.https}/#/hardware`);
+  await page.waitForSelector('body[data-ready="hardware"]');
+  assert.equal((await access('DELETE', { token: await tokenOf(page) })).status, 204);
+  await page.reload();
+  await page.waitForSelector('body[data-ready="login"]');
+  assert.match(page.url(), /#\/login\?next=hardware$/);
+  await login(page, null, 'admin', box.admin_password);
+  await page.waitForSelector('body[data-ready="hardware"]');
 });
 
 test('the throttled login says when to try again', async (t) => {
