@@ -174,6 +174,8 @@ test('users: roles changed, a password reset, and a delete after a confirmation'
   await page.getByLabel('Full name').fill('Dave Bench');
   await page.getByRole('button', { name: 'Save' }).click();
   await page.waitForSelector('#user-edit', { state: 'detached' });
+  // the list is drawn again after the save: wait for the new roles, then read them
+  await row.locator('td.col-roles').filter({ hasText: /operator/ }).waitFor();
   assert.match(await row.locator('td.col-roles').textContent(), /monitor.*operator|operator.*monitor/);
   assert.deepEqual((await api('GET', '/api/user/v1/users/dave')).doc.user.roles.sort(), ['monitor', 'operator']);
 
