@@ -11,7 +11,7 @@ const browser = await launch();
 try {
   await new Promise((r) => setTimeout(r, 65000)); // a whole minute for the sparklines
   for (const [name, phone, size] of [['console-desktop', false, DESKTOP], ['console-phone', true, PHONE]]) {
-    const context = await newContext(browser, { phone });
+    const context = await newContext(browser, { phone, scale: phone ? 2 : 1 });
     const page = await context.newPage();
     await login(page, box.https, 'admin', box.admin_password);
     await page.waitForSelector('body[data-ready="dashboard"]');

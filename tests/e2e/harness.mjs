@@ -28,8 +28,9 @@
 //                      log, disks, locate_files, system_led, ... }) plus stop(), which
 //                      rejects if spindled did not exit cleanly.
 //   launch()           chromium (CHROMIUM, default /usr/bin/chromium), headless.
-//   newContext(browser, { phone, dark })
-//                      A context: 1280x800, or 390x844 with touch for phone; light or
+//   newContext(browser, { phone, dark, scale })
+//                      A context: 1280x800, or 390x844 with touch for phone (pixel ratio
+//                      scale, 1 by default); light or
 //                      dark colour scheme; self-signed certificates accepted.
 //   newPage(t, browser, variant)
 //                      A page in its own new context, watched: when test t ends, the
@@ -152,13 +153,15 @@ export function launch() {
 // ready fails its test soon.
 const WAIT_MS = 15000;
 
-export async function newContext(browser, { phone = false, dark = false } = {}) {
+// scale: the device pixel ratio; 1 for the tests (the layout is the same at any ratio, and
+// the pictures cost a quarter of the pixels), 2 for the README's phone picture.
+export async function newContext(browser, { phone = false, dark = false, scale = 1 } = {}) {
   const context = await browser.newContext({
     ignoreHTTPSErrors: true,
     viewport: phone ? PHONE : DESKTOP,
     isMobile: phone,
     hasTouch: phone,
-    deviceScaleFactor: phone ? 2 : 1,
+    deviceScaleFactor: scale,
     colorScheme: dark ? 'dark' : 'light',
     serviceWorkers: 'allow',
   });
