@@ -124,16 +124,22 @@ static json_t *dash_disks(const struct box_sample *s)
 	return arr;
 }
 
-/* NIC totals; the loopback device is traffic of the box with itself. */
-static json_t *dash_nics(const struct box_sample *s)
+/* NIC totals in KB/s; the loopback device is traffic of the box with itself. */
+static void nic_totals(const struct box_sample *s, double *rx, double *tx)
 {
-	double rx = 0, tx = 0;
+	*rx = *tx = 0;
 	for (int i = 0; i < s->nnics; i++) {
 		if (strcmp(s->nics[i].name, "lo") == 0)
 			continue;
-		rx += s->nics[i].rx_kb_per_s;
-		tx += s->nics[i].tx_kb_per_s;
+		*rx += s->nics[i].rx_kb_per_s;
+		*tx += s->nics[i].tx_kb_per_s;
 	}
+}
+
+static json_t *dash_nics(const struct box_sample *s)
+{
+	double rx, tx;
+	nic_totals(s, &rx, &tx);
 	return json_pack("{s:o, s:o}", "rx", num(rx, 10), "tx", num(tx, 10));
 }
 
@@ -168,20 +174,18 @@ static json_t *dash_pools(void)
 /* The figures of one sample, as the datasets' totals: NaN where the sample has none. */
 static void spark_values(const struct box_sample *s, double v[SPARK_FIGS])
 {
-	double ops = 0, byte_s = 0, nic = 0, cpu_all = 0;
+	double ops = 0, byte_s = 0, rx, tx, cpu_all = 0;
 	for (int i = 0; i < s->ndisks; i++) {
 		ops += s->disks[i].reads_per_s + s->disks[i].writes_per_s;
 		byte_s += s->disks[i].read_bytes_per_s + s->disks[i].write_bytes_per_s;
 	}
-	for (int i = 0; i < s->nnics; i++)
-		if (strcmp(s->nics[i].name, "lo") != 0)
-			nic += s->nics[i].rx_kb_per_s + s->nics[i].tx_kb_per_s;
+	nic_totals(s, &rx, &tx);
 	for (int m = 0; m < CPU_MODES; m++)
 		cpu_all += s->cpu_pct[m];
 	v[SPARK_IOPS] = ops;
 	v[SPARK_KB_S] = byte_s / 1024;
 	v[SPARK_CPU] = cpu_all > 0 ? 100 - s->cpu_pct[CPU_IDLE] : NAN; /* no /proc/stat */
-	v[SPARK_NIC_KB_S] = nic;
+	v[SPARK_NIC_KB_S] = rx + tx;
 }
 
 static struct spark_minute *spark_slot(int64_t minute)
