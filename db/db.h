@@ -243,9 +243,12 @@ struct db_run {
 	char target[DB_RUN_TARGET_MAX];
 	int64_t ctime, start_time, end_time; /* start and end: 0 while not yet */
 	char reason[512];
-	/* JSON texts. From get and list: allocated (db_run_clear); list leaves start NULL
-	 * and result only {"summary":...}. */
+	/* JSON texts. From get and list: allocated (db_run_clear); list leaves start and
+	 * environment NULL and result only {"summary":...}. */
 	char *spec, *start, *result;
+	char *environment; /* what the target sat on, resolved at submit; NULL: not yet */
+	int64_t sweep;     /* the sweep the run belongs to; 0: none */
+	bool imported;     /* stored from a fio result, not run here */
 };
 
 void db_run_clear(struct db_run *r);

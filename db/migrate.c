@@ -191,9 +191,30 @@ static const char migrate_step6[] =
     "CREATE INDEX worksheets_summary"
     " ON worksheets(owner, name, uuid, ctime, mtime, dataset_count, bytes);";
 
+/* Step 7: runs that explain themselves. Each run keeps the environment its target sat on
+ * (resolved at submit), the sweep it belongs to, and whether it was imported from a fio
+ * result rather than run here. A sweep keeps its base spec and its axes; its runs are
+ * ordinary rows that name it. */
+static const char migrate_step7[] =
+    "CREATE TABLE bench_sweeps ("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " name TEXT NOT NULL,"
+    " label TEXT NOT NULL DEFAULT '',"
+    " owner TEXT NOT NULL,"
+    " ctime INTEGER NOT NULL,"
+    " spec TEXT NOT NULL,"
+    " axes TEXT NOT NULL,"
+    " cancelled INTEGER NOT NULL DEFAULT 0"
+    ") STRICT;"
+    "ALTER TABLE bench_runs ADD COLUMN environment TEXT;"
+    "ALTER TABLE bench_runs ADD COLUMN sweep INTEGER"
+    " REFERENCES bench_sweeps(id) ON DELETE SET NULL;"
+    "ALTER TABLE bench_runs ADD COLUMN imported INTEGER NOT NULL DEFAULT 0;"
+    "CREATE INDEX bench_runs_sweep ON bench_runs(sweep) WHERE sweep IS NOT NULL;";
+
 static const struct migrate_step migrate_steps[] = {
-    {1, migrate_step1}, {2, migrate_step2}, {3, migrate_step3},
-    {4, migrate_step4}, {5, migrate_step5}, {6, migrate_step6},
+    {1, migrate_step1}, {2, migrate_step2}, {3, migrate_step3}, {4, migrate_step4},
+    {5, migrate_step5}, {6, migrate_step6}, {7, migrate_step7},
 };
 
 /* The schema version this code knows (the last migration step). */

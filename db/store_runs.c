@@ -10,21 +10,21 @@
 #include "util.h"
 
 static const char sql_run_insert[] =
-    "INSERT INTO bench_runs (name, label, owner, state, target, ctime, spec)"
-    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+    "INSERT INTO bench_runs (name, label, owner, state, target, ctime, spec, environment,"
+    " sweep, imported) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, NULLIF(?9, 0), ?10)";
 static const char sql_run_update[] =
     "UPDATE bench_runs SET state = ?2, target = ?3, start_time = ?4, end_time = ?5,"
-    " reason = ?6, start = ?7, result = ?8, spec = ?9 WHERE id = ?1";
+    " reason = ?6, start = ?7, result = ?8, spec = ?9, environment = ?10 WHERE id = ?1";
 static const char sql_run_get[] =
     "SELECT id, name, label, owner, state, target, ctime, start_time, end_time, reason, spec,"
-    " start, result FROM bench_runs WHERE id = ?1";
+    " start, result, environment, sweep, imported FROM bench_runs WHERE id = ?1";
 /* The primary key gives the order; state and label narrow it down. Of the result only
  * its summary, which a listing shows. */
 static const char sql_run_list[] =
     "SELECT id, name, label, owner, state, target, ctime, start_time, end_time, reason, spec,"
     " NULL, CASE WHEN result IS NULL THEN NULL"
-    " ELSE json_object('summary', json_extract(result, '$.summary')) END"
-    " FROM bench_runs WHERE (?1 IS NULL OR state = ?1)"
+    " ELSE json_object('summary', json_extract(result, '$.summary')) END,"
+    " NULL, sweep, imported FROM bench_runs WHERE (?1 IS NULL OR state = ?1)"
     " AND (?2 IS NULL OR label = ?2) AND ctime >= ?3 ORDER BY id LIMIT ?4";
 static const char sql_run_delete[] = "DELETE FROM bench_runs WHERE id = ?1";
 static const char sql_run_interrupt[] =
@@ -41,7 +41,8 @@ void db_run_clear(struct db_run *r)
 	free(r->spec);
 	free(r->start);
 	free(r->result);
-	r->spec = r->start = r->result = NULL;
+	free(r->environment);
+	r->spec = r->start = r->result = r->environment = NULL;
 }
 
 static char *db_run_text(sqlite3_stmt *st, int col)
@@ -66,6 +67,9 @@ static void db_run_row(sqlite3_stmt *st, struct db_run *r)
 	r->spec = db_run_text(st, 10);
 	r->start = db_run_text(st, 11);
 	r->result = db_run_text(st, 12);
+	r->environment = db_run_text(st, 13);
+	r->sweep = sqlite3_column_int64(st, 14);
+	r->imported = sqlite3_column_int(st, 15) != 0;
 }
 
 int db_run_insert(struct db *db, struct db_run *r)
@@ -78,7 +82,10 @@ int db_run_insert(struct db *db, struct db_run *r)
 	    db_bind_text(db, st, 4, r->state, sizeof(r->state)) == -1 ||
 	    db_bind_text(db, st, 5, r->target, sizeof(r->target)) == -1 ||
 	    db_bind_int64(db, st, 6, db_time_or_now(r->ctime)) == -1 ||
-	    db_bind_text(db, st, 7, r->spec ? r->spec : "{}", SIZE_MAX) == -1)
+	    db_bind_text(db, st, 7, r->spec ? r->spec : "{}", SIZE_MAX) == -1 ||
+	    db_bind_text(db, st, 8, r->environment, SIZE_MAX) == -1 ||
+	    db_bind_int64(db, st, 9, r->sweep) == -1 ||
+	    db_bind_int64(db, st, 10, r->imported) == -1)
 		return -1;
 	if (db_write(db, st, "inserting a benchmark run") != 0)
 		return -1;
@@ -98,7 +105,8 @@ int db_run_update(struct db *db, const struct db_run *r)
 	    db_bind_text(db, st, 6, r->reason, sizeof(r->reason)) == -1 ||
 	    db_bind_text(db, st, 7, r->start, SIZE_MAX) == -1 ||
 	    db_bind_text(db, st, 8, r->result, SIZE_MAX) == -1 ||
-	    db_bind_text(db, st, 9, r->spec ? r->spec : "{}", SIZE_MAX) == -1)
+	    db_bind_text(db, st, 9, r->spec ? r->spec : "{}", SIZE_MAX) == -1 ||
+	    db_bind_text(db, st, 10, r->environment, SIZE_MAX) == -1)
 		return -1;
 	if (db_write(db, st, "updating a benchmark run") != 0)
 		return -1;

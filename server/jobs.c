@@ -209,6 +209,7 @@ static void run_copy(struct db_run *dst, const struct db_run *src)
 	dst->spec = src->spec ? xstrdup(src->spec) : NULL;
 	dst->start = src->start ? xstrdup(src->start) : NULL;
 	dst->result = src->result ? xstrdup(src->result) : NULL;
+	dst->environment = src->environment ? xstrdup(src->environment) : NULL;
 }
 
 static struct db_run *run_dup(const struct db_run *r)
