@@ -194,7 +194,8 @@ static const char migrate_step6[] =
 /* Step 7: runs that explain themselves. Each run keeps the environment its target sat on
  * (resolved at submit), the sweep it belongs to, and whether it was imported from a fio
  * result rather than run here. A sweep keeps its base spec and its axes; its runs are
- * ordinary rows that name it. */
+ * ordinary rows that name it (no foreign key: a sweep is deleted with its runs, by the
+ * code that deletes it). */
 static const char migrate_step7[] =
     "CREATE TABLE bench_sweeps ("
     " id INTEGER PRIMARY KEY AUTOINCREMENT,"
@@ -207,8 +208,7 @@ static const char migrate_step7[] =
     " cancelled INTEGER NOT NULL DEFAULT 0"
     ") STRICT;"
     "ALTER TABLE bench_runs ADD COLUMN environment TEXT;"
-    "ALTER TABLE bench_runs ADD COLUMN sweep INTEGER"
-    " REFERENCES bench_sweeps(id) ON DELETE SET NULL;"
+    "ALTER TABLE bench_runs ADD COLUMN sweep INTEGER;"
     "ALTER TABLE bench_runs ADD COLUMN imported INTEGER NOT NULL DEFAULT 0;"
     "CREATE INDEX bench_runs_sweep ON bench_runs(sweep) WHERE sweep IS NOT NULL;";
 

@@ -381,7 +381,11 @@ def test_a_listing_of_the_largest_worksheets_stays_small(spawn):
     first = create(admin, "big000", largest())
     srv.stop()
     with sqlite3.connect(srv.state_dir / "spindle.db") as c:
-        c.execute("DROP INDEX worksheets_summary")
+        c.execute("DROP INDEX bench_runs_sweep")  # step 7
+        for column in ("environment", "sweep", "imported"):
+            c.execute(f"ALTER TABLE bench_runs DROP COLUMN {column}")
+        c.execute("DROP TABLE bench_sweeps")
+        c.execute("DROP INDEX worksheets_summary")  # step 6
         c.execute("ALTER TABLE worksheets DROP COLUMN bytes")
         c.execute("ALTER TABLE worksheets DROP COLUMN dataset_count")
         c.executemany("INSERT INTO worksheets (uuid, name, owner, ctime, mtime, datasets)"
