@@ -47,7 +47,7 @@ bool capacity_type_listed(const char *type)
 
 /* The kernel writes a space, tab, newline and backslash of a mount's fields as \040,
  * \011, \012 and \134. In place. */
-static void unescape(char *s)
+void capacity_unescape(char *s)
 {
 	char *out = s;
 	for (; *s; s++) {
@@ -108,8 +108,8 @@ static void read_filesystems(struct capacity *c)
 		char *type = strtok_r(NULL, " \t", &fsave);
 		if (!src || !dir || !type || !capacity_type_listed(type))
 			continue;
-		unescape(src);
-		unescape(dir);
+		capacity_unescape(src);
+		capacity_unescape(dir);
 		if (seen(sources, nsources, src)) /* a bind mount of a device listed already */
 			continue;
 		/* Mount points only: a bind-mounted file (a container's /etc/hosts) is none. */

@@ -49,5 +49,8 @@ const struct capacity *capacity_latest(void);
 
 /* Is a filesystem of this type one that may hold data and answers statvfs promptly? */
 bool capacity_type_listed(const char *type);
+/* The kernel writes a space, tab, newline and backslash of a mount's fields as \040,
+ * \011, \012 and \134: undone in place (job_env.c reads the mounts too). */
+void capacity_unescape(char *s);
 
 #endif

@@ -31,6 +31,7 @@
 #include "child.h"
 #include "collector.h"
 #include "db/db.h"
+#include "job_env.h"
 #include "job_proto.h"
 #include "job_target.h"
 #include "log.h"
@@ -67,6 +68,7 @@ struct job {
 	struct job_target where; /* its path is run.target's */
 	struct child *child;
 	bool cancel, protocol_error;
+	bool env_pending; /* its environment is being resolved (job_env.h): it waits */
 	char cancel_by[DB_NAME_MAX + 1];
 	bool have_start, have_result, have_error;
 	json_t *result; /* the worker's result line (or the partial one) */
@@ -365,6 +367,30 @@ static void jobs_flush_tick(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+/* ---- the environment (job_env.h) */
+
+/* Resolves the job's environment; it starts once that is stored in its row. */
+static void job_env_begin(struct job *j)
+{
+	j->env_pending = true;
+	job_env_resolve(j->run.id, j->where.path, j->where.device);
+}
+
+/* job_env's done: the environment joins the row, and the job may start. */
+static void job_env_done(int64_t id, char *text)
+{
+	struct job *j = job_live(id);
+	if (!j || j->finishing) { /* cancelled meanwhile: its end is written without */
+		free(text);
+		return;
+	}
+	j->env_pending = false;
+	free(j->run.environment);
+	j->run.environment = text;
+	job_write(j, run_dup(&j->run), false);
+	event_active(jobs.kick, 0, 0);
+}
+
 /* ---- progress streams */
 
 /* A line as an NDJSON line, or as the data of an SSE event named for its type. */
@@ -568,6 +594,12 @@ static void job_on_line(void *arg, const char *line, size_t len)
 		free(j->run.start);
 		json_object_del(o, "type");
 		j->run.start = json_dumps(o, JSON_COMPACT);
+		char *with = job_env_set_worker(j->run.environment,
+		                                json_string_value(json_object_get(o, "worker")));
+		if (with) {
+			free(j->run.environment);
+			j->run.environment = with;
+		}
 		job_write(j, run_dup(&j->run), false);
 		break;
 	case JOB_PROTO_INTERVAL: {
@@ -749,7 +781,7 @@ static void jobs_schedule(void)
 	     j && jobs.running < (unsigned)jobs.cfg.concurrency;) {
 		struct job *next = TAILQ_NEXT(j, link);
 		/* a job cancelled in the queue still reads "queued" until its end is stored */
-		if (!j->child && !j->finishing && j->state == JOB_QUEUED)
+		if (!j->child && !j->finishing && !j->env_pending && j->state == JOB_QUEUED)
 			job_start(j);
 		j = next;
 	}
@@ -780,6 +812,10 @@ static json_t *run_json(const struct db_run *run, const struct job *live, bool f
 		                    live->eta_s >= 0 ? real1(live->eta_s) : json_null());
 	} else if (run_is(run, JOB_DONE)) {
 		json_object_set_new(o, "progress_pct", json_real(100));
+	}
+	if (full) { /* null while it is being resolved; the listing stays small */
+		json_t *e = run->environment ? json_loads(run->environment, 0, NULL) : NULL;
+		json_object_set_new(o, "environment", e ? e : json_null());
 	}
 	if (run->result) {
 		json_t *res = json_loads(run->result, 0, NULL);
@@ -890,8 +926,8 @@ int jobs_submit(const json_t *body, const struct identity *who, const char *peer
 	          (long long)run->id, run->name, spec_pattern_name(j->spec.pattern));
 	job_link(j);
 	jobs.queued++;
+	job_env_begin(j);
 	*out = job_json(j, true);
-	event_active(jobs.kick, 0, 0);
 	return 0;
 }
 
@@ -1135,6 +1171,8 @@ static int queued_one(void *arg, int64_t id)
 	}
 	job_link(j);
 	jobs.queued++;
+	if (!j->run.environment) /* the daemon stopped before it was resolved */
+		job_env_begin(j);
 	return 0;
 }
 
@@ -1205,6 +1243,15 @@ int jobs_init(struct event_base *base, struct db *db, const struct jobs_config *
 		log_err("jobs: no bench dir");
 		return -1;
 	}
+	struct job_env_config ecfg = {
+	    .sys_root = cfg->sys_root,
+	    .proc_root = cfg->proc_root,
+	    .done = job_env_done,
+	};
+	if (job_env_init(base, &ecfg) < 0) {
+		log_err("jobs: cannot start resolving environments");
+		return -1;
+	}
 	jobs.kick = event_new(base, -1, 0, jobs_kick, NULL);
 	jobs.flush = event_new(base, -1, EV_PERSIST, jobs_flush_tick, NULL);
 	struct timeval tv = {JOBS_FLUSH_S, 0};
@@ -1226,6 +1273,7 @@ void jobs_shutdown(void)
 	if (!jobs.base)
 		return;
 	jobs.stopping = true;
+	job_env_shutdown(); /* resolutions in flight end unrecorded: the next start redoes them */
 	jobs_subscription();
 	collector_set_fill(NULL, NULL);
 	for (struct job *j = TAILQ_FIRST(&jobs.live), *next; j; j = next) {

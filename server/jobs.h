@@ -29,6 +29,7 @@ struct jobs_config {
 	int max_runtime_s;      /* longest ramp + runtime; the limit of amount-only jobs */
 	int limit_slack_s;      /* a worker past its time by this much is stopped */
 	const char *sys_root;   /* <sys_root>/sys/dev/block resolves a target's disk */
+	const char *proc_root;  /* <proc_root>/proc: a job's environment (job_env.h) */
 	/* free space a layout must leave on a target's filesystem: a share of its size
 	 * (reserve_pct, when not 0) or bytes; reserve_text as configured, for messages */
 	uint64_t reserve_bytes;

@@ -256,6 +256,7 @@ int main(int argc, char **argv)
 	    .max_runtime_s = (int)cfg.bench_max_runtime_s,
 	    .limit_slack_s = (int)cfg.bench_limit_slack_s,
 	    .sys_root = cfg.sys_root,
+	    .proc_root = cfg.proc_root,
 	    .reserve_bytes = cfg.bench_reserve_bytes,
 	    .reserve_pct = cfg.bench_reserve_pct,
 	    .reserve_text = cfg.bench_reserve,
