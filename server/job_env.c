@@ -390,7 +390,7 @@ static void walk_slaves(struct dev_walk *w, const char *dir, json_t *below)
 	DIR *d = opendir(path);
 	if (!d)
 		return;
-	char *names[ENV_MAX_DEVICES];
+	char *names[ENV_MAX_DEVICES] = {NULL};
 	size_t n = 0;
 	struct dirent *e;
 	while ((e = readdir(d)) && n < ENV_MAX_DEVICES)
@@ -772,7 +772,7 @@ void job_env_resolve(int64_t id, const char *path, bool device)
 
 char *job_env_set_worker(const char *text, const char *worker)
 {
-	json_t *e = text ? json_loads(text, 0, NULL) : NULL;
+	json_t *e = text && worker ? json_loads(text, 0, NULL) : NULL;
 	if (!json_is_object(e)) {
 		json_decref(e);
 		return NULL;
