@@ -13,6 +13,7 @@ import pytest
 
 from conftest import SLOW, FakeProc, Server, assert_stopped_cleanly, expect, parse_time
 from test_bench import JOBS, WORKER, quick, scratch, submit, wait_state
+from test_openapi_live import DOC, schema_errors
 
 FAKE_BIN = os.path.join(os.path.dirname(__file__), "fixtures", "zfsbin")
 GIB = 1024 ** 3
@@ -92,13 +93,19 @@ def env():
         shutil.rmtree(base, ignore_errors=True)
 
 
+def documented(job):
+    """The job as api/openapi.json's BenchJob says it is."""
+    assert schema_errors(DOC["components"]["schemas"]["BenchJob"], job) == []
+    return job
+
+
 def resolved(client, job_id):
     """The job once its environment is resolved (it is null until then)."""
     deadline = time.monotonic() + 15 * SLOW
     while True:
         job = expect(client.get(f"{JOBS}/{job_id}"), 200)["job"]
         if job["environment"] is not None:
-            return job
+            return documented(job)
         assert job["state"] == "queued", "a job started before its environment was resolved"
         assert time.monotonic() < deadline, "the environment was never resolved"
         time.sleep(0.05)
@@ -146,7 +153,7 @@ def test_zfs_dataset_with_recordsize_128k(env):
     assert e["why"].startswith("devices: no block device behind the target")
     assert e["system"]["spindle_version"]
     # the worker's version joins it when the job starts
-    job = wait_state(env["admin"], job["id"], {"done", "failed"})
+    job = documented(wait_state(env["admin"], job["id"], {"done", "failed"}))
     assert job["state"] == "done", job.get("reason")
     assert job["environment"]["system"]["worker_version"] == \
         "spindle-worker " + e["system"]["spindle_version"]
