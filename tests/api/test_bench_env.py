@@ -244,3 +244,16 @@ def test_a_resolution_the_stop_interrupted_is_done_again_at_the_next_start(env):
     assert job["environment"]["zfs"]["recordsize"] == 131072
     job = wait_state(admin, job["id"], {"done", "failed"})
     assert job["state"] == "done", job.get("reason")
+
+
+def test_a_dataset_zfs_does_not_know_leaves_its_properties_out_and_says_why(env):
+    box = env["box"]
+    box.point_at(None)
+    box.mount("tank/gone", "zfs", "rw")
+    job, e = environment_of(env, "env-zfs-gone")
+    z = e["zfs"]
+    assert z["why"] == "zfs get: exit status 1: cannot open 'tank/gone': dataset does not exist"
+    assert not {"recordsize", "primarycache", "compression"} & set(z)
+    assert z["vdevs"][0] == {"type": "mirror", "devices": ["sda1", "sdb1"]}  # the pool's
+    assert z["arc_max_bytes"] == 8589934592
+    wait_state(env["admin"], job["id"], {"done", "failed"})
