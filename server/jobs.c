@@ -798,6 +798,8 @@ static json_t *run_json(const struct db_run *run, const struct job *live, bool f
 	    "started", iso_or_null(run->start_time), "ended", iso_or_null(run->end_time));
 	if (run->reason[0])
 		json_object_set_new(o, "reason", json_string(run->reason));
+	if (run->imported)
+		json_object_set_new(o, "imported", json_true());
 	if (live && live->child)
 		json_object_set_new(o, "worker_pid", json_integer(child_pid(live->child)));
 	if (live) {
@@ -822,6 +824,21 @@ static json_t *run_json(const struct db_run *run, const struct job *live, bool f
 json_t *jobs_run_json(const struct db_run *run)
 {
 	return run_json(run, NULL, false);
+}
+
+int jobs_import(struct db_run *run, const struct identity *who, const char *peer, json_t **out,
+                struct fault *f)
+{
+	snprintf(run->owner, sizeof(run->owner), "%s", who->user);
+	/* the insert writes the row's identity, the update its times and result */
+	if (db_run_insert(jobs.db, run) < 0 || db_run_update(jobs.db, run) < 0) {
+		audit_log(who->user, peer, "bench.import", run->target, false, "%s", run->name);
+		return fault_store(f, db_full(jobs.db), "job");
+	}
+	audit_log(who->user, peer, "bench.import", run->target, true, "job %lld (%s)",
+	          (long long)run->id, run->name);
+	*out = run_json(run, NULL, true);
+	return 0;
 }
 
 /* A job whose end could not be stored reads as it ended. */
