@@ -178,6 +178,11 @@ def test_spindle_run_reads_through_clat2csv(env):
         at = next(ns for ns, q in pct if float(q) >= p)
         # fio's bucket is 1/64 of its power of two wide, reported at its middle
         assert at == pytest.approx(lat[key], rel=1 / 64), (key, at, lat[key])
+    # imported back, the document exports the same bins
+    again = expect(admin.post(f"{JOBS}/import", json=fio), 201)["job"]
+    assert again["result"]["read"]["latency_ns"]["p99"] == rd["clat_ns"]["percentile"]["99.000000"]
+    assert export(admin, again["id"])["jobs"][0]["read"]["clat_ns"]["bins"] == \
+        rd["clat_ns"]["bins"]
 
 
 def run_hist_parser(workdir, log_text, name, *args):
