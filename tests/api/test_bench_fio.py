@@ -7,6 +7,7 @@ runtimes of 2 s."""
 import csv
 import gzip
 import json
+import math
 import os
 import re
 import shutil
@@ -249,7 +250,9 @@ def test_iops_bw_lat_logs_read_as_fios_own(env):
         text = fio_log(admin, job["id"], kind)
         rows = [[int(x) for x in l.split(", ")] for l in text.strip().splitlines()]
         # fio's columns: msec, value, ddir, bs, then 0 (offset or priority)
-        assert [r[1] for r in rows] == [round(iv["read"][member] * scale) for iv in measured]
+        # (rounded half away from zero, as the daemon's llround)
+        assert [r[1] for r in rows] == [math.floor(iv["read"][member] * scale + 0.5)
+                                        for iv in measured]
         assert all(r[2] == 0 and r[3] == 8192 and r[4] == 0 and len(r) == 5 for r in rows)
         assert [r[0] for r in rows] == sorted(r[0] for r in rows) and 900 <= rows[0][0] <= 1100
     # fio2gnuplot reads ours as it reads fio's own iops log of the same job
