@@ -77,10 +77,6 @@ static json_t *fio_time(int64_t t)
 
 /* ---- the run's measured intervals */
 
-struct intervals {
-	json_t *list; /* the measured interval lines, in order */
-};
-
 /* The stored interval lines, as jobs_replay gives them (NDJSON, then an end line). */
 static json_t *run_intervals(int64_t id)
 {
