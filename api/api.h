@@ -81,6 +81,7 @@ void bench_jobs_progress(struct request *r);
 void bench_jobs_result(struct request *r);
 void bench_compare(struct request *r);
 void bench_presets(struct request *r);
+void bench_jobs_import(struct request *r);
 
 /* api/href.c: sets obj's "href" to path, each {member} in it replaced by that member of
  * obj (a string or an integer; nothing when absent) as one path segment, percent-encoded,

@@ -8,6 +8,8 @@
 #include <event2/http.h>
 
 #include "api.h"
+#include "db/db.h"
+#include "job_fio.h"
 #include "job_report.h"
 #include "jobs.h"
 #include "util.h"
@@ -193,9 +195,11 @@ void bench_jobs_progress(struct request *r)
 	jobs_watch(id, stream_open(r, sse ? STREAM_SSE : STREAM_CHUNKS, ctype), sse);
 }
 
+/* ?format=json (as stored), fio (fio's json+ document) or fio-log&log=iops|bw|lat|clat_hist
+ * (one of fio's log files, text). */
 void bench_jobs_result(struct request *r)
 {
-	static const char *const allowed[] = {"format", NULL};
+	static const char *const allowed[] = {"format", "log", NULL};
 	struct fault f = {0};
 	json_t *res;
 	if (request_query_check(r, allowed, &f) < 0) {
@@ -203,13 +207,41 @@ void bench_jobs_result(struct request *r)
 		return;
 	}
 	const char *format = request_query(r, "format");
-	if (format && strcmp(format, "fio") != 0 && strcmp(format, "json") != 0) {
-		reply_error(r, ERR_INVALID_ARG, "format: must be json or fio");
+	const char *log = request_query(r, "log");
+	if (format && strcmp(format, "fio") != 0 && strcmp(format, "json") != 0 &&
+	    strcmp(format, "fio-log") != 0) {
+		reply_error(r, ERR_INVALID_ARG, "format: must be json, fio or fio-log");
+		return;
+	}
+	bool fio_log = format && strcmp(format, "fio-log") == 0;
+	enum job_fio_log which = JOB_FIO_LOG_IOPS;
+	if (fio_log && !log) {
+		reply_error(r, ERR_MISSING_ARG,
+		            "log: required with format=fio-log: iops, bw, lat or clat_hist");
+		return;
+	}
+	if (log && (!fio_log || job_fio_log_parse(log, &which) < 0)) {
+		reply_error(r, ERR_INVALID_ARG,
+		            fio_log ? "log: must be iops, bw, lat or clat_hist"
+		                    : "log: only with format=fio-log");
 		return;
 	}
 	bool fio = format && strcmp(format, "fio") == 0;
 	int64_t id;
-	if (bench_job_id(r, &id, &f) < 0 || job_report_result(id, fio, &res, &f) < 0) {
+	if (bench_job_id(r, &id, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	if (fio_log) {
+		struct buf body = {0};
+		if (job_fio_log(id, which, &body, &f) < 0)
+			reply_fault(r, &f);
+		else
+			reply_raw(r, 200, "text/plain; charset=utf-8", body.p, body.len);
+		buf_free(&body);
+		return;
+	}
+	if (job_report_result(id, fio, &res, &f) < 0) {
 		reply_fault(r, &f);
 		return;
 	}
@@ -284,4 +316,47 @@ void bench_presets(struct request *r)
 		return;
 	}
 	reply_json(r, 200, spec_presets_json());
+}
+
+/* POST /jobs/import: fio's JSON output (json or json+) stored as a finished run, marked
+ * imported, so it lists, reads and compares like a run made here. The body is read here:
+ * a json+ document with its bins runs well past max_body, so it has a limit of its own. */
+void bench_jobs_import(struct request *r)
+{
+	static const char *const none[] = {NULL};
+	struct fault f = {0};
+	struct evbuffer *in = evhttp_request_get_input_buffer(r->ev);
+	size_t len = evbuffer_get_length(in);
+	json_t *doc = NULL, *job = NULL;
+	struct db_run *run = xcalloc(1, sizeof(*run));
+	if (request_query_check(r, none, &f) < 0)
+		goto fail;
+	if (len == 0) {
+		fault_set(&f, ERR_MISSING_ARG,
+		          "body: required: fio's JSON output (--output-format=json or json+)");
+		goto fail;
+	}
+	if (len > JOB_FIO_IMPORT_MAX) {
+		fault_set(&f, ERR_OVER_LIMIT, "body: a fio result to import is at most %u bytes",
+		          JOB_FIO_IMPORT_MAX);
+		goto fail;
+	}
+	if (request_body_json(r, &doc, &f) < 0 || job_fio_import(doc, run, &f) < 0)
+		goto fail;
+	/* The findings of the imported result are computed here, before the run is stored,
+	 * once server/job_findings.h is in: findings_compute(spec, NULL, result, NULL). */
+	if (jobs_import(run, &r->who, r->peer, &job, &f) < 0)
+		goto fail;
+	json_decref(doc);
+	db_run_clear(run);
+	free(run);
+	api_href(job, JOB_HREF);
+	reply_header(r, "Location", json_string_value(json_object_get(job, "href")));
+	reply_json(r, 201, json_pack("{s:o}", "job", job));
+	return;
+fail:
+	json_decref(doc);
+	db_run_clear(run);
+	free(run);
+	reply_fault(r, &f);
 }

@@ -144,6 +144,9 @@ const struct route api_routes[] = {
      "List benchmark jobs"},
     {METHOD_POST, B "/jobs", "bench", ROUTE_AUTH, PERM_BENCH_RUN, bench_jobs_create,
      "Queue a benchmark job"},
+    /* before /jobs/{id}: the literal segment is matched first */
+    {METHOD_POST, B "/jobs/import", "bench", ROUTE_AUTH, PERM_BENCH_RUN, bench_jobs_import,
+     "Store fio's JSON output (json or json+) as a finished, imported job"},
     {METHOD_GET, B "/jobs/{id}", "bench", ROUTE_AUTH, PERM_BENCH_READ, bench_jobs_get,
      "One job: spec, state, progress while it runs, result when done"},
     {METHOD_DELETE, B "/jobs/{id}", "bench", ROUTE_AUTH, PERM_BENCH_RUN, bench_jobs_delete,
@@ -151,7 +154,7 @@ const struct route api_routes[] = {
     {METHOD_GET, B "/jobs/{id}/progress", "bench", ROUTE_AUTH, PERM_BENCH_READ, bench_jobs_progress,
      "A job's interval lines, streamed while it runs (NDJSON or SSE)"},
     {METHOD_GET, B "/jobs/{id}/result", "bench", ROUTE_AUTH, PERM_BENCH_READ, bench_jobs_result,
-     "A job's result, or in fio's JSON shape (format=fio)"},
+     "A job's result, in fio's json+ shape (format=fio) or as fio log files (format=fio-log)"},
     {METHOD_GET, B "/compare", "bench", ROUTE_AUTH, PERM_BENCH_READ, bench_compare,
      "Key figures of finished jobs side by side, with the difference to a baseline"},
     {METHOD_GET, B "/presets", "bench", ROUTE_AUTH, PERM_BENCH_READ, bench_presets,

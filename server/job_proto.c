@@ -21,12 +21,50 @@ static bool is_num(const json_t *o, const char *k)
 	return json_is_number(v) && json_number_value(v) >= 0;
 }
 
+/* An interval's histogram: {"bins":[idx,count,...]}, ascending indices of hist.h's scheme
+ * with positive counts that add up to the interval's ops. */
+static int proto_interval_hist(const json_t *h, json_int_t ops, const char *name, char *err,
+                               size_t len)
+{
+	const json_t *bins = json_object_get(h, "bins");
+	if (!json_is_object(h) || json_object_size(h) != 1 || !json_is_array(bins) ||
+	    json_array_size(bins) % 2 || json_array_size(bins) > 2 * HIST_BUCKETS) {
+		snprintf(err, len, "interval: %s.hist must be {\"bins\": [index, count, ...]}",
+		         name);
+		return -1;
+	}
+	json_int_t last = -1, total = 0;
+	for (size_t i = 0; i < json_array_size(bins); i += 2) {
+		const json_t *ji = json_array_get(bins, i), *jc = json_array_get(bins, i + 1);
+		if (!json_is_integer(ji) || !json_is_integer(jc) ||
+		    json_integer_value(ji) <= last || json_integer_value(ji) >= HIST_BUCKETS ||
+		    json_integer_value(jc) <= 0 || json_integer_value(jc) > ops) {
+			snprintf(err, len,
+			         "interval: %s.hist.bins: pair %zu is not an ascending index below "
+			         "%u with a positive count",
+			         name, i / 2, HIST_BUCKETS);
+			return -1;
+		}
+		last = json_integer_value(ji);
+		total += json_integer_value(jc);
+	}
+	if (total != ops) {
+		snprintf(err, len, "interval: %s.hist.bins count %lld I/Os, ops is %lld", name,
+		         (long long)total, (long long)ops);
+		return -1;
+	}
+	return 0;
+}
+
 static int proto_dir_interval(const json_t *d, const char *name, char *err, size_t len)
 {
 	static const char *const uints[] = {"ops", "bytes", "lat_max_ns", "lat_p99_ns"};
 	static const char *const nums[] = {"iops", "bytes_per_s", "lat_mean_ns"};
-	if (!json_is_object(d) || json_object_size(d) != 7) {
-		snprintf(err, len, "interval: %s must be an object of 7 figures", name);
+	const json_t *hist = json_object_get(d, "hist");
+	if (!json_is_object(d) || json_object_size(d) != 7 + (hist ? 1u : 0u)) {
+		snprintf(err, len,
+		         "interval: %s must be an object of 7 figures (and its latency histogram)",
+		         name);
 		return -1;
 	}
 	for (size_t i = 0; i < nitems(uints); i++)
@@ -39,6 +77,9 @@ static int proto_dir_interval(const json_t *d, const char *name, char *err, size
 			snprintf(err, len, "interval: %s.%s must be a number", name, nums[i]);
 			return -1;
 		}
+	if (hist && proto_interval_hist(hist, json_integer_value(json_object_get(d, "ops")), name,
+	                                err, len))
+		return -1;
 	return 0;
 }
 

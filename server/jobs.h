@@ -86,6 +86,10 @@ int jobs_delete(int64_t id, const struct identity *who, const char *peer, bool *
 int jobs_run_get(int64_t id, struct db_run *run, struct fault *f);
 /* A row as a listing shows it: the summary of its result, not all of it. New reference. */
 json_t *jobs_run_json(const struct db_run *run);
+/* Stores a finished run made elsewhere (job_fio_import filled it) as who's; *out is the
+ * job as GET /jobs/{id} shows it. */
+int jobs_import(struct db_run *run, const struct identity *who, const char *peer, json_t **out,
+                struct fault *f);
 
 /* A job's progress is its interval lines and then an end line, as NDJSON (sse false) or as
  * Server-Sent Events named "interval" and "end".

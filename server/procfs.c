@@ -230,9 +230,11 @@ int procfs_parse_diskstats(const char *text, struct procfs_snapshot *s)
 		memcpy(d->name, name, sizeof(name));
 		d->cls = PROCFS_DISK_UNKNOWN;
 		d->reads = v[0];
+		d->read_merges = v[1];
 		d->read_sectors = v[2];
 		d->read_ms = v[3];
 		d->writes = v[4];
+		d->write_merges = v[5];
 		d->write_sectors = v[6];
 		d->write_ms = v[7];
 		d->in_flight = v[8];
@@ -583,6 +585,9 @@ static void rates_disks(const struct procfs_snapshot *prev, const struct procfs_
 		d->write_ms = c->write_ms;
 		d->io_ms = c->io_ms;
 		d->in_flight = c->in_flight;
+		d->read_merges = c->read_merges;
+		d->write_merges = c->write_merges;
+		d->weighted_ms = c->weighted_ms;
 	}
 	out->ndisks = n;
 }

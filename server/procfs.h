@@ -28,6 +28,7 @@ struct procfs_disk {
 	uint64_t reads, read_sectors, read_ms;
 	uint64_t writes, write_sectors, write_ms;
 	uint64_t in_flight, io_ms, weighted_ms;
+	uint64_t read_merges, write_merges;
 };
 
 struct procfs_nic {

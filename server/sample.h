@@ -31,6 +31,7 @@ struct disk_sample {
 	/* raw cumulative counters, for /metrics */
 	uint64_t reads, writes, read_bytes, write_bytes, read_ms, write_ms, io_ms;
 	uint64_t in_flight;
+	uint64_t read_merges, write_merges, weighted_ms; /* weighted: fio's in_queue */
 };
 
 struct nic_sample {

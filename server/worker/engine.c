@@ -565,11 +565,15 @@ static void *ethread_main(void *arg)
 }
 
 /* The interval since the last call, from the histograms of the phase being reported. */
-static void engine_collect(struct engine *e, bool ramp, struct engine_interval *iv, uint64_t *delta)
+/* delta holds ENGINE_DIRS * HIST_BUCKETS counts: each direction's interval histogram, which
+ * the interval points to until the next call. */
+static void engine_collect(struct engine *e, bool ramp, struct engine_interval *iv,
+                           uint64_t *deltas)
 {
 	for (int d = 0; d < ENGINE_DIRS; d++) {
 		struct engine_dir_interval *o = &iv->dir[d];
 		uint64_t ops = 0, sum = 0, max = 0;
+		uint64_t *delta = deltas + (size_t)d * HIST_BUCKETS;
 		memset(delta, 0, sizeof(uint64_t) * HIST_BUCKETS);
 		for (unsigned k = 0; k < e->n; k++) {
 			struct ethread *t = &e->t[k];
@@ -595,6 +599,7 @@ static void engine_collect(struct engine *e, bool ramp, struct engine_interval *
 		o->lat_mean_ns = ops ? (double)sum / (double)ops : 0;
 		o->lat_max_ns = ops ? max : 0;
 		o->lat_p99_ns = hist_counts_percentile(delta, ops, 99, 0, max);
+		o->hist = delta;
 	}
 }
 
@@ -752,7 +757,7 @@ int engine_run(const struct engine_job *j, engine_interval_fn fn, void *arg,
 	uint64_t run_end =
 	    j->ramp_ms || !j->runtime_ms ? UINT64_MAX : t_start + j->runtime_ms * NS_PER_MS;
 	uint64_t next_tick = t_start + NS_PER_S;
-	uint64_t *delta = malloc(sizeof(uint64_t) * HIST_BUCKETS);
+	uint64_t *delta = malloc(sizeof(uint64_t) * HIST_BUCKETS * ENGINE_DIRS);
 	getrusage(RUSAGE_SELF, &ru0);
 	bool output_gone = false, in_ramp = j->ramp_ms > 0;
 	double total_s = (double)(j->ramp_ms + j->runtime_ms) / 1e3;

@@ -37,6 +37,7 @@ struct engine_dir_interval {
 	uint64_t ops, bytes;
 	double lat_mean_ns;
 	uint64_t lat_max_ns, lat_p99_ns;
+	const uint64_t *hist; /* the interval's latency counts (HIST_BUCKETS), valid in the call */
 };
 
 struct engine_interval {

@@ -368,14 +368,34 @@ static int worker_prepare(struct worker *w, char *err, size_t errlen)
 	return 0;
 }
 
+/* An interval's latency histogram, {"bins":[idx,count,...]}: its non-empty buckets in
+ * hist.h's scheme, so the interval lines add up to the result's and spindled can write
+ * fio's per-interval histogram log. At most HIST_BUCKETS pairs (about 60 KB), in practice
+ * the few hundred buckets a second's latencies spread over. */
+static json_t *interval_hist_json(const uint64_t *counts)
+{
+	json_t *bins = json_array();
+	for (unsigned i = 0; i < HIST_BUCKETS; i++) {
+		if (!counts[i])
+			continue;
+		json_array_append_new(bins, json_integer(i));
+		json_array_append_new(bins, json_integer((json_int_t)counts[i]));
+	}
+	return json_pack("{s:o}", "bins", bins);
+}
+
 static json_t *dir_interval_json(const struct engine_dir_interval *d, double secs)
 {
 	double iops = secs > 0 ? (double)d->ops / secs : 0;
-	return json_pack("{s:I, s:I, s:f, s:I, s:f, s:I, s:I}", "ops", (json_int_t)d->ops, "bytes",
-	                 (json_int_t)d->bytes, "iops", round_to(iops, 0.1), "bytes_per_s",
-	                 (json_int_t)llround(secs > 0 ? (double)d->bytes / secs : 0), "lat_mean_ns",
-	                 round_to(d->lat_mean_ns, 0.1), "lat_max_ns", (json_int_t)d->lat_max_ns,
-	                 "lat_p99_ns", (json_int_t)d->lat_p99_ns);
+	json_t *o =
+	    json_pack("{s:I, s:I, s:f, s:I, s:f, s:I, s:I}", "ops", (json_int_t)d->ops, "bytes",
+	              (json_int_t)d->bytes, "iops", round_to(iops, 0.1), "bytes_per_s",
+	              (json_int_t)llround(secs > 0 ? (double)d->bytes / secs : 0), "lat_mean_ns",
+	              round_to(d->lat_mean_ns, 0.1), "lat_max_ns", (json_int_t)d->lat_max_ns,
+	              "lat_p99_ns", (json_int_t)d->lat_p99_ns);
+	if (d->ops && d->hist)
+		json_object_set_new(o, "hist", interval_hist_json(d->hist));
+	return o;
 }
 
 static int on_interval(void *arg, const struct engine_interval *iv)

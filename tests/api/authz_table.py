@@ -128,6 +128,8 @@ ROWS = [
     Row("GET", BENCH + "/jobs", None, (401, 200, 200, 200)),
     Row("POST", BENCH + "/jobs", {"pattern": "randread", "size": "64k", "block_size": "4k",
                                   "io_size": "4k"}, (401, 403, 201, 201)),
+    # an import of a document that is no fio output: 400 once past the gate
+    Row("POST", BENCH + "/jobs/import", {"jobs": []}, (401, 403, 400, 400)),
     Row("GET", BENCH + "/jobs/999999", None, (401, 404, 404, 404)),
     Row("DELETE", BENCH + "/jobs/999999", None, (401, 403, 404, 404)),
     Row("GET", BENCH + "/jobs/999999/progress", None, (401, 404, 404, 404)),

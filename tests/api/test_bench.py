@@ -152,8 +152,10 @@ def test_job_runs_to_done_with_the_disks_figures(env):
     assert fj["read"]["total_ios"] == res["read"]["ops"]
     assert fj["read"]["io_bytes"] == res["read"]["bytes"]
     assert fj["read"]["iops"] == res["read"]["iops"]
-    assert fj["read"]["clat_ns"]["percentile"]["99.000000"] == res["read"]["latency_ns"]["p99"]
-    assert fj["read"]["lat_ns"]["percentile"]["99.990000"] == res["read"]["latency_ns"]["p99.99"]
+    # percentiles read off fio's coarser bins, as fio does (tests/api/test_bench_fio.py)
+    assert fj["read"]["clat_ns"]["percentile"]["99.000000"] == pytest.approx(
+        res["read"]["latency_ns"]["p99"], rel=1 / 64)
+    assert fj["read"]["lat_ns"]["N"] == res["read"]["ops"]
     assert fio["disk_util"][0]["name"] == "nvme0n1"
     expect_fault(admin.get(f"{JOBS}/{job['id']}/result?format=xml"), 400, details="format")
     # the run is in the audit log
@@ -226,7 +228,8 @@ def test_io_uring_job_carries_its_depth_and_batch_to_fio_options(env):
     assert job["result"]["read"]["bytes"] == 256 * 1024
     opts = expect(admin.get(f"{JOBS}/{job['id']}/result?format=fio"), 200)["jobs"][0]
     opts = opts["job options"]
-    assert (opts["ioengine"], opts["iodepth"], opts["iodepth_batch_submit"]) == ("io_uring", 4, 2)
+    assert (opts["ioengine"], opts["iodepth"], opts["iodepth_batch_submit"]) == ("io_uring", "4",
+                                                                                 "2")
     expect_fault(admin.post(JOBS, json={"pattern": "randread", "size": "1M", "engine": "io_uring",
                                         "iodepth": 2, "iodepth_batch": 4}),
                  400, details="iodepth_batch")

@@ -325,6 +325,16 @@ def exercise(c, srv, admin):
     for job_id in ids:
         c.call(admin, "GET", f"{BENCH}/jobs/{job_id}/result", 200)
         c.call(admin, "GET", f"{BENCH}/jobs/{job_id}/result?format=fio", 200)
+    # fio interchange: fio's log files, and a fio document (here a job's own) imported
+    for log in ("iops", "bw", "lat", "clat_hist"):
+        c.call(admin, "GET", f"{BENCH}/jobs/{ids[0]}/result?format=fio-log&log={log}", 200)
+    fio_doc = expect(admin.get(f"{BENCH}/jobs/{ids[0]}/result?format=fio"), 200)
+    imported = c.call(admin, "POST", f"{BENCH}/jobs/import", 201,
+                      json=fio_doc).json()["job"]["id"]
+    c.call(admin, "POST", f"{BENCH}/jobs/import", 400, json={"jobs": []})
+    c.call(admin, "GET", f"{BENCH}/jobs/{imported}", 200)
+    c.call(admin, "GET", f"{BENCH}/jobs/{imported}/result", 200)
+    c.call(admin, "GET", f"{BENCH}/jobs/{imported}/result?format=fio", 200)
     c.call(admin, "GET", f"{BENCH}/jobs/{long_job}/result", 200)     # the part it did
     c.call(admin, "GET", f"{BENCH}/jobs/{long_job}/result?format=fio", 200)
     c.call(admin, "GET", f"{BENCH}/compare?jobs={','.join(map(str, ids))}&baseline={ids[0]}",

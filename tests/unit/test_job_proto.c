@@ -15,6 +15,13 @@
 #define DIR_IV                                                                                     \
 	"{\"ops\":10,\"bytes\":40960,\"iops\":10.0,\"bytes_per_s\":40960,\"lat_mean_ns\":5024.2,"  \
 	"\"lat_max_ns\":20109,\"lat_p99_ns\":1891}"
+#define DIR_IV_HIST(bins)                                                                          \
+	"{\"ops\":10,\"bytes\":40960,\"iops\":10.0,\"bytes_per_s\":40960,\"lat_mean_ns\":5024.2,"  \
+	"\"lat_max_ns\":20109,\"lat_p99_ns\":1891,\"hist\":{\"bins\":" bins "}}"
+#define IV_HIST(bins)                                                                              \
+	"{\"type\":\"interval\",\"seq\":1,\"t_s\":1.25,\"elapsed_s\":1.01,\"phase\":"              \
+	"\"measure\",\"progress_pct\":33.7,\"read\":" DIR_IV_HIST(bins) ",\"write\":" DIR_IV       \
+	                                                                ",\"eta_s\":2.0}"
 #define IV(seq, extra)                                                                             \
 	"{\"type\":\"interval\",\"seq\":" #seq ",\"t_s\":1.25,\"elapsed_s\":1.01,\"phase\":"       \
 	"\"measure\",\"progress_pct\":33.7,\"read\":" DIR_IV ",\"write\":" DIR_IV                  \
@@ -101,6 +108,15 @@ int main(void)
 	    {"interval before start", fresh, IV(1, ""), -1, "before the start line"},
 	    {"interval skipping a seq", started, IV(2, ""), -1, "seq must be 1"},
 	    {"interval repeating a seq", after2, IV(2, ""), -1, "seq must be 3"},
+	    {"interval with a histogram", started, IV_HIST("[1000,4,1100,6]"), JOB_PROTO_INTERVAL,
+	     NULL},
+	    {"interval histogram not adding up", started, IV_HIST("[1000,4,1100,5]"), -1,
+	     "ops is 10"},
+	    {"interval histogram not ascending", started, IV_HIST("[1100,4,1000,6]"), -1,
+	     "ascending index"},
+	    {"interval histogram index out of range", started, IV_HIST("[99999,10]"), -1,
+	     "ascending index"},
+	    {"interval histogram odd", started, IV_HIST("[1000]"), -1, "read.hist must be"},
 	    {"interval with an extra member", started, IV(1, ",\"colour\":\"red\""), -1,
 	     "unexpected members"},
 	    {"interval with a pass not a string", started, IV(1, ",\"pass\":1"), -1,

@@ -41,7 +41,18 @@ def check_protocol(run):
         measured = [iv for iv in run.of("interval") if iv["phase"] == "measure"]
         assert sum(iv[d]["ops"] for iv in measured) == r["ops"]
         for iv in run.of("interval"):
-            assert set(iv[d]) == INTERVAL_KEYS
+            # a direction with I/O also carries the interval's histogram, which adds up
+            assert set(iv[d]) == INTERVAL_KEYS | ({"hist"} if iv[d]["ops"] else set())
+            if iv[d]["ops"]:
+                assert sum(iv[d]["hist"]["bins"][1::2]) == iv[d]["ops"]
+        # the measured intervals' histograms add up to the result's, bucket by bucket
+        summed = {}
+        for iv in measured:
+            bins = iv[d].get("hist", {"bins": []})["bins"]
+            for k in range(0, len(bins), 2):
+                summed[bins[k]] = summed.get(bins[k], 0) + bins[k + 1]
+        rb = r["hist"]["bins"]
+        assert summed == {rb[k]: rb[k + 1] for k in range(0, len(rb), 2)}
     seqs = [iv["seq"] for iv in run.of("interval")]
     assert seqs == list(range(1, len(seqs) + 1))
     assert res["cpu"]["user_s"] >= 0 and res["cpu"]["system_s"] >= 0
