@@ -272,4 +272,51 @@ int db_run_save(struct db *db, int64_t run, const struct db_run *r, int64_t firs
 int db_run_intervals(struct db *db, int64_t run,
                      int (*cb)(void *arg, int64_t seq, const char *line), void *arg);
 
+/* Sweeps (db/store_sweeps.c): one spec over a matrix of values, its runs in bench_runs
+ * (their sweep column), queued in the order of the combinations, so the k-th run by id is
+ * the k-th combination. */
+struct db_sweep {
+	int64_t id; /* set by insert */
+	char name[DB_RUN_NAME_MAX + 1];
+	char label[DB_RUN_LABEL_MAX + 1];
+	char owner[DB_NAME_MAX + 1];
+	int64_t ctime;
+	char *spec, *axes; /* JSON texts: the base spec, the axes; allocated (db_sweep_clear) */
+	bool cancelled;
+};
+
+/* A run of a sweep as its table needs it. The figures are read only when asked for, and
+ * are NaN where the result has none (or there is no result). */
+enum db_sweep_fig {
+	DB_SWEEP_IOPS,
+	DB_SWEEP_READ_IOPS,
+	DB_SWEEP_WRITE_IOPS,
+	DB_SWEEP_READ_OPS,
+	DB_SWEEP_WRITE_OPS,
+	DB_SWEEP_READ_P99,
+	DB_SWEEP_WRITE_P99,
+	DB_SWEEP_READ_BPS,
+	DB_SWEEP_WRITE_BPS,
+	DB_SWEEP_NFIGS
+};
+struct db_sweep_run {
+	int64_t id;
+	char state[16];
+	char reason[512];
+	double fig[DB_SWEEP_NFIGS];
+};
+
+void db_sweep_clear(struct db_sweep *s);
+int db_sweep_insert(struct db *db, struct db_sweep *s);            /* sets s->id */
+int db_sweep_get(struct db *db, int64_t id, struct db_sweep *out); /* DB_NOTFOUND */
+/* Newest first (by id), at most limit, ids below before (0: any). */
+int db_sweep_list(struct db *db, int64_t before, int limit,
+                  int (*cb)(void *arg, const struct db_sweep *s), void *arg);
+int db_sweep_set_cancelled(struct db *db, int64_t id); /* DB_NOTFOUND */
+/* The sweep with its runs and their interval lines, in one transaction. DB_NOTFOUND. */
+int db_sweep_delete(struct db *db, int64_t id);
+/* Its runs by id (the order of the combinations), with their figures when figures. */
+int db_sweep_runs(struct db *db, int64_t sweep, bool figures,
+                  int (*cb)(void *arg, const struct db_sweep_run *r), void *arg);
+
 #endif
