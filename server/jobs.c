@@ -832,6 +832,8 @@ static json_t *run_json(const struct db_run *run, const struct job *live, bool f
 		json_object_set_new(o, "reason", json_string(run->reason));
 	if (run->imported)
 		json_object_set_new(o, "imported", json_true());
+	if (run->sweep)
+		json_object_set_new(o, "sweep", json_integer((json_int_t)run->sweep));
 	if (live && live->child)
 		json_object_set_new(o, "worker_pid", json_integer(child_pid(live->child)));
 	if (live) {
@@ -905,31 +907,62 @@ static int jobs_spec_fault(const struct spec_errors *errs, struct fault *f)
 	return fault_set(f, kinds[e->kind], "%s", e->message);
 }
 
-int jobs_submit(const json_t *body, const struct identity *who, const char *peer, json_t **out,
-                struct fault *f)
+/* What a submit checks before it stores anything: the spec, its run limit, room in the
+ * queue (with queue), the target and its space. *target_refused when the target was. */
+static int job_check(struct job *j, const json_t *body, bool queue, bool *target_refused,
+                     struct fault *f)
 {
 	struct spec_errors errs;
-	struct job *j = job_new();
-	if (spec_parse_limited(body, jobs_limits(), &j->spec, &errs) < 0) {
-		job_free(j);
+	*target_refused = false;
+	if (spec_parse_limited(body, jobs_limits(), &j->spec, &errs) < 0)
 		return jobs_spec_fault(&errs, f);
-	}
 	uint64_t total = j->spec.ramp_ms + j->spec.runtime_ms;
-	if (total > (uint64_t)jobs.cfg.max_runtime_s * 1000) {
-		job_free(j);
+	if (total > (uint64_t)jobs.cfg.max_runtime_s * 1000)
 		return fault_set(f, ERR_INVALID_ARG,
 		                 "runtime_s: ramp and runtime of %.1f s exceed the limit of %d s "
 		                 "(bench_max_runtime)",
 		                 (double)total / 1000, jobs.cfg.max_runtime_s);
-	}
-	if (jobs.queued >= JOBS_MAX_QUEUED) {
-		job_free(j);
+	if (queue && jobs.queued >= JOBS_MAX_QUEUED) {
 		f->retry_after = 60;
 		return fault_set(f, ERR_BUSY, "jobs: %d jobs are queued already", JOBS_MAX_QUEUED);
 	}
 	if (job_target(j, f) < 0 ||
 	    job_target_check_space(&jobs.rules, &j->spec, &j->where, f) < 0) {
-		audit_log(who->user, peer, "bench.submit", j->spec.target, false, "%s", f->details);
+		*target_refused = true;
+		return -1;
+	}
+	return 0;
+}
+
+int jobs_check(const json_t *body, struct fault *f)
+{
+	struct job *j = job_new();
+	bool target_refused;
+	int rc = job_check(j, body, false, &target_refused, f);
+	job_free(j);
+	return rc;
+}
+
+unsigned jobs_queue_room(void)
+{
+	return jobs.queued < JOBS_MAX_QUEUED ? JOBS_MAX_QUEUED - jobs.queued : 0;
+}
+
+int jobs_submit(const json_t *body, const struct identity *who, const char *peer, json_t **out,
+                struct fault *f)
+{
+	return jobs_submit_in_sweep(body, 0, who, peer, out, f);
+}
+
+int jobs_submit_in_sweep(const json_t *body, int64_t sweep, const struct identity *who,
+                         const char *peer, json_t **out, struct fault *f)
+{
+	struct job *j = job_new();
+	bool target_refused;
+	if (job_check(j, body, true, &target_refused, f) < 0) {
+		if (target_refused)
+			audit_log(who->user, peer, "bench.submit", j->spec.target, false, "%s",
+			          f->details);
 		job_free(j);
 		return -1;
 	}
@@ -938,6 +971,7 @@ int jobs_submit(const json_t *body, const struct identity *who, const char *peer
 	         j->spec.name[0] ? j->spec.name : spec_pattern_name(j->spec.pattern));
 	snprintf(run->label, sizeof(run->label), "%s", j->spec.label);
 	snprintf(run->owner, sizeof(run->owner), "%s", who->user);
+	run->sweep = sweep;
 	job_set_state(j, JOB_QUEUED);
 	run->ctime = util_now();
 	run->spec = xstrdup("{}");
@@ -1075,24 +1109,53 @@ int jobs_delete(int64_t id, const struct identity *who, const char *peer, bool *
 		return 0;
 	}
 	/* finished: deleting its record is an administrator's call */
-	if (!(who->perms & PERM_SETTINGS_MODIFY)) {
-		struct db_run *run = xmalloc(sizeof(*run));
-		int rc = db_run_get(jobs.db, id, run);
-		if (rc == 0)
-			db_run_clear(run);
-		free(run);
-		if (rc == DB_NOTFOUND)
-			return fault_set(f, ERR_NOT_FOUND, "job: no job %lld", (long long)id);
+	struct db_run *run = xmalloc(sizeof(*run));
+	int rc = db_run_get(jobs.db, id, run);
+	int64_t sweep = rc == 0 ? run->sweep : 0;
+	if (rc == 0)
+		db_run_clear(run);
+	free(run);
+	if (rc == DB_NOTFOUND)
+		return fault_set(f, ERR_NOT_FOUND, "job: no job %lld", (long long)id);
+	if (!(who->perms & PERM_SETTINGS_MODIFY))
 		return fault_set(f, ERR_DENIED,
 		                 "authorization: deleting a finished run needs settings:modify");
-	}
-	int rc = db_run_delete(jobs.db, id);
+	/* a sweep's table is its runs in order: they go with the sweep, not one by one */
+	if (sweep)
+		return fault_set(f, ERR_STATE_CHANGED,
+		                 "job: job %lld is a run of sweep %lld; delete the sweep "
+		                 "(/api/bench/v1/sweeps/%lld) to delete its runs",
+		                 (long long)id, (long long)sweep, (long long)sweep);
+	rc = db_run_delete(jobs.db, id);
 	if (rc == DB_NOTFOUND)
 		return fault_set(f, ERR_NOT_FOUND, "job: no job %lld", (long long)id);
 	if (rc)
 		return fault_store(f, db_full(jobs.db), "job");
 	audit_log(who->user, peer, "bench.delete", "", true, "job %lld", (long long)id);
 	return 0;
+}
+
+unsigned jobs_cancel_sweep(int64_t sweep, const struct identity *who, const char *peer)
+{
+	/* the ids first: cancelling a queued job may end it (and unlink it) at once */
+	int64_t *ids = NULL;
+	size_t n = 0, cap = 0;
+	for (const struct job *j = TAILQ_FIRST(&jobs.live); j; j = TAILQ_NEXT(j, link))
+		if (j->run.sweep == sweep && !j->finishing) {
+			ids = util_grow(ids, &cap, n, sizeof(*ids));
+			ids[n++] = j->run.id;
+		}
+	unsigned done = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct fault f = {0};
+		bool cancelled;
+		json_t *o = NULL;
+		if (jobs_delete(ids[i], who, peer, &cancelled, &o, &f) == 0 && cancelled)
+			done++;
+		json_decref(o);
+	}
+	free(ids);
+	return done;
 }
 
 /* ---- progress */

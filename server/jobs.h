@@ -65,6 +65,17 @@ void jobs_shutdown(void);
 int jobs_submit(const json_t *spec, const struct identity *who, const char *peer, json_t **out,
                 struct fault *f);
 
+/* For sweeps (sweeps.h). The checks jobs_submit makes of a spec and its target, without
+ * queuing anything or writing the audit log. */
+int jobs_check(const json_t *spec, struct fault *f);
+/* How many more jobs the queue takes now. */
+unsigned jobs_queue_room(void);
+/* jobs_submit for a run of the sweep (bench_runs.sweep; 0: none). */
+int jobs_submit_in_sweep(const json_t *spec, int64_t sweep, const struct identity *who,
+                         const char *peer, json_t **out, struct fault *f);
+/* Cancels every queued and running job of the sweep, as jobs_delete does one; how many. */
+unsigned jobs_cancel_sweep(int64_t sweep, const struct identity *who, const char *peer);
+
 struct jobs_filter {
 	bool by_state; /* false: any */
 	enum job_state state;
