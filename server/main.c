@@ -32,6 +32,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "series.h"
+#include "sweeps.h"
 #include "tls.h"
 #include "util.h"
 #include "workq.h"
@@ -263,6 +264,7 @@ int main(int argc, char **argv)
 	};
 	if (jobs_init(d.base, db, &jcfg) < 0)
 		fatal("cannot set up the benchmark jobs");
+	sweeps_init(db);
 
 	snprintf(path, sizeof(path), "%s/tls", cfg.state_dir);
 	SSL_CTX *ssl = tls_ctx_new(path);
