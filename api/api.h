@@ -82,6 +82,10 @@ void bench_jobs_result(struct request *r);
 void bench_compare(struct request *r);
 void bench_presets(struct request *r);
 void bench_jobs_import(struct request *r);
+void bench_sweeps_list(struct request *r);
+void bench_sweeps_create(struct request *r);
+void bench_sweeps_get(struct request *r);
+void bench_sweeps_delete(struct request *r);
 
 /* api/href.c: sets obj's "href" to path, each {member} in it replaced by that member of
  * obj (a string or an integer; nothing when absent) as one path segment, percent-encoded,

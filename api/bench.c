@@ -12,6 +12,7 @@
 #include "job_fio.h"
 #include "job_report.h"
 #include "jobs.h"
+#include "sweeps.h"
 #include "util.h"
 #include "worker/spec.h"
 
@@ -359,4 +360,117 @@ fail:
 	db_run_clear(run);
 	free(run);
 	reply_fault(r, &f);
+}
+
+/* ---- sweeps: one spec over a matrix of values (server/sweeps.c) */
+
+#define SWEEP_HREF     "/api/bench/v1/sweeps/{id}"
+#define SWEEP_BODY_MAX (256 * 1024) /* a spec and axes of a few values each */
+
+/* The sweep's href, and each row of its table the href of its job. */
+static json_t *bench_sweep_hrefs(json_t *sweep)
+{
+	json_t *table = json_object_get(sweep, "table");
+	for (size_t i = 0; i < json_array_size(table); i++)
+		api_href(json_array_get(table, i), "/api/bench/v1/jobs/{job}");
+	return api_href(sweep, SWEEP_HREF);
+}
+
+static int bench_sweep_id(struct request *r, int64_t *id, struct fault *f)
+{
+	const char *s = request_param(r, 0);
+	long long v;
+	if (!s || util_parse_ll(s, 1, INT64_MAX, &v) < 0)
+		return fault_set(f, ERR_NOT_FOUND, "sweep: no sweep '%.64s'", s ? s : "");
+	*id = v;
+	return 0;
+}
+
+void bench_sweeps_create(struct request *r)
+{
+	struct evbuffer *in = evhttp_request_get_input_buffer(r->ev);
+	struct fault f = {0};
+	json_t *body, *sweep;
+	if (evbuffer_get_length(in) == 0) {
+		reply_error(r, ERR_MISSING_ARG, "body: required: {\"spec\": ..., \"axes\": ...}");
+		return;
+	}
+	if (evbuffer_get_length(in) > SWEEP_BODY_MAX) {
+		reply_error(r, ERR_OVER_LIMIT, "body: a sweep is at most 262144 bytes");
+		return;
+	}
+	if (request_body_json(r, &body, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	int rc = sweeps_submit(body, &r->who, r->peer, &sweep, &f);
+	json_decref(body);
+	if (rc < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	bench_sweep_hrefs(sweep);
+	reply_header(r, "Location", json_string_value(json_object_get(sweep, "href")));
+	reply_json(r, 201, json_pack("{s:o}", "sweep", sweep));
+}
+
+/* ?limit=&before=: newest first, ids below before to page back. */
+void bench_sweeps_list(struct request *r)
+{
+	static const char *const allowed[] = {"limit", "before", NULL};
+	struct fault f = {0};
+	const char *limit = request_query(r, "limit");
+	const char *before = request_query(r, "before");
+	long long lim = 50, bef = 0;
+	json_t *list;
+	if (request_query_check(r, allowed, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	if (limit && util_parse_ll(limit, 1, 200, &lim) < 0) {
+		reply_error(r, ERR_INVALID_ARG, "limit: must be a whole number from 1 to 200");
+		return;
+	}
+	if (before && util_parse_ll(before, 1, INT64_MAX, &bef) < 0) {
+		reply_error(r, ERR_INVALID_ARG, "before: must be a sweep id");
+		return;
+	}
+	if (sweeps_list(bef, (int)lim, &list, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	for (size_t i = 0; i < json_array_size(list); i++)
+		bench_sweep_hrefs(json_array_get(list, i));
+	reply_json(r, 200, json_pack("{s:o}", "sweeps", list));
+}
+
+void bench_sweeps_get(struct request *r)
+{
+	static const char *const none[] = {NULL};
+	struct fault f = {0};
+	json_t *sweep;
+	int64_t id;
+	if (request_query_check(r, none, &f) < 0 || bench_sweep_id(r, &id, &f) < 0 ||
+	    sweeps_get(id, &sweep, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	reply_json(r, 200, json_pack("{s:o}", "sweep", bench_sweep_hrefs(sweep)));
+}
+
+void bench_sweeps_delete(struct request *r)
+{
+	struct fault f = {0};
+	json_t *sweep;
+	bool cancelled;
+	int64_t id;
+	if (bench_sweep_id(r, &id, &f) < 0 ||
+	    sweeps_delete(id, &r->who, r->peer, &cancelled, &sweep, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	if (cancelled)
+		reply_json(r, 202, json_pack("{s:o}", "sweep", bench_sweep_hrefs(sweep)));
+	else
+		reply_empty(r, 204);
 }

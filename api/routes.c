@@ -159,6 +159,14 @@ const struct route api_routes[] = {
      "Key figures of finished jobs side by side, with the difference to a baseline"},
     {METHOD_GET, B "/presets", "bench", ROUTE_AUTH, PERM_BENCH_READ, bench_presets,
      "The job presets: slob and iozone"},
+    {METHOD_GET, B "/sweeps", "bench", ROUTE_AUTH, PERM_BENCH_READ, bench_sweeps_list,
+     "List sweeps, newest first"},
+    {METHOD_POST, B "/sweeps", "bench", ROUTE_AUTH, PERM_BENCH_RUN, bench_sweeps_create,
+     "Queue one spec over a matrix of values, every combination a job"},
+    {METHOD_GET, B "/sweeps/{id}", "bench", ROUTE_AUTH, PERM_BENCH_READ, bench_sweeps_get,
+     "One sweep: its table of runs and the knee of its threads axis"},
+    {METHOD_DELETE, B "/sweeps/{id}", "bench", ROUTE_AUTH, PERM_BENCH_RUN, bench_sweeps_delete,
+     "Cancel a sweep as a whole, or delete an ended one with its runs (settings:modify)"},
 };
 const size_t api_routes_count = nitems(api_routes);
 

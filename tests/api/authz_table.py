@@ -136,6 +136,12 @@ ROWS = [
     Row("GET", BENCH + "/jobs/999999/result", None, (401, 404, 404, 404)),
     Row("GET", BENCH + "/compare", None, (401, 400, 400, 400)),
     Row("GET", BENCH + "/presets", None, (401, 200, 200, 200)),
+    Row("GET", BENCH + "/sweeps", None, (401, 200, 200, 200)),
+    Row("POST", BENCH + "/sweeps", {"spec": {"pattern": "randread", "size": "64k",
+                                             "io_size": "4k"}, "axes": {"block_size": ["4k"]}},
+        (401, 403, 201, 201)),
+    Row("GET", BENCH + "/sweeps/999999", None, (401, 404, 404, 404)),
+    Row("DELETE", BENCH + "/sweeps/999999", None, (401, 403, 404, 404)),
 ]
 
 # ---- Users changing other users --------------------------------------------------------

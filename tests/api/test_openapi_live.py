@@ -341,6 +341,28 @@ def exercise(c, srv, admin):
            200)
     c.call(admin, "DELETE", f"{BENCH}/jobs/{long_job}", 204)
 
+    # sweeps: one run to done (its table and knee), one cancelled as a whole, then deleted
+    sweep = c.call(admin, "POST", f"{BENCH}/sweeps", 201, json={
+        "name": "live-sweep", "spec": {"pattern": "randread", "size": "1M", "io_size": "64k"},
+        "axes": {"threads": [1, 2]}}).json()["sweep"]["id"]
+    cancelled = c.call(admin, "POST", f"{BENCH}/sweeps", 201, json={
+        "name": "live-sweep-long", "spec": {"pattern": "randread", "size": "1M",
+                                            "runtime_s": 60},
+        "axes": {"block_size": ["4k", "8k"]}}).json()["sweep"]["id"]
+    c.call(admin, "DELETE", f"{BENCH}/sweeps/{cancelled}", 202)
+    deadline = time.monotonic() + JOB_TIMEOUT
+    for sweep_id in (sweep, cancelled):
+        while True:
+            got = expect(admin.get(f"{BENCH}/sweeps/{sweep_id}"), 200)["sweep"]
+            if not got["counts"]["queued"] and not got["counts"]["running"]:
+                break
+            assert time.monotonic() < deadline, got
+            time.sleep(0.2)
+    c.call(admin, "GET", f"{BENCH}/sweeps", 200)
+    c.call(admin, "GET", f"{BENCH}/sweeps/{sweep}", 200)
+    c.call(admin, "GET", f"{BENCH}/jobs/{got['table'][0]['job']}", 200)     # "sweep": id
+    c.call(admin, "DELETE", f"{BENCH}/sweeps/{cancelled}", 204)
+
 
 def exercise_hardware(c, srv, admin):
     """The fake box: an enclosure as a chassis, its slots (one empty), a system disk."""
