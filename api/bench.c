@@ -396,7 +396,7 @@ void bench_sweeps_create(struct request *r)
 		return;
 	}
 	if (evbuffer_get_length(in) > SWEEP_BODY_MAX) {
-		reply_error(r, ERR_OVER_LIMIT, "body: a sweep is at most 262144 bytes");
+		reply_error(r, ERR_OVER_LIMIT, "body: a sweep is at most %d bytes", SWEEP_BODY_MAX);
 		return;
 	}
 	if (request_body_json(r, &body, &f) < 0) {

@@ -799,6 +799,16 @@ static void job_start(struct job *j)
 	         (int)child_pid(j->child), j->run.target);
 }
 
+/* Is a run of the sweep running? Its runs go one at a time: a run measured beside another
+ * of its own would not be the point of the table it makes (and they share a file). */
+static bool sweep_busy(int64_t sweep)
+{
+	for (const struct job *j = TAILQ_FIRST(&jobs.live); sweep && j; j = TAILQ_NEXT(j, link))
+		if (j->run.sweep == sweep && j->child)
+			return true;
+	return false;
+}
+
 static void jobs_schedule(void)
 {
 	if (jobs.stopping || !jobs.ready)
@@ -807,7 +817,8 @@ static void jobs_schedule(void)
 	     j && jobs.running < (unsigned)jobs.cfg.concurrency;) {
 		struct job *next = TAILQ_NEXT(j, link);
 		/* a job cancelled in the queue still reads "queued" until its end is stored */
-		if (!j->child && !j->finishing && !j->env_pending && j->state == JOB_QUEUED)
+		if (!j->child && !j->finishing && !j->env_pending && j->state == JOB_QUEUED &&
+		    !sweep_busy(j->run.sweep))
 			job_start(j);
 		j = next;
 	}

@@ -70,7 +70,8 @@ int jobs_submit(const json_t *spec, const struct identity *who, const char *peer
 int jobs_check(const json_t *spec, struct fault *f);
 /* How many more jobs the queue takes now. */
 unsigned jobs_queue_room(void);
-/* jobs_submit for a run of the sweep (bench_runs.sweep; 0: none). */
+/* jobs_submit for a run of the sweep (bench_runs.sweep; 0: none). The runs of one sweep
+ * start one at a time. */
 int jobs_submit_in_sweep(const json_t *spec, int64_t sweep, const struct identity *who,
                          const char *peer, json_t **out, struct fault *f);
 /* Cancels every queued and running job of the sweep, as jobs_delete does one; how many. */

@@ -1,6 +1,7 @@
 /* Sweeps: one job spec run over a matrix of values ("axes": any spec fields, each a list of
  * values), every combination checked as a job is before any is queued, then queued as
- * ordinary jobs (jobs.h) carrying the sweep's id, first axis outermost. A sweep reads as a
+ * ordinary jobs (jobs.h) carrying the sweep's id, first axis outermost, that run one at a
+ * time. A sweep reads as a
  * table of its runs' figures and the knee of its threads axis; it is cancelled, and
  * deleted once ended, as a whole. Loop thread only; the rows are db/store_sweeps.c's. */
 #ifndef SPINDLE_SWEEPS_H

@@ -189,7 +189,7 @@ def test_a_bad_combination_refuses_the_whole_sweep(env):
 
 def test_cancel_a_sweep_as_a_whole(env):
     admin, op, mon = env["admin"], env["op"], env["mon"]
-    # two run at once (bench_concurrency 2), two wait
+    # a sweep's runs go one at a time (bench_concurrency is 2): one runs, three wait
     sweep = submit(op, {"name": "long", "spec": base_spec(runtime_s=30),
                         "axes": {"threads": [1, 2, 4, 8]}})
     ids = [row["job"] for row in sweep["table"]]
@@ -197,11 +197,19 @@ def test_cancel_a_sweep_as_a_whole(env):
     while True:
         jobs = [expect(op.get(f"{JOBS}/{i}"), 200)["job"] for i in ids]
         running = [j for j in jobs if j.get("worker_pid") and j.get("progress_pct")]
-        if len(running) == 2:
+        if running:
             break
         assert time.monotonic() < deadline, jobs
         time.sleep(0.1)
-    assert {j["state"] for j in jobs} == {"running", "queued"}
+    time.sleep(0.3)     # (time for a second to start, were it allowed to)
+    jobs = [expect(op.get(f"{JOBS}/{i}"), 200)["job"] for i in ids]
+    assert [j["state"] for j in jobs] == ["running", "queued", "queued", "queued"], jobs
+    # a job outside the sweep takes the free slot beside it
+    other = expect(op.post(JOBS, json=base_spec(name="beside", runtime_s=30)), 201)["job"]
+    deadline = time.monotonic() + 15 * SLOW
+    while expect(op.get(f"{JOBS}/{other['id']}"), 200)["job"]["state"] != "running":
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
     assert expect(op.get(f"{SWEEPS}/{sweep['id']}"), 200)["sweep"]["state"] == "running"
     pids = [j["worker_pid"] for j in running]
 
@@ -222,12 +230,16 @@ def test_cancel_a_sweep_as_a_whole(env):
     assert ended["state"] == "cancelled" and ended["counts"]["running"] == 0
     for row in ended["table"]:
         assert row["state"] == "cancelled" and row["reason"].startswith("cancelled by sweepop")
-    for pid in pids:    # the workers are gone
+    for pid in pids:    # the worker is gone
         assert not Path(f"/proc/{pid}").exists() or \
             "fakeworker" not in Path(f"/proc/{pid}/cmdline").read_text(errors="replace")
     log = expect(admin.get("/api/log/v1/logs/audit?limit=50"), 200)
     actions = [e.get("action") for e in next(iter(log.values()))]
     assert "bench.sweep" in actions and "bench.sweep.cancel" in actions
+
+    # the job outside the sweep ran on
+    assert expect(op.get(f"{JOBS}/{other['id']}"), 200)["job"]["state"] == "running"
+    expect(op.delete(f"{JOBS}/{other['id']}"), 202)
 
     # ended: deleting it needs settings:modify
     expect_fault(op.delete(f"{SWEEPS}/{sweep['id']}"), 403)
