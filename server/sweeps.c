@@ -132,14 +132,23 @@ static void value_text(const json_t *v, char *buf, size_t len)
 }
 
 /* A combination refused: the axis the check names first (when the fault names one), with
- * its value, then the others, then what was wrong. */
-static int axes_fault(const struct axes *a, size_t c, const struct fault *why, struct fault *f)
+ * its value, then the others, then what was wrong. The sweep's own name or label, given
+ * to runs whose spec has none, is refused as itself. */
+static int axes_fault(const struct axes *a, size_t c, const json_t *base, const struct fault *why,
+                      struct fault *f)
 {
 	size_t flen = strcspn(why->details, ":.");
 	size_t blame = a->n;
 	for (size_t i = 0; i < a->n; i++)
 		if (strlen(a->name[i]) == flen && strncmp(a->name[i], why->details, flen) == 0)
 			blame = i;
+	static const char *const own[] = {"name", "label"};
+	for (size_t i = 0; i < nitems(own) && blame == a->n; i++)
+		if (strlen(own[i]) == flen && strncmp(own[i], why->details, flen) == 0 &&
+		    !json_object_get(base, own[i])) {
+			*f = *why;
+			return -1;
+		}
 	char combo[160] = "", v[64];
 	size_t n = 0;
 	if (blame < a->n) {
@@ -397,7 +406,7 @@ int sweeps_submit(const json_t *body, const struct identity *who, const char *pe
 		int rc = jobs_check(spec, &why);
 		json_decref(spec);
 		if (rc < 0)
-			return axes_fault(&a, c, &why, f);
+			return axes_fault(&a, c, base, &why, f);
 	}
 	snprintf(s.owner, sizeof(s.owner), "%s", who->user);
 	s.ctime = util_now();

@@ -167,6 +167,10 @@ def test_a_bad_combination_refuses_the_whole_sweep(env):
     fault = expect_fault(op.post(SWEEPS, json={
         "spec": base_spec(), "axes": {"blocksize": ["4k", "8k"]}}), 400)
     assert fault["details"].startswith('axes: blocksize "4k": blocksize'), fault
+    # the sweep's name, given to runs whose spec has none, is refused as itself
+    expect_fault(op.post(SWEEPS, json={"name": "no spaces", "spec": base_spec(),
+                                       "axes": {"threads": [1]}}), 400,
+                 details="name: must be 1 to")
     # the shape of the axes
     for axes, details in (
             ({}, "axes: at least one axis"),
