@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "capacity.h"
 #include "child.h"
@@ -695,6 +696,64 @@ static void zfs_exit(void *arg, const struct child_result *res)
 	zpool_start(t);
 }
 
+/* A leaf of the pool (a path's last component, a by-id name or a kernel name) as the
+ * whole disk the collector reports: its kernel name through /dev/disk/by-* or /dev when
+ * that resolves, a partition counting as its disk (<sys_root>/sys/class/block). */
+static void pool_leaf_disk(const char *leaf, char *out, size_t len)
+{
+	static const char *const dirs[] = {"/dev/disk/by-id", "/dev/disk/by-path",
+	                                   "/dev/disk/by-uuid", "/dev/disk/by-partuuid", "/dev"};
+	char path[PATH_MAX], real[PATH_MAX];
+	snprintf(out, len, "%s", leaf);
+	for (size_t i = 0; i < nitems(dirs); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dirs[i], leaf);
+		if (realpath(path, real)) {
+			snprintf(out, len, "%.*s", (int)len - 1, last_component(real));
+			break;
+		}
+	}
+	snprintf(path, sizeof(path), "%s/sys/class/block/%s", root_of(env.cfg.sys_root), out);
+	if (!realpath(path, real))
+		return;
+	size_t n = strlen(real);
+	snprintf(real + n, sizeof(real) - n, "/partition");
+	if (access(real, F_OK) != 0)
+		return;
+	real[n] = '\0';
+	char *slash = strrchr(real, '/');
+	if (slash) {
+		*slash = '\0';
+		snprintf(out, len, "%.*s", (int)len - 1, last_component(real));
+	}
+}
+
+/* The whole disks under the pool's vdevs (spares idle, so not theirs), each once: where a
+ * job on the pool reads and writes, as the collector names them. */
+static json_t *pool_disks(const json_t *vdevs)
+{
+	json_t *disks = json_array();
+	size_t i, k;
+	const json_t *v, *leaf;
+	json_array_foreach(vdevs, i, v)
+	{
+		const char *cls = json_string_value(json_object_get(v, "class"));
+		if (cls && strcmp(cls, "spare") == 0)
+			continue;
+		json_array_foreach(json_object_get(v, "devices"), k, leaf)
+		{
+			char disk[64];
+			pool_leaf_disk(json_string_value(leaf), disk, sizeof(disk));
+			bool seen = false;
+			for (size_t d = 0; d < json_array_size(disks) && !seen; d++)
+				seen =
+				    strcmp(json_string_value(json_array_get(disks, d)), disk) == 0;
+			if (!seen)
+				json_array_append_new(disks, json_string(disk));
+		}
+	}
+	return disks;
+}
+
 static void zpool_exit(void *arg, const struct child_result *res)
 {
 	struct env_task *t = arg;
@@ -704,9 +763,10 @@ static void zpool_exit(void *arg, const struct child_result *res)
 	}
 	if (command_ok(t, "zpool status", res)) {
 		json_t *vdevs = job_env_parse_zpool_status(res->out);
-		if (vdevs)
+		if (vdevs) {
 			json_object_set_new(t->zfs, "vdevs", vdevs);
-		else
+			json_object_set_new(t->zfs, "disks", pool_disks(vdevs));
+		} else
 			why_add(t->zfs, "zpool status: no config section in its answer");
 	}
 	task_end(t);

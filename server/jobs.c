@@ -46,6 +46,7 @@
 #define JOBS_FLUSH_S       2 /* seconds of lines a crash may cost; written off the loop */
 #define JOBS_KILL_GRACE_MS 5000
 #define JOBS_MAX_LINE      (16u << 20) /* a result line with its histogram bins */
+#define JOBS_POOL_DISKS    64          /* disks of a ZFS pool whose figures a job sums */
 
 /* The one place the states have their names: the JSON and the store hold these. */
 static const char *const job_state_names[JOB_NSTATES] = {
@@ -99,6 +100,11 @@ struct job {
 	 * run's totals are their differences (fio's disk_util) */
 	struct disk_sample raw_first, raw_last;
 	int64_t raw_first_time, raw_last_time;
+	/* A target on a ZFS dataset has no disk of its own (where.disk ""): its figures are
+	 * the pool's disks', from its environment (zfs.disks) */
+	char pool[DB_NAME_MAX + 1];
+	char pool_disks[JOBS_POOL_DISKS][32];
+	unsigned npool;
 	LIST_HEAD(watcher_list, watcher) watchers;
 };
 
@@ -380,6 +386,27 @@ static void job_env_begin(struct job *j)
 	job_env_resolve(j->run.id, j->where.path, j->where.device);
 }
 
+/* A target on ZFS: the pool's disks (the environment's zfs.disks) stand for its disk. */
+static void job_pool_from_env(struct job *j, const char *text)
+{
+	json_t *e = text ? json_loads(text, 0, NULL) : NULL;
+	const json_t *zfs = json_object_get(e, "zfs");
+	const json_t *disks = json_object_get(zfs, "disks"), *d;
+	size_t i;
+	j->npool = 0;
+	json_array_foreach(disks, i, d)
+	{
+		if (j->npool < JOBS_POOL_DISKS && json_is_string(d))
+			snprintf(j->pool_disks[j->npool++], sizeof(j->pool_disks[0]), "%.31s",
+			         json_string_value(d));
+	}
+	snprintf(j->pool, sizeof(j->pool), "%s",
+	         json_is_string(json_object_get(zfs, "pool"))
+	             ? json_string_value(json_object_get(zfs, "pool"))
+	             : "");
+	json_decref(e);
+}
+
 /* job_env's done: the environment joins the row, and the job may start. */
 static void job_env_done(int64_t id, char *text)
 {
@@ -391,6 +418,8 @@ static void job_env_done(int64_t id, char *text)
 	j->env_pending = false;
 	free(j->run.environment);
 	j->run.environment = text;
+	if (!j->where.disk[0])
+		job_pool_from_env(j, text);
 	job_write(j, run_dup(&j->run), false);
 	event_active(jobs.kick, 0, 0);
 }
@@ -448,6 +477,62 @@ static void watcher_hook(struct stream *s, enum stream_event ev, void *arg)
 
 /* ---- the collector's figures */
 
+/* Is the collector's disk one the job's figures come from: the target's disk, or on a ZFS
+ * pool, one of the pool's? */
+static bool job_disk(const struct job *j, const char *name)
+{
+	if (!j->npool)
+		return j->where.disk[0] && strcmp(name, j->where.disk) == 0;
+	for (unsigned i = 0; i < j->npool; i++)
+		if (strcmp(name, j->pool_disks[i]) == 0)
+			return true;
+	return false;
+}
+
+/* The second's figures of the job's disks as one: rates, queues and counters summed; busy
+ * is the busiest disk's (a pool is as busy as its busiest member); io_ms the disks' mean. */
+static unsigned job_disks_sample(const struct job *j, const struct box_sample *s,
+                                 struct disk_sample *sum)
+{
+	unsigned found = 0;
+	memset(sum, 0, sizeof(*sum));
+	for (int i = 0; i < s->ndisks; i++) {
+		const struct disk_sample *d = &s->disks[i];
+		if (!job_disk(j, d->name))
+			continue;
+		found++;
+		sum->reads_per_s += d->reads_per_s;
+		sum->writes_per_s += d->writes_per_s;
+		sum->read_bytes_per_s += d->read_bytes_per_s;
+		sum->write_bytes_per_s += d->write_bytes_per_s;
+		/* latencies weighted by operations, divided back below */
+		sum->read_latency_ms += d->read_latency_ms * d->reads_per_s;
+		sum->write_latency_ms += d->write_latency_ms * d->writes_per_s;
+		if (d->busy_pct > sum->busy_pct)
+			sum->busy_pct = d->busy_pct;
+		sum->queue += d->queue;
+		sum->reads += d->reads;
+		sum->writes += d->writes;
+		sum->read_bytes += d->read_bytes;
+		sum->write_bytes += d->write_bytes;
+		sum->read_ms += d->read_ms;
+		sum->write_ms += d->write_ms;
+		sum->io_ms += d->io_ms;
+		sum->read_merges += d->read_merges;
+		sum->write_merges += d->write_merges;
+		sum->weighted_ms += d->weighted_ms;
+		sum->in_flight += d->in_flight;
+	}
+	if (found) {
+		sum->read_latency_ms =
+		    sum->reads_per_s > 0 ? sum->read_latency_ms / sum->reads_per_s : 0;
+		sum->write_latency_ms =
+		    sum->writes_per_s > 0 ? sum->write_latency_ms / sum->writes_per_s : 0;
+		sum->io_ms /= found;
+	}
+	return found;
+}
+
 static void jobs_tick(void *arg, const struct box_sample *s)
 {
 	for (struct job *j = TAILQ_FIRST(&jobs.live); j; j = TAILQ_NEXT(j, link)) {
@@ -458,27 +543,24 @@ static void jobs_tick(void *arg, const struct box_sample *s)
 		for (int m = 0; m < CPU_MODES; m++)
 			j->cpu[m] += s->cpu_pct[m];
 		j->cpu_seconds++;
-		for (int i = 0; j->where.disk[0] && i < s->ndisks; i++) {
-			const struct disk_sample *d = &s->disks[i];
-			if (strcmp(d->name, j->where.disk) != 0)
-				continue;
-			j->dev_seconds++;
-			j->reads += d->reads_per_s;
-			j->writes += d->writes_per_s;
-			j->rbytes += d->read_bytes_per_s;
-			j->wbytes += d->write_bytes_per_s;
-			j->busy += d->busy_pct;
-			j->queue += d->queue;
-			j->rlat_ops += d->read_latency_ms * d->reads_per_s;
-			j->wlat_ops += d->write_latency_ms * d->writes_per_s;
-			if (j->dev_seconds == 1) {
-				j->raw_first = *d;
-				j->raw_first_time = s->time;
-			}
-			j->raw_last = *d;
-			j->raw_last_time = s->time;
-			break;
+		struct disk_sample d;
+		if (!job_disks_sample(j, s, &d))
+			continue;
+		j->dev_seconds++;
+		j->reads += d.reads_per_s;
+		j->writes += d.writes_per_s;
+		j->rbytes += d.read_bytes_per_s;
+		j->wbytes += d.write_bytes_per_s;
+		j->busy += d.busy_pct;
+		j->queue += d.queue;
+		j->rlat_ops += d.read_latency_ms * d.reads_per_s;
+		j->wlat_ops += d.write_latency_ms * d.writes_per_s;
+		if (j->dev_seconds == 1) {
+			j->raw_first = d;
+			j->raw_first_time = s->time;
 		}
+		j->raw_last = d;
+		j->raw_last_time = s->time;
 	}
 }
 
@@ -497,12 +579,13 @@ static void jobs_subscription(void)
 static void job_add_figures(struct job *j, json_t *res)
 {
 	json_t *dev;
-	if (j->where.disk[0] && j->dev_seconds) {
+	const char *disk = j->npool ? j->pool : j->where.disk;
+	if (disk[0] && j->dev_seconds) {
 		double n = j->dev_seconds;
 		dev = json_pack(
-		    "{s:s, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "disk",
-		    j->where.disk, "seconds", (int)j->dev_seconds, "reads_per_s",
-		    real1(j->reads / n), "writes_per_s", real1(j->writes / n), "ops_per_s",
+		    "{s:s, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "disk", disk,
+		    "seconds", (int)j->dev_seconds, "reads_per_s", real1(j->reads / n),
+		    "writes_per_s", real1(j->writes / n), "ops_per_s",
 		    real1((j->reads + j->writes) / n), "read_bytes_per_s",
 		    json_integer((json_int_t)llround(j->rbytes / n)), "write_bytes_per_s",
 		    json_integer((json_int_t)llround(j->wbytes / n)), "busy_pct",
@@ -527,12 +610,19 @@ static void job_add_figures(struct job *j, json_t *res)
 			              (json_int_t)(b->io_ms - a->io_ms)));
 		}
 	} else {
-		dev = json_pack("{s:o, s:s}", "disk",
-		                j->where.disk[0] ? json_string(j->where.disk) : json_null(), "why",
-		                j->where.disk[0]
-		                    ? "the collector had no sample of the disk while the "
-		                      "job was measured"
-		                    : j->where.disk_why);
+		dev = json_pack("{s:o, s:s}", "disk", disk[0] ? json_string(disk) : json_null(),
+		                "why",
+		                j->npool  ? "the collector had no sample of the pool's disks while "
+		                            "the job was measured"
+		                : disk[0] ? "the collector had no sample of the disk while the "
+		                            "job was measured"
+		                          : j->where.disk_why);
+	}
+	if (j->npool) {
+		json_t *members = json_array();
+		for (unsigned i = 0; i < j->npool; i++)
+			json_array_append_new(members, json_string(j->pool_disks[i]));
+		json_object_set_new(dev, "pool_disks", members);
 	}
 	json_object_set_new(res, "device", dev);
 	static const char *const mode_keys[CPU_MODES] = {

@@ -134,6 +134,11 @@ def test_zfs_dataset_with_recordsize_128k(env):
     box = env["box"]
     box.mount("tank/bench", "zfs", "rw,xattr,noacl")
     box.point_at(None)  # a dataset's files have an anonymous device: no block device
+    # the pool's leaves are partitions: their disks are what the collector reports
+    sysd, cls = box.root / "sys" / "devices", box.root / "sys" / "class" / "block"
+    for disk, part in ((SDA, "sda1"), (SDB, "sdb1"), ("pci0000:00/nvme/nvme0n1", "nvme0n1p1")):
+        write(sysd / disk / part / "partition", "1\n")
+        link(cls / part, sysd / disk / part)
     job, e = environment_of(env, "env-zfs")
     block_size = os.statvfs(box.bench).f_bsize
     assert e == {
@@ -147,6 +152,7 @@ def test_zfs_dataset_with_recordsize_128k(env):
                 "atime": "off", "sync": "standard", "logbias": "latency",
                 "vdevs": [{"type": "mirror", "devices": ["sda1", "sdb1"]},
                           {"type": "disk", "devices": ["nvme0n1p1"], "class": "log"}],
+                "disks": ["sda", "sdb", "nvme0n1"],
                 "arc_max_bytes": 8589934592},  # zfs_arc_max 0: the ARC's c_max
         "system": {**SYSTEM, "spindle_version": e["system"]["spindle_version"]},
     }
@@ -158,6 +164,9 @@ def test_zfs_dataset_with_recordsize_128k(env):
     assert job["environment"]["system"]["worker_version"] == \
         "spindle-worker " + e["system"]["spindle_version"]
     assert job["environment"]["zfs"]["recordsize"] == 131072
+    # the device figures are the pool's disks'
+    device = expect(env["admin"].get(f"{JOBS}/{job['id']}/result"), 200)["result"]["device"]
+    assert device["disk"] == "tank" and device["pool_disks"] == ["sda", "sdb", "nvme0n1"]
 
 
 def test_xfs_on_a_partition_of_an_md_array(env):
