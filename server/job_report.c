@@ -10,6 +10,7 @@
 
 #include "db/db.h"
 #include "job_fio.h"
+#include "job_findings.h"
 #include "jobs.h"
 #include "util.h"
 #include "worker/hist.h"
@@ -94,6 +95,35 @@ static const json_t *json_path(const json_t *o, const char *path)
 	return o;
 }
 
+/* What changed between the runs, what each found, and whether each run's mean per-second
+ * IOPS differs from the baseline's beyond their spread (from the results' "stability"). */
+static void compare_explain(json_t *out, const int64_t *id, size_t n, size_t base,
+                            json_t *const *results, json_t *const *specs, json_t *const *envs)
+{
+	json_object_set_new(out, "differences",
+	                    findings_differences((const json_t *const *)specs,
+	                                         (const json_t *const *)envs, n, base));
+	json_t *found = json_array(), *notes = json_array();
+	const json_t *bstab = json_object_get(results[base], "stability");
+	for (size_t k = 0; k < n; k++) {
+		const json_t *fk = json_object_get(results[k], "findings");
+		json_array_append_new(found,
+		                      json_is_array(fk) ? json_incref((json_t *)fk) : json_array());
+		if (k == base)
+			continue;
+		json_t *note =
+		    findings_significance(bstab, json_object_get(results[k], "stability"));
+		if (!note)
+			note = json_pack("{s:o, s:s++}", "beyond_noise", json_null(), "text",
+			                 "no note: the baseline or this job lacks IOPS for two or ",
+			                 "more measured seconds, so its noise is not known");
+		json_object_set_new(note, "job", json_integer((json_int_t)id[k]));
+		json_array_append_new(notes, note);
+	}
+	json_object_set_new(out, "findings", found);
+	json_object_set_new(out, "significance", notes);
+}
+
 int job_report_compare(const int64_t *id, size_t n, size_t base, json_t **out, struct fault *f)
 {
 	if (n == 0 || n > JOB_REPORT_COMPARE_MAX || base >= n)
@@ -101,6 +131,7 @@ int job_report_compare(const int64_t *id, size_t n, size_t base, json_t **out, s
 		                 "jobs: from 1 to %d jobs, the baseline one of them",
 		                 JOB_REPORT_COMPARE_MAX);
 	json_t *results[JOB_REPORT_COMPARE_MAX] = {0};
+	json_t *specs[JOB_REPORT_COMPARE_MAX] = {0}, *envs[JOB_REPORT_COMPARE_MAX] = {0};
 	json_t *list = json_array();
 	int rc = 0;
 	struct db_run *run = xmalloc(sizeof(*run));
@@ -110,6 +141,8 @@ int job_report_compare(const int64_t *id, size_t n, size_t base, json_t **out, s
 			break;
 		}
 		results[k] = run->result ? json_loads(run->result, 0, NULL) : NULL;
+		specs[k] = run->spec ? json_loads(run->spec, 0, NULL) : NULL;
+		envs[k] = run->environment ? json_loads(run->environment, 0, NULL) : NULL;
 		if (!results[k] || json_is_true(json_object_get(results[k], "partial")))
 			rc = fault_set(f, ERR_INVALID_ARG,
 			               "jobs: job %lld has no complete result (it is %s)",
@@ -156,10 +189,14 @@ int job_report_compare(const int64_t *id, size_t n, size_t base, json_t **out, s
 		}
 		*out = json_pack("{s:I, s:o, s:o}", "baseline", (json_int_t)id[base], "jobs", list,
 		                 "figures", figs);
+		compare_explain(*out, id, n, base, results, specs, envs);
 	} else {
 		json_decref(list);
 	}
-	for (size_t k = 0; k < n; k++)
+	for (size_t k = 0; k < n; k++) {
 		json_decref(results[k]);
+		json_decref(specs[k]);
+		json_decref(envs[k]);
+	}
 	return rc;
 }

@@ -32,6 +32,7 @@
 #include "collector.h"
 #include "db/db.h"
 #include "job_env.h"
+#include "job_findings.h"
 #include "job_proto.h"
 #include "job_target.h"
 #include "log.h"
@@ -60,6 +61,13 @@ struct watcher {
 	struct stream *s;
 	bool sse;
 };
+
+/* What the findings read of an interval line. */
+struct kept_interval {
+	double elapsed_s, iops;
+	bool measure, pass;
+};
+#define JOBS_MAX_KEPT_INTERVALS (7u * 86400) /* a week of seconds */
 
 struct job {
 	TAILQ_ENTRY(job) link; /* jobs.live */
@@ -105,6 +113,11 @@ struct job {
 	char pool[DB_NAME_MAX + 1];
 	char pool_disks[JOBS_POOL_DISKS][32];
 	unsigned npool;
+	int ncpus;
+	unsigned arc_seconds;
+	double arc_hits, arc_misses, arc_iohits;
+	struct kept_interval *ivs; /* each interval's phase, length and IOPS, for the findings */
+	size_t nivs, ivs_cap;
 	LIST_HEAD(watcher_list, watcher) watchers;
 };
 
@@ -244,6 +257,7 @@ static void job_free(struct job *j)
 	for (size_t i = 0; i < j->nlines; i++)
 		free(j->lines[i]);
 	free(j->lines);
+	free(j->ivs);
 	json_decref(j->result);
 	db_run_clear(&j->run);
 	run_free(j->final);
@@ -543,6 +557,13 @@ static void jobs_tick(void *arg, const struct box_sample *s)
 		for (int m = 0; m < CPU_MODES; m++)
 			j->cpu[m] += s->cpu_pct[m];
 		j->cpu_seconds++;
+		j->ncpus = s->ncpus;
+		if (s->have_arc) {
+			j->arc_seconds++;
+			j->arc_hits += s->arc_hits_per_s;
+			j->arc_misses += s->arc_misses_per_s;
+			j->arc_iohits += s->arc_have_iohits ? s->arc_iohits_per_s : 0;
+		}
 		struct disk_sample d;
 		if (!job_disks_sample(j, s, &d))
 			continue;
@@ -631,11 +652,21 @@ static void job_add_figures(struct job *j, json_t *res)
 	    [CPU_STEAL] = "steal_pct",   [CPU_IDLE] = "idle_pct",
 	};
 	json_t *cpu = json_pack("{s:i}", "seconds", (int)j->cpu_seconds);
+	if (j->ncpus > 0)
+		json_object_set_new(cpu, "cpus", json_integer(j->ncpus));
 	for (int m = 0; m < CPU_MODES; m++)
 		json_object_set_new(cpu, mode_keys[m],
 		                    j->cpu_seconds ? real1(j->cpu[m] / j->cpu_seconds)
 		                                   : json_null());
 	json_object_set_new(res, "box_cpu", cpu);
+	if (j->arc_seconds) {
+		double n = j->arc_seconds, all = j->arc_hits + j->arc_iohits + j->arc_misses;
+		json_object_set_new(
+		    res, "arc",
+		    json_pack("{s:i, s:o, s:o, s:o}", "seconds", (int)j->arc_seconds, "hits_per_s",
+		              real1(j->arc_hits / n), "misses_per_s", real1(j->arc_misses / n),
+		              "hit_pct", all > 0 ? real1(j->arc_hits / all * 100) : json_null()));
+	}
 
 	/* the line one reads first: the worker's IOPS, the disk's, the CPU share */
 	double iops = 0;
@@ -674,6 +705,37 @@ static void job_interval(struct job *j, const json_t *o)
 		j->measuring = true;
 		j->measure_ms = util_now_ms();
 	}
+}
+
+/* What the findings read of an interval (checked): a few numbers a second, not the line,
+ * as the lines themselves go to the store while the job runs. */
+static void job_keep_interval(struct job *j, const json_t *o)
+{
+	if (j->nivs >= JOBS_MAX_KEPT_INTERVALS)
+		return;
+	j->ivs = util_grow(j->ivs, &j->ivs_cap, j->nivs, sizeof(*j->ivs));
+	struct kept_interval *k = &j->ivs[j->nivs++];
+	k->elapsed_s = json_number_value(json_object_get(o, "elapsed_s"));
+	k->iops = json_number_value(json_object_get(json_object_get(o, "read"), "iops")) +
+	          json_number_value(json_object_get(json_object_get(o, "write"), "iops"));
+	k->measure = strcmp(json_string_value(json_object_get(o, "phase")), "measure") == 0;
+	k->pass = json_object_get(o, "pass") != NULL;
+}
+
+/* The kept intervals in the shape of the lines, for findings_compute. */
+static json_t *job_kept_intervals(const struct job *j)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < j->nivs; i++) {
+		const struct kept_interval *k = &j->ivs[i];
+		json_t *o = json_pack("{s:s, s:f, s:{s:f}, s:{s:i}}", "phase",
+		                      k->measure ? "measure" : "ramp", "elapsed_s", k->elapsed_s,
+		                      "read", "iops", k->iops, "write", "iops", 0);
+		if (k->pass)
+			json_object_set_new(o, "pass", json_true());
+		json_array_append_new(a, o);
+	}
+	return a;
 }
 
 static void job_protocol_error(struct job *j, const char *why)
@@ -725,6 +787,7 @@ static void job_on_line(void *arg, const char *line, size_t len)
 			watcher_send(w, "interval", text, len);
 		j->lines = util_grow(j->lines, &j->cap, j->nlines, sizeof(*j->lines));
 		j->lines[j->nlines++] = text;
+		job_keep_interval(j, o);
 		break;
 	}
 	case JOB_PROTO_RESULT:
@@ -750,6 +813,21 @@ static void job_on_line(void *arg, const char *line, size_t len)
 
 /* ---- running */
 
+/* The findings and the per-second spread, from the figures just added and the intervals. */
+static void job_add_findings(struct job *j, json_t *res)
+{
+	json_t *spec = j->run.spec ? json_loads(j->run.spec, 0, NULL) : NULL;
+	json_t *env = j->run.environment ? json_loads(j->run.environment, 0, NULL) : NULL;
+	json_t *ivs = job_kept_intervals(j);
+	json_t *stab = findings_stability(ivs);
+	if (stab)
+		json_object_set_new(res, "stability", stab);
+	json_object_set_new(res, "findings", findings_compute(spec, env, res, ivs));
+	json_decref(ivs);
+	json_decref(spec);
+	json_decref(env);
+}
+
 /* The job has stopped (or never ran): its last row goes to the writer after any lines; it
  * ends when that is stored (job_ended). Until then it reads as it did. */
 static void job_finish(struct job *j, enum job_state state)
@@ -759,6 +837,7 @@ static void job_finish(struct job *j, enum job_state state)
 	fin->end_time = util_now();
 	if (j->result) {
 		job_add_figures(j, j->result);
+		job_add_findings(j, j->result);
 		free(fin->result);
 		fin->result = json_dumps(j->result, JSON_COMPACT);
 	}
