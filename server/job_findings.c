@@ -261,8 +261,11 @@ static json_t *cache_served(const json_t *res)
 	               "measured seconds (0 when the disk read more often); flagged at 50 "
 	               "% or more: then the run measured a cache more than the disk",
 	    in,
-	    "%.1f %% of the job's reads did not reach the disk (%.0f disk reads/s for %.0f "
-	    "reads/s asked).%s",
+	    share > 0
+	        ? "%.1f %% of the job's reads did not reach the disk (%.0f disk reads/s for "
+	          "%.0f reads/s asked).%s"
+	        : "%.1f %%: the disk read as often as the job asked or more (%.0f disk reads/s "
+	          "for %.0f reads/s asked).%s",
 	    pct, disk, app, arc_text);
 }
 
@@ -380,12 +383,12 @@ static json_t *tail(const json_t *res)
 	         "p99.9 / p50 of the %s latency (the direction with the most operations); flagged "
 	         "above 10",
 	         dir);
-	return finding(
-	    "tail", "Tail", json_real(r2(ratio)), "x", ratio > TAIL_FLAG, rule,
-	    json_pack("{s:s, s:f, s:f}", "direction", dir, "p50_ns", p50, "p99.9_ns", p999),
-	    "One %s in a thousand took %.1fx the median or longer (p99.9 %.0f µs, p50 "
-	    "%.0f µs).",
-	    dir, ratio, p999 / 1e3, p50 / 1e3);
+	return finding("tail", "Tail", json_real(r2(ratio)), "x", ratio > TAIL_FLAG, rule,
+	               json_pack("{s:s, s:I, s:I}", "direction", dir, "p50_ns", (json_int_t)p50,
+	                         "p99.9_ns", (json_int_t)p999),
+	               "One %s in a thousand took %.1fx the median or longer (p99.9 %.0f µs, p50 "
+	               "%.0f µs).",
+	               dir, ratio, p999 / 1e3, p50 / 1e3);
 }
 
 static json_t *stability(const double *v, size_t n)
@@ -401,8 +404,8 @@ static json_t *stability(const double *v, size_t n)
 	    "stability", "Stability", json_real(r2(cv * 100)), "%", cv > CV_FLAG,
 	    "coefficient of variation (standard deviation / mean) of the IOPS of each "
 	    "measured second; flagged above 10 %",
-	    json_pack("{s:I, s:f, s:f}", "seconds", (json_int_t)n, "iops_mean", mean, "iops_stddev",
-	              sd),
+	    json_pack("{s:I, s:f, s:f}", "seconds", (json_int_t)n, "iops_mean",
+	              round(mean * 10) / 10, "iops_stddev", round(sd * 10) / 10),
 	    "Per-second IOPS varied by %.1f %% (standard deviation %.0f around a mean of "
 	    "%.0f over %zu s)%s",
 	    cv * 100, sd, mean, n,
@@ -422,9 +425,11 @@ static json_t *warmup(const double *v, size_t n)
 	double se = sd_rest * sqrt(1.0 / (double)k + 1.0 / (double)(n - k));
 	double diff = first - rest, rel = diff / rest;
 	bool flag = fabs(diff) > WARMUP_SE * se && fabs(rel) > WARMUP_REL;
-	json_t *in = json_pack("{s:I, s:I, s:f, s:f, s:f, s:f}", "seconds", (json_int_t)n,
-	                       "first_seconds", (json_int_t)k, "first_iops_mean", first,
-	                       "rest_iops_mean", rest, "rest_iops_stddev", sd_rest, "stderr", se);
+	json_t *in =
+	    json_pack("{s:I, s:I, s:f, s:f, s:f, s:f}", "seconds", (json_int_t)n, "first_seconds",
+	              (json_int_t)k, "first_iops_mean", round(first * 10) / 10, "rest_iops_mean",
+	              round(rest * 10) / 10, "rest_iops_stddev", round(sd_rest * 10) / 10, "stderr",
+	              round(se * 100) / 100);
 	const char *rule = "the mean IOPS of the first 10 % of the measured seconds (at least one) "
 	                   "against the rest's: flagged when they differ by more than 2 standard "
 	                   "errors (from the rest's spread) and by more than 10 %";
@@ -651,7 +656,8 @@ json_t *findings_significance(const json_t *base_stab, const json_t *stab)
 		    text, sizeof(text),
 		    "%.0f IOPS per second on average against %.0f (%+.1f %%); neither run varied "
 		    "from second to second, so %s.",
-		    mk, mb, pct, beyond ? "the difference is not noise" : "there is no difference");
+		    mk, mb, pct,
+		    beyond ? "the difference is beyond the noise" : "there is no difference");
 	} else {
 		double t = diff / se;
 		double den = (nk > 1 ? a * a / (nk - 1) : 0) + (nb > 1 ? b * b / (nb - 1) : 0);
