@@ -33,6 +33,12 @@ static double r2(double v)
 	return round(v * 100) / 100;
 }
 
+/* Values are rounded as their sentences print them (%.1f), so the two never disagree. */
+static double r1(double v)
+{
+	return round(v * 10) / 10;
+}
+
 /* A number at o.k1[.k2] (keys may hold dots: "p99.9"); false when absent or not a number. */
 static bool num(const json_t *o, const char *k1, const char *k2, double *out)
 {
@@ -215,7 +221,8 @@ static json_t *read_amplification(const json_t *spec, const json_t *env, const j
 	               "The disk read %.2fx the bytes the job asked for%s", amp, why);
 }
 
-static json_t *cache_served(const json_t *res)
+/* The ARC's figures are the whole box's: alone they speak for a target on ZFS only. */
+static json_t *cache_served(const json_t *env, const json_t *res)
 {
 	double app, disk = 0, hits = 0, misses = 0, hit_pct = 0;
 	if (!num(res, "read", "iops", &app) || app <= 0)
@@ -225,7 +232,7 @@ static json_t *cache_served(const json_t *res)
 	bool have_arc = arc && num(arc, "hits_per_s", NULL, &hits) &&
 	                num(arc, "misses_per_s", NULL, &misses) &&
 	                num(arc, "hit_pct", NULL, &hit_pct);
-	if (!have_dev && !have_arc)
+	if (!have_dev && !(have_arc && json_is_object(json_object_get(env, "zfs"))))
 		return NULL;
 	json_t *in = json_pack("{s:f}", "app_reads_per_s", app);
 	char arc_text[200] = "";
@@ -241,10 +248,10 @@ static json_t *cache_served(const json_t *res)
 	}
 	if (!have_dev)
 		return finding(
-		    "cache_served", "Served from cache", json_real(r2(hit_pct)), "%",
+		    "cache_served", "Served from cache", json_real(r1(hit_pct)), "%",
 		    hit_pct >= CACHE_FLAG,
-		    "ARC hits / (hits + misses) during the measured seconds, the whole "
-		    "box's (the disk's reads were not measured); flagged at 50 % or more",
+		    "on ZFS, ARC hits / (hits + misses) during the measured seconds, the "
+		    "whole box's (the disk's reads were not measured); flagged at 50 % or more",
 		    in, "The disk's reads were not measured.%s", arc_text);
 	json_object_set_new(in, "disk_reads_per_s", json_real(disk));
 	double share = 1 - disk / app;
@@ -252,7 +259,7 @@ static json_t *cache_served(const json_t *res)
 		share = 0;
 	double pct = share * 100;
 	return finding(
-	    "cache_served", "Served from cache", json_real(r2(pct)), "%", pct >= CACHE_FLAG,
+	    "cache_served", "Served from cache", json_real(r1(pct)), "%", pct >= CACHE_FLAG,
 	    have_arc ? "1 - disk reads per second / application reads per second over the "
 	               "measured seconds (0 when the disk read more often); flagged at 50 "
 	               "% or more: then the run measured a cache more than the disk. ARC "
@@ -305,7 +312,7 @@ static json_t *sys_cpu_per_io(const json_t *res)
 		snprintf(beside, sizeof(beside), " (the worker's own system time: %.1f µs per I/O)",
 		         worker_us);
 	return finding(
-	    "sys_cpu_per_io", "System CPU per I/O", json_real(r2(us)), "µs", us > SYS_US_FLAG,
+	    "sys_cpu_per_io", "System CPU per I/O", json_real(r1(us)), "µs", us > SYS_US_FLAG,
 	    have_box
 	        ? "the box's system CPU share x its CPUs / the job's I/Os per second, in µs: "
 	          "all the kernel's time, the worker's and its threads' (ZFS, kworkers) alike; "
@@ -383,7 +390,7 @@ static json_t *tail(const json_t *res)
 	         "p99.9 / p50 of the %s latency (the direction with the most operations); flagged "
 	         "above 10",
 	         dir);
-	return finding("tail", "Tail", json_real(r2(ratio)), "x", ratio > TAIL_FLAG, rule,
+	return finding("tail", "Tail", json_real(r1(ratio)), "x", ratio > TAIL_FLAG, rule,
 	               json_pack("{s:s, s:I, s:I}", "direction", dir, "p50_ns", (json_int_t)p50,
 	                         "p99.9_ns", (json_int_t)p999),
 	               "One %s in a thousand took %.1fx the median or longer (p99.9 %.0f µs, p50 "
@@ -401,7 +408,7 @@ static json_t *stability(const double *v, size_t n)
 		return NULL;
 	double cv = sd / mean;
 	return finding(
-	    "stability", "Stability", json_real(r2(cv * 100)), "%", cv > CV_FLAG,
+	    "stability", "Stability", json_real(r1(cv * 100)), "%", cv > CV_FLAG,
 	    "coefficient of variation (standard deviation / mean) of the IOPS of each "
 	    "measured second; flagged above 10 %",
 	    json_pack("{s:I, s:f, s:f}", "seconds", (json_int_t)n, "iops_mean",
@@ -434,11 +441,11 @@ static json_t *warmup(const double *v, size_t n)
 	                   "against the rest's: flagged when they differ by more than 2 standard "
 	                   "errors (from the rest's spread) and by more than 10 %";
 	if (flag)
-		return finding("warmup", "Warm-up", json_real(r2(rel * 100)), "%", true, rule, in,
+		return finding("warmup", "Warm-up", json_real(r1(rel * 100)), "%", true, rule, in,
 		               "The first %zu s ran at %.0f IOPS against %.0f after (%+.1f %%): a "
 		               "warm-up effect; a longer ramp_s would leave it out.",
 		               k, first, rest, rel * 100);
-	return finding("warmup", "Warm-up", json_real(r2(rel * 100)), "%", false, rule, in,
+	return finding("warmup", "Warm-up", json_real(r1(rel * 100)), "%", false, rule, in,
 	               "The first %zu s (%.0f IOPS) did not differ clearly from the rest (%.0f "
 	               "IOPS): no warm-up effect.",
 	               k, first, rest);
@@ -452,7 +459,7 @@ json_t *findings_compute(const json_t *spec, const json_t *environment, const js
 	double *v = per_second(intervals, &n);
 	json_t *each[] = {
 	    read_amplification(spec, environment, result),
-	    cache_served(result),
+	    cache_served(environment, result),
 	    sys_cpu_per_io(result),
 	    limit(result),
 	    tail(result),

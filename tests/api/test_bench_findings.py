@@ -79,13 +79,13 @@ def test_findings_match_the_stored_result(runs):
 
         cache = found["cache_served"]
         want = max(0.0, 1 - dev["reads_per_s"] / rd["iops"]) * 100
-        assert cache["value"] == pytest.approx(want, abs=0.006)
+        assert cache["value"] == pytest.approx(want, abs=0.051)
         assert cache["inputs"]["arc_hits_per_s"] == res["arc"]["hits_per_s"]
 
         sys_us = found["sys_cpu_per_io"]
         iops = rd["iops"] + res["write"]["iops"]
         assert sys_us["value"] == pytest.approx(box["system_pct"] / 100 * 2 / iops * 1e6,
-                                                abs=0.006)
+                                                abs=0.051)
         worker = res["cpu"]["system_s"] / (rd["ops"] + res["write"]["ops"]) * 1e6
         assert sys_us["inputs"]["worker_us_per_io"] == pytest.approx(worker, abs=0.006)
 
@@ -98,7 +98,7 @@ def test_findings_match_the_stored_result(runs):
                                  "idle_pct": box["idle_pct"], "cpus": 2}
 
         lat = rd["latency_ns"]
-        assert found["tail"]["value"] == pytest.approx(lat["p99.9"] / lat["p50"], abs=0.006)
+        assert found["tail"]["value"] == pytest.approx(lat["p99.9"] / lat["p50"], abs=0.051)
 
         v = per_second(intervals(admin, job["id"]))
         assert len(v) >= 3
@@ -107,7 +107,7 @@ def test_findings_match_the_stored_result(runs):
         assert st["seconds"] == len(v)
         assert st["iops_mean"] == pytest.approx(m, abs=0.051)
         assert st["iops_stddev"] == pytest.approx(sd, abs=0.051)
-        assert found["stability"]["value"] == pytest.approx(sd / m * 100, abs=0.006)
+        assert found["stability"]["value"] == pytest.approx(sd / m * 100, abs=0.051)
         assert found["stability"]["inputs"]["iops_stddev"] == st["iops_stddev"]
         assert found["stability"]["flag"] == (sd / m > 0.10)
         assert ("warmup" in found) == (len(v) >= 5)
