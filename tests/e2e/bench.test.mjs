@@ -1,8 +1,8 @@
 // Benchmarks in the browser: the form shows the server's fault at the field it names, a
 // short job is followed live (its charts get points) to its result (IOPS, percentiles,
-// histogram), a second one is compared with it (percent differences, overlaid charts), a
-// long one is cancelled and says so, and a monitor user reads runs but may not start or
-// cancel one. Jobs run 2-3 s on an 8 MiB file in the box's bench dir.
+// histogram, findings), a second one is compared with it (percent differences, what changed,
+// the significance note, overlaid charts), a long one is cancelled and says so, and a
+// monitor user reads runs but may not start or cancel one. Jobs run 2-3 s on an 8 MiB file in the box's bench dir.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
@@ -128,6 +128,10 @@ test('a short job: live progress, then its result', async (t) => {
   assert.equal(await hist.locator('canvas').count(), 1, 'drawn');
   assert.match(await page.locator('#bench-disk-tile .tile-label').textContent(), /Disk IOPS/);
   assert.match(await page.locator('#bench-boxcpu-tile .tile-value').textContent(), /%|–/);
+  // what it found: the tail at least (its latencies were measured), with a sentence
+  const tail = page.locator('#bench-findings li[data-finding="tail"]');
+  assert.match(await tail.locator('.bench-finding-value').textContent(), /^\d[\d.]*[kMG]?x$/);
+  assert.match(await tail.locator('.bench-finding-text').textContent(), /p99\.9 .* p50 /);
   await shots(page, 'bench-job');
 });
 
@@ -167,6 +171,10 @@ test('a second run compared with the first', async (t) => {
   await page.waitForFunction(() => Number(document.querySelector('.bench-cmp-iops')?.closest('figure').dataset.points) > 0);
   assert.equal(await page.locator('figure:has(.bench-cmp-lat)').getAttribute('data-series'), '2');
   assert.equal(await page.locator('.bench-charts canvas').count(), 2);
+  // what changed between them, and a note on the second's IOPS against the noise
+  assert.match(await page.locator('#bench-differences').textContent(), /update_pct 0 → 50/);
+  assert.equal(await page.locator(`#bench-significance li[data-job="${second}"]`).count(), 1);
+  assert.ok((await page.locator('#bench-cmp-findings tr[data-finding="tail"] td').count()) === 2, 'the findings side by side');
   await shots(page, 'bench-compare');
 
   // another baseline

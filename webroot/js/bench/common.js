@@ -2,7 +2,7 @@
 // stream, and the latency histogram's bins regrouped for a chart.
 
 import { get, request, seg } from '../api.js';
-import { h, ms } from '../dom.js';
+import { bytes, h, ms, num, pct } from '../dom.js';
 import { colour } from '../chart.js';
 
 export const BASE = '/api/bench/v1';
@@ -179,3 +179,84 @@ export function legend(labels) {
   );
 }
 
+
+// ---- findings and the environment
+
+// A finding's value with its unit: "16.0x", "75.0 %", "81.8 µs", "device".
+export function findingValue(f) {
+  const v = f.value;
+  if (typeof v !== 'number') return String(v);
+  if (f.unit === '%') return pct(v);
+  if (f.unit === 'x') return `${num(v)}x`;
+  if (f.unit) return `${num(v)}\u00a0${f.unit}`;
+  return num(v);
+}
+
+// The findings of a run: title, value and sentence; flagged ones marked in words as well
+// as by colour, the rule and the inputs one click away.
+export function findingsList(findings) {
+  if (!Array.isArray(findings) || !findings.length) return h('p', { class: 'muted', id: 'bench-no-findings', text: 'No findings: their inputs were not measured.' });
+  return h(
+    'ul',
+    { class: 'bench-findings', id: 'bench-findings' },
+    findings.map((f) =>
+      h(
+        'li',
+        { class: ['bench-finding', f.flag ? 'flagged' : null], dataset: { finding: f.id, flag: String(f.flag) } },
+        h(
+          'div',
+          { class: 'bench-finding-head' },
+          h('span', { class: 'bench-finding-title', text: f.title }),
+          h('span', { class: 'bench-finding-value', text: findingValue(f) }),
+          f.flag ? h('span', { class: 'badge bench-flag', text: 'worth a look' }) : null,
+        ),
+        h('p', { class: 'bench-finding-text', text: f.text }),
+        h(
+          'details',
+          { class: 'bench-finding-how' },
+          h('summary', { text: 'How it was found' }),
+          h('p', { text: `Rule: ${f.rule}.` }),
+          h(
+            'dl',
+            { class: 'bench-facts' },
+            Object.entries(f.inputs || {}).map(([k, v]) => h('div', {}, h('dt', { text: k.replaceAll('_', ' ') }), h('dd', { text: typeof v === 'number' ? String(v) : v }))),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+function join(parts, sep = ', ') {
+  return parts.filter((x) => x !== null && x !== undefined && x !== '').join(sep);
+}
+
+// The environment a run's target sat on, as facts of a few lines: the filesystem, the
+// device stack, ZFS, the system. Only what was recorded.
+export function environmentRows(env) {
+  if (!env || typeof env !== 'object') return [];
+  const rows = [];
+  if (env.target) rows.push(['Target', join([env.target.path, env.target.kind && env.target.kind.replace('_', ' ')], ', ')]);
+  const fs = env.filesystem;
+  if (fs) rows.push(['Filesystem', join([fs.type, fs.source && `on ${fs.source}`, fs.mount_point && `at ${fs.mount_point}`, fs.block_size && `block ${bytes(fs.block_size)}`, fs.options], ' ')]);
+  if (Array.isArray(env.devices) && env.devices.length)
+    rows.push([
+      'Devices',
+      join(
+        env.devices.map((d) =>
+          join([d.name, join([d.kind, d.level, d.dm_name, d.model, d.rotational === true ? 'rotational' : d.rotational === false ? 'solid state' : null, d.scheduler && `scheduler ${d.scheduler}`, d.write_cache && `cache ${d.write_cache}`], ', ')], ' '),
+        ),
+        ' → ',
+      ),
+    ]);
+  const z = env.zfs;
+  if (z) {
+    const keys = ['primarycache', 'secondarycache', 'compression', 'atime', 'sync', 'logbias'];
+    rows.push(['ZFS', join([z.dataset, z.recordsize && `recordsize ${bytes(z.recordsize, 0)}`, ...keys.map((k) => z[k] && `${k} ${z[k]}`), z.arc_max_bytes && `ARC max ${bytes(z.arc_max_bytes)}`])]);
+    if (Array.isArray(z.vdevs) && z.vdevs.length) rows.push(['Pool', join([z.pool, ...z.vdevs.map((v) => join([v.type, ...(v.devices || [])], ' '))])]);
+    if (z.why) rows.push(['ZFS not read', z.why]);
+  }
+  const s = env.system;
+  if (s) rows.push(['System', join([s.kernel, s.cpu_model && `${s.cpu_model}${s.cpus ? ` × ${s.cpus}` : ''}`, !s.cpu_model && s.cpus ? `${s.cpus} CPUs` : null, s.memory_bytes && bytes(s.memory_bytes), s.worker_version || s.spindle_version])]);
+  return rows;
+}

@@ -1,13 +1,15 @@
 // #/bench/compare?ids=a,b,...&baseline=a: finished runs side by side. The server's
 // comparison gives each figure's values and the difference to the baseline in percent;
 // here each difference says better or worse by colour and by an arrow and a word. Below,
-// the runs' latency percentiles and IOPS per second overlaid.
+// the runs' latency percentiles and IOPS per second overlaid. Above the table: what changed
+// between the runs (spec and environment) and whether each run's IOPS differ from the
+// baseline's beyond the noise; below it, each run's findings side by side.
 
 import { get, qs } from '../api.js';
 import { bytes, field, h, num, pct } from '../dom.js';
 import { chart } from '../chart.js';
 import { go } from '../app.js';
-import { BASE, PCTS, activeDirs, chartBox, intervalPoint, jobTitle, legend, nsText, progress, result, section } from './common.js';
+import { BASE, PCTS, activeDirs, chartBox, findingValue, intervalPoint, jobTitle, legend, nsText, progress, result, section } from './common.js';
 
 // Higher is better for rates; lower for latency, CPU time and load.
 const HIGHER = new Set(['operations per second', 'bytes per second']);
@@ -92,6 +94,79 @@ function table(cmp) {
   );
 }
 
+// What changed, in a line, and a note per run on its IOPS against the baseline's noise.
+function explain(cmp) {
+  const d = cmp.differences;
+  const title = new Map(cmp.jobs.map((j) => [j.id, jobTitle(j)]));
+  const notes = cmp.significance || [];
+  return h(
+    'div',
+    { class: 'bench-explain' },
+    d
+      ? h('p', { class: 'bench-differences', id: 'bench-differences' }, h('strong', { text: 'What changed: ' }), d.text || 'nothing in the spec or the environment but the names.')
+      : null,
+    notes.length
+      ? h(
+          'ul',
+          { class: 'bench-significance', id: 'bench-significance' },
+          notes.map((n) =>
+            h(
+              'li',
+              { class: n.beyond_noise === true ? 'beyond' : n.beyond_noise === false ? 'within' : 'unknown', dataset: { job: String(n.job), beyond: String(n.beyond_noise) } },
+              h('strong', { text: `${title.get(n.job) || `#${n.job}`}: ` }),
+              n.text,
+            ),
+          ),
+        )
+      : null,
+  );
+}
+
+// Each run's findings side by side: a row per finding, flagged values marked.
+function findingsTable(cmp) {
+  const per = cmp.findings || [];
+  const ids = [];
+  const titles = new Map();
+  for (const list of per)
+    for (const f of list || []) {
+      if (!titles.has(f.id)) ids.push(f.id);
+      titles.set(f.id, f.title);
+    }
+  if (!ids.length) return h('p', { class: 'muted', text: 'No findings: their inputs were not measured.' });
+  return h(
+    'div',
+    { class: 'table-wrap' },
+    h(
+      'table',
+      { class: 'stack bench-compare bench-cmp-findings', id: 'bench-cmp-findings' },
+      h('caption', { class: 'visually-hidden', text: 'Each run’s findings' }),
+      h('thead', {}, h('tr', {}, h('th', { scope: 'col', text: 'Finding' }), cmp.jobs.map((j) => h('th', { scope: 'col', class: 'num', text: jobTitle(j) })))),
+      h(
+        'tbody',
+        {},
+        ids.map((id) =>
+          h(
+            'tr',
+            { dataset: { finding: id } },
+            h('th', { scope: 'row', text: titles.get(id) }),
+            cmp.jobs.map((j, i) => {
+              const f = (per[i] || []).find((x) => x.id === id);
+              if (!f) return h('td', { class: 'num', 'data-label': jobTitle(j), text: '–' });
+              return h(
+                'td',
+                { class: ['num', f.flag ? 'flagged' : null], 'data-label': jobTitle(j), title: f.text },
+                h('span', { class: 'value', text: findingValue(f) }),
+                f.flag ? h('span', { class: 'bench-flag-mark', 'aria-hidden': 'true', text: ' ⚑' }) : null,
+                f.flag ? h('span', { class: 'visually-hidden', text: ' (worth a look)' }) : null,
+              );
+            }),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
 export async function render(main, ctx) {
   const ids = (ctx.query.get('ids') || '').split(',').filter((x) => /^\d+$/.test(x));
   main.append(h('p', { class: 'crumbs' }, h('a', { href: '#/bench', text: 'Benchmarks' })), h('h1', { text: 'Compare runs' }));
@@ -127,7 +202,9 @@ export async function render(main, ctx) {
 
   main.append(
     h('div', { class: 'bench-filters' }, base.wrap),
+    explain(cmp),
     table(cmp),
+    section('bench-cmp-findings-title', 'Findings', findingsTable(cmp)),
     section('bench-cmp-charts', 'Overlaid', h('div', { class: 'bench-charts' }, lat.fig, iops.fig)),
   );
   ctx.ready();

@@ -2,12 +2,14 @@
 // fed by the progress stream, elapsed and remaining time, and Cancel. Once it has ended:
 // why it ended (failed, cancelled), and the result: IOPS and throughput, latency
 // percentiles and histogram, CPU, and what the collector saw on the disk and the box
-// meanwhile. A finished run's charts are drawn from the recorded interval lines.
+// meanwhile, and what the run found (its findings, computed by the server). The
+// environment the target sat on is under the spec. A finished run's charts are drawn from
+// the recorded interval lines.
 
 import { can, del } from '../api.js';
 import { bytes, clear, duration, h, num, pct, timeEl, toast } from '../dom.js';
 import { chart } from '../chart.js';
-import { LIVE, PCTS, activeDirs, chartBox, legend, histGroups, intervalPoint, jobPath, jobTitle, loadJob, nsText, progress, result, section, stateBadge } from './common.js';
+import { LIVE, PCTS, activeDirs, chartBox, environmentRows, findingsList, legend, histGroups, intervalPoint, jobPath, jobTitle, loadJob, nsText, progress, result, section, stateBadge } from './common.js';
 
 const POLL_MS = 2000;
 
@@ -52,6 +54,17 @@ function specText(spec) {
     ['fsync every', spec.fsync_every ? `${spec.fsync_every} writes` : null],
   ];
   return rows.filter(([, v]) => v !== null && v !== undefined && v !== 0 && v !== '');
+}
+
+// The environment, compact: a line in the summary (filesystem, ZFS recordsize, the disk),
+// the facts inside.
+function envDetails(env) {
+  const rows = environmentRows(env);
+  if (!rows.length) return null;
+  const z = env.zfs;
+  const disks = (env.devices || []).filter((d) => d.kind === 'disk').map((d) => d.name);
+  const line = [env.filesystem && env.filesystem.type, z && z.dataset, z && z.recordsize && `recordsize ${bytes(z.recordsize, 0)}`, disks.join(' ')].filter(Boolean).join(' · ');
+  return h('details', { class: 'bench-spec bench-env', id: 'bench-env' }, h('summary', { text: line ? `Environment: ${line}` : 'Environment' }), dl(rows, 'bench-env-facts'));
 }
 
 function dl(rows, cls) {
@@ -265,6 +278,7 @@ function resultView(r, cleanup) {
       tile('Worker CPU', `${(r.cpu ? r.cpu.user_s : 0).toFixed(2)} s user`, `${(r.cpu ? r.cpu.system_s : 0).toFixed(2)} s system · ${cpuShare((r.cpu ? r.cpu.user_s : 0) + (r.cpu ? r.cpu.system_s : 0))}`, 'bench-cpu-tile'),
       tile('Box CPU', `${pct(s.cpu_user_pct)} user`, `${pct(s.cpu_system_pct)} system`, 'bench-boxcpu-tile'),
     ),
+    section('bench-findings-title', 'Findings', findingsList(r.findings)),
     directions(r),
     section('bench-lat-title', 'Latency', h('div', { class: 'bench-lat' }, percentiles(r), h('div', { class: 'bench-hists' }, hists.map((x) => x.el)))),
     r.passes && r.passes.length ? section('bench-passes-title', 'iozone passes', iozoneTable(r)) : null,
@@ -306,6 +320,7 @@ export async function render(main, ctx) {
     h('div', { class: 'toolbar' }, h('h1', { text: `Run ${jobTitle(job)}` }), badge),
     times,
     h('details', { class: 'bench-spec' }, h('summary', { text: 'Spec' }), dl(specText(job.spec))),
+    ...[envDetails(job.environment)].filter(Boolean), // (append() would write "null")
     status,
     section('bench-ps-title', 'Per second', charts.el),
     resultBox,
