@@ -238,7 +238,7 @@ export function environmentRows(env) {
   const rows = [];
   if (env.target) rows.push(['Target', join([env.target.path, env.target.kind && env.target.kind.replace('_', ' ')], ', ')]);
   const fs = env.filesystem;
-  if (fs) rows.push(['Filesystem', join([fs.type, fs.source && `on ${fs.source}`, fs.mount_point && `at ${fs.mount_point}`, fs.block_size && `block ${bytes(fs.block_size)}`, fs.options], ' ')]);
+  if (fs) rows.push(['Filesystem', join([join([fs.type, fs.source && `on ${fs.source}`, fs.mount_point && `at ${fs.mount_point}`], ' '), fs.block_size && `block ${bytes(fs.block_size)}`, fs.options && `options ${fs.options}`])]);
   if (Array.isArray(env.devices) && env.devices.length)
     rows.push([
       'Devices',
