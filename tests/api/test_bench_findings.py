@@ -1,8 +1,9 @@
 """What a finished run says about itself, through the API: two real runs of the real worker
-on a synthetic /proc and /sys (the disk's and the box's figures known), their findings
-recomputed here from the stored result and interval lines, and the comparison of the two:
-what changed in spec and environment, each run's findings, and whether the IOPS differ
-beyond the noise."""
+on a synthetic /proc and /sys (the disk's and the box's figures known) and a bench dir the
+fake mounts and the fake `zfs` (tests/api/fixtures/zfsbin) make a dataset of 128k records;
+their findings recomputed here from the stored result and interval lines (the 8k random
+reads' worst case 16x among them), and the comparison of the two: what changed in spec
+and environment, each run's findings, and whether the IOPS differ beyond the noise."""
 import json
 import math
 import os
@@ -11,8 +12,10 @@ import sqlite3
 
 import pytest
 
-from conftest import FakeProc, expect
-from test_bench import BENCH, JOBS, bench_server, fake_sys_for, scratch, submit, wait_state
+from conftest import FakeProc, Server, expect
+from test_bench import BENCH, JOBS, WORKER, fake_sys_for, scratch, submit, wait_state
+
+FAKE_BIN = os.path.join(os.path.dirname(__file__), "fixtures", "zfsbin")
 
 
 @pytest.fixture(scope="module")
@@ -20,9 +23,15 @@ def runs():
     """Two runs at once, 4k and 8k random reads of 3.5 s: three whole measured seconds."""
     base = scratch()
     (base / "bench").mkdir()
-    proc = FakeProc(base / "root", disks=1, nics=1, cpus=2).start()
+    bench = (base / "bench").resolve()
+    proc = FakeProc(base / "root", disks=1, nics=1, cpus=2,
+                    mounts=[("tank/bench", bench, "zfs")]).start()
     fake_sys_for(base / "root", base / "bench")
-    srv = bench_server(base, "--bench-concurrency", "2", "--bench-max-runtime", "60")
+    path = FAKE_BIN + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin")
+    srv = Server(base / "state", "--bench-dirs", bench, "--bench-worker", WORKER,
+                 "--proc-root", base / "root", "--sys-root", base / "root",
+                 "--bench-concurrency", "2", "--bench-max-runtime", "60",
+                 env={**os.environ, "PATH": path}).start()
     admin = srv.admin()
     spec = {"pattern": "randread", "size": "2M", "readers": 1, "runtime_s": 3.5,
             "direct": True}
@@ -73,6 +82,12 @@ def test_findings_match_the_stored_result(runs):
         amp = found["read_amplification"]
         assert amp["value"] == pytest.approx(dev["read_bytes_per_s"] / rd["bytes_per_s"],
                                              abs=0.006)
+        # on the dataset of 128k records: 4k random reads 32x at worst, 8k ones 16x
+        bs = job["spec"]["block_size"]
+        assert job["environment"]["zfs"]["recordsize"] == 131072
+        assert amp["inputs"]["recordsize"] == 131072 and amp["inputs"]["block_size"] == bs
+        assert amp["inputs"]["worst_case"] == 131072 / bs
+        assert f"up to {131072 // bs}x" in amp["text"]
         assert amp["inputs"]["disk_read_bytes_per_s"] == dev["read_bytes_per_s"]
         assert amp["inputs"]["app_read_bytes_per_s"] == rd["bytes_per_s"]
         assert amp["flag"] == (amp["value"] > 1.5)
@@ -115,7 +130,13 @@ def test_findings_match_the_stored_result(runs):
 
 def test_compare_says_what_changed_and_whether_it_is_noise(runs):
     admin, (a, b) = runs["admin"], runs["jobs"]
-    # the environment as the resolver records it at submit: here written into the store
+    # the same dataset: only the spec changed (the target's path, which always does, is
+    # listed but not in the line)
+    cmp = expect(admin.get(f"{BENCH}/compare?jobs={a['id']},{b['id']}"), 200)["comparison"]
+    assert cmp["differences"]["text"] == "block_size 4096 → 8192"
+    assert {f["name"] for f in cmp["differences"]["fields"]} >= {"block_size", "name",
+                                                                "target", "target.path"}
+    # another dataset's properties, written into the store as the resolver would have
     db = sqlite3.connect(runs["base"] / "state" / "spindle.db", isolation_level=None,
                          timeout=10)
     for job, rs, cache in ((a, 131072, "all"), (b, 8192, "metadata")):
