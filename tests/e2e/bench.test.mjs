@@ -132,6 +132,9 @@ test('a short job: live progress, then its result', async (t) => {
   const tail = page.locator('#bench-findings li[data-finding="tail"]');
   assert.match(await tail.locator('.bench-finding-value').textContent(), /^\d[\d.]*[kMG]?x$/);
   assert.match(await tail.locator('.bench-finding-text').textContent(), /p99\.9 .* p50 /);
+  // and what its target sat on, under the spec
+  await page.locator('#bench-env > summary').click();
+  assert.match(await page.locator('#bench-env .bench-env-facts').textContent(), /Filesystem/);
   await shots(page, 'bench-job');
 });
 
