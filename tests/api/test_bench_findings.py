@@ -26,12 +26,23 @@ def runs():
     bench = (base / "bench").resolve()
     proc = FakeProc(base / "root", disks=1, nics=1, cpus=2,
                     mounts=[("tank/bench", bench, "zfs")]).start()
+    # the pool: one partition of the synthetic /proc's disk, whose figures are the run's
     fake_sys_for(base / "root", base / "bench")
+    part = base / "root" / "sys" / "class" / "block" / "nvme0n1p1"
+    part.parent.mkdir(parents=True)
+    part.symlink_to(os.path.relpath(base / "root" / "sys" / "devices" / "pci0000:00" / "nvme"
+                                    / "nvme0n1" / "nvme0n1p1", part.parent))
+    status = base / "zpool-status"
+    status.write_text("  pool: tank\n state: ONLINE\nconfig:\n\n"
+                      "\tNAME              STATE     READ WRITE CKSUM\n"
+                      "\ttank              ONLINE       0     0     0\n"
+                      "\t  /dev/nvme0n1p1  ONLINE       0     0     0\n\n"
+                      "errors: No known data errors\n")
     path = FAKE_BIN + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin")
     srv = Server(base / "state", "--bench-dirs", bench, "--bench-worker", WORKER,
                  "--proc-root", base / "root", "--sys-root", base / "root",
                  "--bench-concurrency", "2", "--bench-max-runtime", "60",
-                 env={**os.environ, "PATH": path}).start()
+                 env={**os.environ, "PATH": path, "FAKE_ZPOOL_STATUS": str(status)}).start()
     admin = srv.admin()
     spec = {"pattern": "randread", "size": "2M", "readers": 1, "runtime_s": 3.5,
             "direct": True}
@@ -71,6 +82,7 @@ def test_findings_match_the_stored_result(runs):
             assert f["title"] and f["rule"] and f["text"] and isinstance(f["flag"], bool)
             assert isinstance(f["inputs"], dict)
         dev, box, rd = res["device"], res["box_cpu"], res["read"]
+        assert dev["disk"] == "tank" and dev["pool_disks"] == ["nvme0n1"], dev
         assert box["cpus"] == 2
         # the ARC of the synthetic /proc: 49000 hits/s, 1000 misses/s
         assert res["arc"]["seconds"] >= 1
