@@ -344,8 +344,6 @@ void bench_jobs_import(struct request *r)
 	}
 	if (request_body_json(r, &doc, &f) < 0 || job_fio_import(doc, run, &f) < 0)
 		goto fail;
-	/* The findings of the imported result are computed here, before the run is stored,
-	 * once server/job_findings.h is in: findings_compute(spec, NULL, result, NULL). */
 	if (jobs_import(run, &r->who, r->peer, &job, &f) < 0)
 		goto fail;
 	json_decref(doc);

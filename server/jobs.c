@@ -1048,6 +1048,16 @@ int jobs_import(struct db_run *run, const struct identity *who, const char *peer
                 struct fault *f)
 {
 	snprintf(run->owner, sizeof(run->owner), "%s", who->user);
+	/* what can be found from fio's own figures (no disk, CPU or environment of ours) */
+	json_t *res = run->result ? json_loads(run->result, 0, NULL) : NULL;
+	if (json_is_object(res)) {
+		json_t *spec = run->spec ? json_loads(run->spec, 0, NULL) : NULL;
+		json_object_set_new(res, "findings", findings_compute(spec, NULL, res, NULL));
+		json_decref(spec);
+		free(run->result);
+		run->result = json_dumps(res, JSON_COMPACT);
+	}
+	json_decref(res);
 	/* the insert writes the row's identity, the update its times and result */
 	if (db_run_insert(jobs.db, run) < 0 || db_run_update(jobs.db, run) < 0) {
 		audit_log(who->user, peer, "bench.import", run->target, false, "%s", run->name);

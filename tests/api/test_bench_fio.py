@@ -112,6 +112,13 @@ def test_fio_json_plus_round_trips_through_import(env, imported):
     assert res["cpu"]["user_s"] == pytest.approx(fj["usr_cpu"] / 100 * fj["job_runtime"] / 1000,
                                                  abs=1e-3)
     assert job["ended"] is not None
+    # what fio's own figures tell: the tail, and the system CPU per I/O from sys_cpu
+    found = {f["id"]: f for f in res["findings"]}
+    pct = fj["read"]["clat_ns"]["percentile"]
+    assert found["tail"]["inputs"] == {"direction": "read", "p50_ns": pct["50.000000"],
+                                       "p99.9_ns": pct["99.900000"]}
+    assert found["tail"]["value"] == round(pct["99.900000"] / pct["50.000000"], 1)
+    assert "read_amplification" not in found and "limit" not in found  # no disk figures
     # listed, and comparable with a run made here
     listed = expect(env["admin"].get(f"{JOBS}?limit=1000"), 200)["jobs"]
     assert any(j["id"] == job["id"] and j.get("imported") for j in listed)
@@ -126,6 +133,7 @@ def test_fio_json_plus_round_trips_through_import(env, imported):
     h2, rows2 = clat2csv(back, env["base"], "back")
     assert h1 == h2 and rows1 == rows2 and len(rows1) > 10
     assert back["spindle"]["imported"] is True
+    assert back["spindle"]["findings"] == res["findings"]
     # a document without bins (plain json) imports too, without a histogram
     plain = json.loads(json.dumps(fio))
     del plain["jobs"][0]["read"]["clat_ns"]["bins"]
