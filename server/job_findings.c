@@ -179,9 +179,10 @@ static json_t *read_amplification(const json_t *spec, const json_t *env, const j
 	}
 	char zfs[200] = "";
 	if (worst > 0)
-		snprintf(zfs, sizeof(zfs),
-		         "ZFS recordsize %.0f under %.0f-byte random reads reads up to %gx", rs, bs,
-		         r2(worst));
+		snprintf(
+		    zfs, sizeof(zfs),
+		    "each %.0f-byte random read may fetch a whole %.0f-byte ZFS record, up to %gx",
+		    bs, rs, r2(worst));
 	if (!have_dev) {
 		if (worst <= 0) {
 			json_decref(in);
@@ -192,8 +193,10 @@ static json_t *read_amplification(const json_t *spec, const json_t *env, const j
 		    "ZFS recordsize / block size under random reads smaller than a record: "
 		    "the worst case, each read fetching a whole record (the disk's own "
 		    "reads were not measured)",
-		    in, "%s the bytes the job asked for (the disk's reads were not measured).",
-		    zfs);
+		    in,
+		    "Up to %gx the bytes the job asked for: each %.0f-byte random read may fetch a "
+		    "whole %.0f-byte ZFS record (the disk's reads were not measured).",
+		    r2(worst), bs, rs);
 	}
 	double amp = disk / app;
 	json_object_set_new(in, "disk_read_bytes_per_s", json_real(disk));
@@ -216,9 +219,11 @@ static json_t *read_amplification(const json_t *spec, const json_t *env, const j
 		snprintf(why, sizeof(why),
 		         ": larger reads than asked for (readahead, records, or other I/O on the "
 		         "disk).");
+	/* on a pool, its disks' figures summed */
+	bool pool = json_is_array(json_object_get(dev, "pool_disks"));
 	return finding("read_amplification", "Read amplification", json_real(r2(amp)), "x",
-	               amp > AMP_FLAG, rule, in,
-	               "The disk read %.2fx the bytes the job asked for%s", amp, why);
+	               amp > AMP_FLAG, rule, in, "The %s read %.2fx the bytes the job asked for%s",
+	               pool ? "pool's disks" : "disk", amp, why);
 }
 
 /* The ARC's figures are the whole box's: alone they speak for a target on ZFS only. */
