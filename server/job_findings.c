@@ -276,8 +276,8 @@ static json_t *cache_served(const json_t *env, const json_t *res)
 	    share > 0
 	        ? "%.1f %% of the job's reads did not reach the disk (%.0f disk reads/s for "
 	          "%.0f reads/s asked).%s"
-	        : "%.1f %%: the disk read as often as the job asked or more (%.0f disk reads/s "
-	          "for %.0f reads/s asked).%s",
+	        : "No read was served from a cache (%.1f %%): the disk read as often as the job "
+	          "asked or more (%.0f disk reads/s for %.0f reads/s asked).%s",
 	    pct, disk, app, arc_text);
 }
 
