@@ -85,38 +85,6 @@ void audit_retention_stop(void)
 	pend.ev = NULL;
 }
 
-/* In place: control characters and bytes that are not valid UTF-8 become '?'. Login
- * names come from headers as raw bytes, and jansson refuses invalid UTF-8 on listing. */
-static void audit_clean(char *s)
-{
-	unsigned char *p = (unsigned char *)s;
-	while (*p) {
-		size_t n = 0;
-		if (*p < 0x20 || *p == 0x7f)
-			n = 0;
-		else if (*p < 0x80)
-			n = 1;
-		else if (*p >= 0xc2 && *p <= 0xdf)
-			n = 2;
-		else if (*p >= 0xe0 && *p <= 0xef)
-			n = 3;
-		else if (*p >= 0xf0 && *p <= 0xf4)
-			n = 4;
-		for (size_t i = 1; i < n; i++)
-			if ((p[i] & 0xc0) != 0x80)
-				n = 0;
-		/* Overlong, surrogate and beyond-U+10FFFF forms are invalid too. */
-		if ((n == 3 && ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0))) ||
-		    (n == 4 && ((p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))))
-			n = 0;
-		if (n == 0) {
-			*p++ = '?';
-			continue;
-		}
-		p += n;
-	}
-}
-
 /* Appends n entries at the back, or puts them back at the front; beyond
  * AUDIT_PENDING_MAX the oldest go. Arms the retry. */
 static void pend_add(const struct db_audit *a, size_t n, bool front)
@@ -213,11 +181,12 @@ static void audit_vfill(struct db_audit *a, const char *user, const char *addres
 	snprintf(a->target, sizeof(a->target), "%s", target ? target : "");
 	if (fmt)
 		vsnprintf(a->details, sizeof(a->details), fmt, ap);
-	audit_clean(a->user);
-	audit_clean(a->address);
-	audit_clean(a->action);
-	audit_clean(a->target);
-	audit_clean(a->details);
+	/* login names come from headers as raw bytes */
+	util_utf8_clean(a->user, true);
+	util_utf8_clean(a->address, true);
+	util_utf8_clean(a->action, true);
+	util_utf8_clean(a->target, true);
+	util_utf8_clean(a->details, true);
 	log_debug("audit: %s from %s: %s %s %s: %s", a->user, a->address, a->action, a->target,
 	          ok ? "ok" : "failed", a->details);
 }

@@ -4,6 +4,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "util.h"
+
 static const struct {
 	const char *name;
 	int status;
@@ -29,47 +31,13 @@ static const struct {
     [ERR_NO_SPACE] = {"ERR_NO_SPACE", 507},
 };
 
-/* Length of the valid UTF-8 sequence at s, or 0. */
-static size_t utf8_seq(const unsigned char *s)
-{
-	size_t n;
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	for (size_t i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
-}
-
-/* Details quote what the client sent and may be cut mid-character: keep them valid
- * UTF-8 so the fault can always be encoded as JSON. */
-static void utf8_clean(char *s)
-{
-	unsigned char *p = (unsigned char *)s;
-	while (*p) {
-		size_t n = utf8_seq(p);
-		if (n) {
-			p += n;
-			continue;
-		}
-		*p++ = '?';
-	}
-}
-
 int fault_vset(struct fault *f, enum fault_kind kind, const char *fmt, va_list ap)
 {
 	f->kind = kind;
 	f->retry_after = 0;
 	vsnprintf(f->details, sizeof(f->details), fmt, ap);
-	utf8_clean(f->details);
+	/* details quote what the client sent and may be cut mid-character */
+	util_utf8_clean(f->details, false);
 	return -1;
 }
 
