@@ -492,19 +492,20 @@ int job_fio_log_parse(const char *name, enum job_fio_log *out)
 	return -1;
 }
 
-/* One interval's histogram of a direction ({"bins":[idx,count,...]} in our scheme) folded
- * into fio's buckets; false when the line has none. */
+/* One interval's histogram of a direction ({"bins":[idx,count,...]}: fio's buckets merged
+ * as log_hist_coarseness HIST_FIO_COARSE merges them) as the row fio writes; false when
+ * the line has none. */
 static bool interval_plat(const json_t *x, uint64_t *plat)
 {
 	const json_t *bins = json_object_get(json_object_get(x, "hist"), "bins");
 	if (!json_is_array(bins))
 		return false;
-	memset(plat, 0, JOB_FIO_PLAT_NR * sizeof(*plat));
+	memset(plat, 0, HIST_FIO_COARSE_NR * sizeof(*plat));
 	for (size_t i = 0; i + 1 < json_array_size(bins); i += 2) {
 		json_int_t idx = json_integer_value(json_array_get(bins, i));
 		json_int_t c = json_integer_value(json_array_get(bins, i + 1));
-		if (idx >= 0 && idx < HIST_BUCKETS && c > 0)
-			plat[job_fio_plat_index(hist_bucket_low((unsigned)idx))] += (uint64_t)c;
+		if (idx >= 0 && idx < HIST_FIO_COARSE_NR && c > 0)
+			plat[idx] += (uint64_t)c;
 	}
 	return true;
 }
@@ -527,7 +528,7 @@ int job_fio_log(int64_t id, enum job_fio_log which, struct buf *out, struct faul
 	json_t *spec = run->spec ? json_loads(run->spec, 0, NULL) : NULL;
 	json_int_t bs = integer(spec, "block_size");
 	json_t *intervals = run_intervals(run->id);
-	uint64_t *plat = xmalloc(JOB_FIO_PLAT_NR * sizeof(*plat));
+	uint64_t *plat = xmalloc(HIST_FIO_COARSE_NR * sizeof(*plat));
 	static const char *const dirs[] = {"read", "write"};
 	size_t lines = 0;
 	/* fio's time column is msec since the job's I/O began: ours counts from the measured
@@ -566,7 +567,7 @@ int job_fio_log(int64_t id, enum job_fio_log which, struct buf *out, struct faul
 					break;
 				}
 				buf_printf(out, "%ld, %u, %lld", msec, d, (long long)bs);
-				for (unsigned k = 0; k < JOB_FIO_PLAT_NR; k++)
+				for (unsigned k = 0; k < HIST_FIO_COARSE_NR; k++)
 					buf_printf(out, ", %llu", (unsigned long long)plat[k]);
 				buf_add(out, "\n", 1);
 				break;

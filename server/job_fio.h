@@ -24,23 +24,17 @@
 
 struct db_run;
 
-#define JOB_FIO_PLAT_BITS     6
-#define JOB_FIO_PLAT_VAL      (1u << JOB_FIO_PLAT_BITS)
-#define JOB_FIO_PLAT_GROUP_NR 29
-#define JOB_FIO_PLAT_NR       (JOB_FIO_PLAT_GROUP_NR * JOB_FIO_PLAT_VAL) /* 1856 */
+#define JOB_FIO_PLAT_BITS     HIST_FIO_BITS
+#define JOB_FIO_PLAT_VAL      HIST_FIO_VAL
+#define JOB_FIO_PLAT_GROUP_NR HIST_FIO_GROUP_NR
+#define JOB_FIO_PLAT_NR       HIST_FIO_NR /* 1856 */
 /* A POST /jobs/import body is at most this. */
 #define JOB_FIO_IMPORT_MAX (3u << 20)
 
 /* fio's bucket of a value in ns (values past its last group land in the last bucket). */
 static inline unsigned job_fio_plat_index(uint64_t v)
 {
-	unsigned msb = v ? 63u - (unsigned)__builtin_clzll(v) : 0;
-	if (msb <= JOB_FIO_PLAT_BITS)
-		return (unsigned)v;
-	unsigned err = msb - JOB_FIO_PLAT_BITS;
-	unsigned idx =
-	    ((err + 1) << JOB_FIO_PLAT_BITS) + (unsigned)((v >> err) & (JOB_FIO_PLAT_VAL - 1));
-	return idx < JOB_FIO_PLAT_NR - 1 ? idx : JOB_FIO_PLAT_NR - 1;
+	return hist_fio_index(v);
 }
 
 /* The value fio reports for a bucket, its json+ key: the middle, truncated. */

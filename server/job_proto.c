@@ -21,14 +21,15 @@ static bool is_num(const json_t *o, const char *k)
 	return json_is_number(v) && json_number_value(v) >= 0;
 }
 
-/* An interval's histogram: {"bins":[idx,count,...]}, ascending indices of hist.h's scheme
- * with positive counts that add up to the interval's ops. */
+/* An interval's histogram: {"bins":[idx,count,...]}, ascending indices of fio's coarse
+ * buckets (hist.h HIST_FIO_COARSE_NR) with positive counts that add up to the interval's
+ * ops. */
 static int proto_interval_hist(const json_t *h, json_int_t ops, const char *name, char *err,
                                size_t len)
 {
 	const json_t *bins = json_object_get(h, "bins");
 	if (!json_is_object(h) || json_object_size(h) != 1 || !json_is_array(bins) ||
-	    json_array_size(bins) % 2 || json_array_size(bins) > 2 * HIST_BUCKETS) {
+	    json_array_size(bins) % 2 || json_array_size(bins) > 2 * HIST_FIO_COARSE_NR) {
 		snprintf(err, len, "interval: %s.hist must be {\"bins\": [index, count, ...]}",
 		         name);
 		return -1;
@@ -37,12 +38,13 @@ static int proto_interval_hist(const json_t *h, json_int_t ops, const char *name
 	for (size_t i = 0; i < json_array_size(bins); i += 2) {
 		const json_t *ji = json_array_get(bins, i), *jc = json_array_get(bins, i + 1);
 		if (!json_is_integer(ji) || !json_is_integer(jc) ||
-		    json_integer_value(ji) <= last || json_integer_value(ji) >= HIST_BUCKETS ||
-		    json_integer_value(jc) <= 0 || json_integer_value(jc) > ops) {
+		    json_integer_value(ji) <= last ||
+		    json_integer_value(ji) >= HIST_FIO_COARSE_NR || json_integer_value(jc) <= 0 ||
+		    json_integer_value(jc) > ops) {
 			snprintf(err, len,
 			         "interval: %s.hist.bins: pair %zu is not an ascending index below "
 			         "%u with a positive count",
-			         name, i / 2, HIST_BUCKETS);
+			         name, i / 2, HIST_FIO_COARSE_NR);
 			return -1;
 		}
 		last = json_integer_value(ji);

@@ -64,4 +64,29 @@ json_t *hist_to_json(const struct hist *h);
 /* The inverse; -1 with a reason in err when the document is not such a histogram. */
 int hist_from_json(struct hist *h, const json_t *j, char *err, size_t errlen);
 
+/* fio's latency buckets (its stat.h: FIO_IO_U_PLAT_BITS 6): every power-of-two group
+ * [2^m, 2^(m+1)), m >= 7, cut into 64, values below 128 exact, 29 groups, 1856 in all. Ours
+ * are finer (128 a group), so each of our buckets lies whole in one of fio's. */
+#define HIST_FIO_BITS     6
+#define HIST_FIO_VAL      (1u << HIST_FIO_BITS)
+#define HIST_FIO_GROUP_NR 29
+#define HIST_FIO_NR       (HIST_FIO_GROUP_NR * HIST_FIO_VAL) /* 1856 */
+/* An interval line's histogram is fio's buckets merged 2^HIST_FIO_COARSE at a time, as fio's
+ * log_hist_coarseness merges them for its histogram log: 464 buckets, each at most 1/16 of
+ * its power of two wide. A second's line stays near a kilobyte; ours at full resolution made
+ * it six to ten, every second of every run kept. */
+#define HIST_FIO_COARSE    2
+#define HIST_FIO_COARSE_NR (HIST_FIO_NR >> HIST_FIO_COARSE) /* 464 */
+
+/* fio's bucket of a value in ns (values past its last group land in the last bucket). */
+static inline unsigned hist_fio_index(uint64_t v)
+{
+	unsigned msb = v ? 63u - (unsigned)__builtin_clzll(v) : 0;
+	if (msb <= HIST_FIO_BITS)
+		return (unsigned)v;
+	unsigned err = msb - HIST_FIO_BITS;
+	unsigned idx = ((err + 1) << HIST_FIO_BITS) + (unsigned)((v >> err) & (HIST_FIO_VAL - 1));
+	return idx < HIST_FIO_NR - 1 ? idx : HIST_FIO_NR - 1;
+}
+
 #endif

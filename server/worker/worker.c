@@ -369,17 +369,22 @@ static int worker_prepare(struct worker *w, char *err, size_t errlen)
 }
 
 /* An interval's latency histogram, {"bins":[idx,count,...]}: its non-empty buckets in
- * hist.h's scheme, so the interval lines add up to the result's and spindled can write
- * fio's per-interval histogram log. At most HIST_BUCKETS pairs (about 60 KB), in practice
- * the few hundred buckets a second's latencies spread over. */
+ * fio's scheme merged as fio's log_hist_coarseness 2 merges them (hist.h HIST_FIO_COARSE),
+ * so spindled writes fio's per-interval histogram log from them, and they add up to the
+ * result's histogram folded the same way. At most 464 pairs, in practice the few dozen a
+ * second's latencies spread over. */
 static json_t *interval_hist_json(const uint64_t *counts)
 {
+	uint64_t coarse[HIST_FIO_COARSE_NR] = {0};
+	for (unsigned i = 0; i < HIST_BUCKETS; i++)
+		if (counts[i])
+			coarse[hist_fio_index(hist_bucket_low(i)) >> HIST_FIO_COARSE] += counts[i];
 	json_t *bins = json_array();
-	for (unsigned i = 0; i < HIST_BUCKETS; i++) {
-		if (!counts[i])
+	for (unsigned i = 0; i < HIST_FIO_COARSE_NR; i++) {
+		if (!coarse[i])
 			continue;
 		json_array_append_new(bins, json_integer(i));
-		json_array_append_new(bins, json_integer((json_int_t)counts[i]));
+		json_array_append_new(bins, json_integer((json_int_t)coarse[i]));
 	}
 	return json_pack("{s:o}", "bins", bins);
 }
