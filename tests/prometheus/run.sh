@@ -15,8 +15,8 @@ step() { printf '\n-- %s\n' "$*"; }
 # stand-ins for the boxes' token and certificate files it names.
 step "promtool check config packaging/prometheus/prometheus.yml"
 sed "s#/etc/prometheus#$tmp#g" "$ship/prometheus.yml" >"$tmp/prometheus.yml"
-mkdir -p "$tmp/spindle/targets"
-cp "$ship"/targets/*.yml "$tmp/spindle/targets/"
+mkdir -p "$tmp/spindle" "$tmp/targets"
+cp "$ship"/targets/*.yml "$tmp/targets/"
 cp "$ship"/*.rules.yml "$tmp/"
 grep -oE "$tmp/spindle/[^ ]+\.(token|crt)" "$tmp/prometheus.yml" | xargs touch
 promtool check config "$tmp/prometheus.yml"

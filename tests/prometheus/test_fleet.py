@@ -68,8 +68,9 @@ def fleet(tmp_path_factory):
                     "(./quickstart deps), or set PROMETHEUS")
     base = tmp_path_factory.mktemp("fleet")
     etc = base / "etc"
-    (etc / "spindle" / "targets").mkdir(parents=True)
-    procs, servers, targets = [], {}, []
+    (etc / "spindle").mkdir(parents=True)
+    (etc / "targets").mkdir()
+    procs, servers = [], {}
     prom = None
     try:
         for box, disks in BOXES.items():
@@ -91,7 +92,7 @@ def fleet(tmp_path_factory):
         assert [g["labels"]["box"] for g in shipped] == list(BOXES)
         for group in shipped:
             group["targets"] = [f"127.0.0.1:{servers[group['labels']['box']].port}"]
-        (etc / "spindle" / "targets" / "spindle.yml").write_text(yaml.safe_dump(shipped))
+        (etc / "targets" / "spindle.yml").write_text(yaml.safe_dump(shipped))
         # The shipped config, its paths under etc, scraped and evaluated every second. The
         # name each job checks in its box's certificate: the box's hostname (here the
         # machine's: the boxes run on it).
