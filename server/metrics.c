@@ -201,6 +201,13 @@ static void build_sample(struct buf *b, const struct box_sample *s)
 	}
 }
 
+static void lit_since_line(void *arg, const char *key, int64_t since)
+{
+	char esc[160];
+	buf_printf(arg, "spindle_locator_led_lit_since_seconds{led=\"%s\"} %lld\n",
+	           label(key, esc, sizeof(esc)), (long long)since);
+}
+
 static void build_daemon(struct buf *b)
 {
 	unsigned running = 0, queued = 0;
@@ -225,6 +232,10 @@ static void build_daemon(struct buf *b)
 		           (unsigned long long)jobs_ended_count((enum job_state)st));
 	gauge_u64(b, "spindle_locator_leds_lit", "Locator LEDs lit now (chassis and disks).",
 	          leds_lit_count(), "");
+	family(b, "spindle_locator_led_lit_since_seconds", "gauge",
+	       "When each lit locator LED was turned on (Unix time; one lit by other means: "
+	       "when spindled first saw it lit).");
+	leds_lit_each(lit_since_line, b);
 	gauge_u64(b, "spindle_problems_open", "Open problems.", problems_count(), "");
 	gauge_u64(b, "spindle_sse_clients", "Server-Sent Events streams open now.",
 	          dashboard_events_clients(), "");

@@ -15,7 +15,8 @@ SAMPLE_RE = re.compile(rf"^(spindle_[a-z_]+)(\{{{LABEL}(?:,{LABEL})*\}})?"
                        r" (-?[0-9.]+(?:e[+-]?[0-9]+)?)(?: ([0-9]+))?$")
 # The collector's sample carries its own time; the daemon's gauges are read at the scrape.
 DAEMON = {"spindle_build_info", "spindle_start_time_seconds", "spindle_jobs",
-          "spindle_jobs_ended_total", "spindle_locator_leds_lit", "spindle_problems_open",
+          "spindle_jobs_ended_total", "spindle_locator_leds_lit",
+          "spindle_locator_led_lit_since_seconds", "spindle_problems_open",
           "spindle_sse_clients"}
 
 
@@ -187,6 +188,42 @@ def test_a_failed_job_is_counted(spawn, tmp_path):
     ended = parse(srv.client().get(METRICS).text)["spindle_jobs_ended_total"]
     assert ended == {'{state="done"}': 0, '{state="failed"}': 2, '{state="cancelled"}': 0,
                      '{state="interrupted"}': 0}
+
+
+def test_a_lit_led_says_since_when(spawn, tmp_path):
+    """spindle_locator_led_lit_since_seconds{led}: when each lit LED was turned on, the
+    same after a restart (an alert can tell one lit for a day); none once it is off."""
+    state = tmp_path / "leds"
+    hw = ("--system-led-backend", "virtual", "--disk-led-backend", "virtual")
+    srv = spawn(*hw, state_dir=state)
+    assert parse(srv.client().get(METRICS).text)["spindle_locator_led_lit_since_seconds"] == {}
+
+    def lit(srv, on):
+        admin = srv.admin()
+        before = time.time()
+        resp = admin.put("/api/hardware/v1/chassis/system", json={"locate": on})
+        assert resp.status_code in (200, 202), resp.text
+        deadline = time.monotonic() + 5 * SLOW
+        while True:
+            m = parse(srv.client().get(METRICS).text)
+            if m["spindle_locator_leds_lit"][""] == on:
+                return m["spindle_locator_led_lit_since_seconds"], before
+            assert time.monotonic() < deadline, m["spindle_locator_leds_lit"]
+            time.sleep(0.1)
+
+    since, before = lit(srv, True)
+    assert list(since) == ['{led="chassis/system"}'], since
+    assert int(before) <= since['{led="chassis/system"}'] <= time.time(), (before, since)
+    srv.stop()
+    srv = spawn(*hw, state_dir=state)
+    deadline = time.monotonic() + 5 * SLOW     # the first inventory scan
+    while True:
+        m = parse(srv.client().get(METRICS).text)
+        if m["spindle_locator_leds_lit"][""] or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert m["spindle_locator_led_lit_since_seconds"] == since
+    assert lit(srv, False)[0] == {}
 
 
 def test_token_needed_outside_the_allow_list(spawn, tmp_path):

@@ -144,6 +144,14 @@ def test_both_boxes_scraped_over_https_with_their_tokens(fleet):
     assert disks == BOXES
     # The daemon's own series too, the failed-job counter from the start.
     assert by_box(url, 'spindle_jobs_ended_total{state="failed"}') == {b: 0 for b in BOXES}
+    # ...and a lit LED's since-when, on box1 only (box2's family has no sample).
+    resp = fleet["servers"]["box1"].admin().put("/api/hardware/v1/chassis/system",
+                                                json={"locate": True})
+    assert resp.status_code in (200, 202), resp.text
+    lit = wait_for("box1's lit LED", lambda: query(
+        url, "spindle_locator_led_lit_since_seconds"), 10)
+    assert [(r["metric"]["box"], r["metric"]["led"]) for r in lit] == [("box1", "chassis/system")]
+    assert time.time() - 60 < float(lit[0]["value"][1]) <= time.time()
 
 
 def test_recorded_series_for_each_box(fleet):
