@@ -100,6 +100,7 @@ def fleet(tmp_path_factory):
         config = yaml.safe_load(text)
         config["global"] = {"scrape_interval": "1s", "scrape_timeout": "1s",
                             "evaluation_interval": "1s"}
+        config.pop("alerting")                  # no alertmanager here
         for job in config["scrape_configs"]:
             assert job["tls_config"]["server_name"] in BOXES, job
             job["tls_config"]["server_name"] = socket.gethostname()
@@ -107,11 +108,12 @@ def fleet(tmp_path_factory):
             shutil.copy(SHIPPED / os.path.basename(rules), rules)
         (etc / "prometheus.yml").write_text(yaml.safe_dump(config))
         port = free_port()
-        log = open(base / "prometheus.log", "wb")
-        prom = subprocess.Popen(
-            [PROMETHEUS, f"--config.file={etc / 'prometheus.yml'}",
-             f"--storage.tsdb.path={base / 'data'}", f"--web.listen-address=127.0.0.1:{port}",
-             "--log.level=warn"], stdout=log, stderr=subprocess.STDOUT)
+        with open(base / "prometheus.log", "wb") as log:
+            prom = subprocess.Popen(
+                [PROMETHEUS, f"--config.file={etc / 'prometheus.yml'}",
+                 f"--storage.tsdb.path={base / 'data'}",
+                 f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
+                stdout=log, stderr=subprocess.STDOUT)
         url = f"http://127.0.0.1:{port}"
 
         def ready():
@@ -126,7 +128,11 @@ def fleet(tmp_path_factory):
     finally:
         if prom:
             prom.terminate()
-            prom.wait(10)
+            try:
+                prom.wait(10)
+            except subprocess.TimeoutExpired:
+                prom.kill()
+                prom.wait()
         for srv in servers.values():
             assert_stopped_cleanly(srv)
         for p in procs:
