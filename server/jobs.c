@@ -128,6 +128,7 @@ static struct {
 	struct job_target_rules rules;  /* the bench dirs and the settings for targets */
 	TAILQ_HEAD(job_list, job) live; /* queued and running, oldest first */
 	unsigned running, queued, watchers;
+	uint64_t ended[JOB_NSTATES]; /* jobs ended by this process, by end state (/metrics) */
 	struct event *kick, *flush;
 	bool subscribed, stopping, ready;
 } jobs;
@@ -167,6 +168,11 @@ void jobs_counts(unsigned *running, unsigned *queued)
 {
 	*running = jobs.running;
 	*queued = jobs.queued;
+}
+
+uint64_t jobs_ended_count(enum job_state st)
+{
+	return (unsigned)st < JOB_NSTATES ? jobs.ended[st] : 0;
 }
 
 /* The collector's fill function (collector_set_fill): the running jobs' newest second, for
@@ -858,6 +864,9 @@ static void job_ended(struct job *j)
 	log_info("jobs: job %lld (%s) %s%s%s", (long long)fin->id, fin->name, fin->state,
 	         fin->reason[0] ? ": " : "", fin->reason);
 	problems_job_ended((long long)fin->id, fin->name, fin->state, fin->reason);
+	enum job_state st;
+	if (jobs_state_parse(fin->state, &st) == 0)
+		jobs.ended[st]++;
 	job_free(j); /* and fin with it */
 }
 

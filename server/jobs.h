@@ -87,6 +87,9 @@ struct jobs_filter {
 int jobs_list(const struct jobs_filter *flt, json_t **out, struct fault *f);
 /* Jobs running and waiting now, for the dashboard and /metrics. */
 void jobs_counts(unsigned *running, unsigned *queued);
+/* Jobs that ended in state st (done, failed, cancelled, interrupted) since spindled
+ * started: a counter for /metrics, so a scraper sees every failure between two scrapes. */
+uint64_t jobs_ended_count(enum job_state st);
 /* Jobs are named by their id (ERR_NOT_FOUND when none has it). */
 int jobs_get(int64_t id, json_t **out, struct fault *f);
 /* DELETE: cancels a queued or running job (*cancelled true, *out the job), or deletes a

@@ -56,8 +56,9 @@ struct snap {
 struct rec {
 	char key[LEDS_KEY_MAX];
 	bool locate;
-	bool busy;       /* a change is in flight */
-	char fault[200]; /* why re-applying it at start failed, or "" */
+	int64_t lit_since; /* Unix time the LED was turned on (or first seen lit), 0: off */
+	bool busy;         /* a change is in flight */
+	char fault[200];   /* why re-applying it at start failed, or "" */
 };
 
 enum op_kind { OP_CHASSIS_LIST, OP_CHASSIS, OP_DISK_LIST, OP_DISK, OP_LOCATE, OP_REAPPLY };
@@ -884,6 +885,10 @@ static void locate_apply(struct op *op, bool record)
 	r->busy = false;
 	if (record) {
 		r->locate = op->on;
+		if (!op->on)
+			r->lit_since = 0;
+		else if (!r->lit_since)
+			r->lit_since = util_now();
 		r->fault[0] = '\0';
 		char key[LEDS_KEY_MAX + 8];
 		snprintf(key, sizeof(key), "led/%s", op->key);
@@ -1377,12 +1382,39 @@ unsigned leds_lit_count(void)
 	return n;
 }
 
+/* A lit LED keeps its time; one found lit that was not turned on here (its button,
+ * another tool) counts from now; one found off has none. */
+static void lit_each(const struct comp *c, size_t n, leds_lit_fn fn, void *arg)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (comp_locate(&c[i]) != 1) {
+			struct rec *r = rec_find(c[i].key);
+			if (r)
+				r->lit_since = 0;
+			continue;
+		}
+		struct rec *r = rec_get(c[i].key);
+		if (!r->lit_since)
+			r->lit_since = util_now();
+		fn(arg, c[i].key, r->lit_since);
+	}
+}
+
+void leds_lit_each(leds_lit_fn fn, void *arg)
+{
+	if (!leds.started || !leds.snap)
+		return;
+	lit_each(leds.snap->chassis, leds.snap->inv.nchassis, fn, arg);
+	lit_each(leds.snap->disks, leds.snap->inv.ndisks, fn, arg);
+}
+
 /* --- start and stop */
 
 static int rec_load(void *arg, const struct db_led *l)
 {
 	struct rec *r = rec_get(l->component);
 	r->locate = l->locate;
+	r->lit_since = l->locate ? l->mtime : 0; /* the row's time: when it was turned on */
 	return 0;
 }
 

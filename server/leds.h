@@ -17,6 +17,7 @@
 #define SPINDLE_LEDS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <jansson.h>
 #include "fault.h"
 
@@ -57,5 +58,10 @@ void leds_locate(const char *chassis, const char *disk, bool on, const char *use
                  leds_done cb, void *arg);
 /* Locator LEDs that are lit now (system and disks), for the dashboard and /metrics. */
 unsigned leds_lit_count(void);
+/* Each locator LED lit now, as leds_lit_count last read them: its key ("chassis/<id>" or
+ * "disk/<id>") and since when (Unix time): when it was turned on here, kept across
+ * restarts, else when spindled first saw it lit. For /metrics: a "lit for a day" alert. */
+typedef void (*leds_lit_fn)(void *arg, const char *key, int64_t since);
+void leds_lit_each(leds_lit_fn fn, void *arg);
 
 #endif

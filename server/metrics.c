@@ -1,6 +1,14 @@
 /* The Prometheus exposition. Counters are the collector's raw cumulative values (as
  * /proc has them, scaled to base units), so a scraper computes its own rates; the text
- * for one sample is built once and reused by every scrape until the next tick. */
+ * for one sample is built once and reused by every scrape until the next tick.
+ *
+ * Every line of the sample carries the sample's own time (ms): the counters change once a
+ * second, on the collector's tick, not when a scraper asks. Stamped with the scrape's time,
+ * a scrape just after a tick and one just before the next would be a second apart in
+ * Prometheus but two ticks apart in the counters (irate doubles), and two scrapes within
+ * one second a second apart with no change (irate drops to 0). With the sample's time, a
+ * repeated sample is the same point again, which Prometheus drops. The daemon's own
+ * gauges (jobs, LEDs, problems) are read at each scrape and carry no time. */
 #include "metrics.h"
 #include "cidr.h"
 #include "collector.h"
@@ -93,18 +101,19 @@ static const struct dev_metric nic_metrics[] = {
      offsetof(struct nic_sample, tx_errors), 1},
 };
 
+/* ts: the sample's time as the line's ending, " <ms>". */
 static void dev_value(struct buf *b, const struct dev_metric *dm, const char *dev,
-                      const void *sample)
+                      const void *sample, const char *ts)
 {
 	char esc[80];
 	uint64_t v;
 	memcpy(&v, (const char *)sample + dm->off, sizeof(v));
 	if (dm->divisor == 1)
-		buf_printf(b, "%s{device=\"%s\"} %llu\n", dm->name, label(dev, esc, sizeof(esc)),
-		           (unsigned long long)v);
+		buf_printf(b, "%s{device=\"%s\"} %llu%s\n", dm->name, label(dev, esc, sizeof(esc)),
+		           (unsigned long long)v, ts);
 	else
-		buf_printf(b, "%s{device=\"%s\"} %.3f\n", dm->name, label(dev, esc, sizeof(esc)),
-		           (double)v / dm->divisor);
+		buf_printf(b, "%s{device=\"%s\"} %.3f%s\n", dm->name, label(dev, esc, sizeof(esc)),
+		           (double)v / dm->divisor, ts);
 }
 
 static const char *const cpu_modes[CPU_MODES] = {
@@ -113,41 +122,46 @@ static const char *const cpu_modes[CPU_MODES] = {
     [CPU_STEAL] = "steal",   [CPU_IDLE] = "idle",
 };
 
-static void gauge_u64(struct buf *b, const char *name, const char *help, uint64_t v)
+/* ts: "" (now) or " <ms>" (the sample's time). */
+static void gauge_u64(struct buf *b, const char *name, const char *help, uint64_t v, const char *ts)
 {
 	family(b, name, "gauge", help);
-	buf_printf(b, "%s %llu\n", name, (unsigned long long)v);
+	buf_printf(b, "%s %llu%s\n", name, (unsigned long long)v, ts);
 }
 
-static void counter_u64(struct buf *b, const char *name, const char *help, uint64_t v)
+static void counter_u64(struct buf *b, const char *name, const char *help, uint64_t v,
+                        const char *ts)
 {
 	family(b, name, "counter", help);
-	buf_printf(b, "%s %llu\n", name, (unsigned long long)v);
+	buf_printf(b, "%s %llu%s\n", name, (unsigned long long)v, ts);
 }
 
 static void build_sample(struct buf *b, const struct box_sample *s)
 {
 	size_t i;
 	int d;
+	char ts[32];
 
+	snprintf(ts, sizeof(ts), " %lld", (long long)s->time * 1000);
 	b->len = 0;
 	family(b, "spindle_sample_timestamp_seconds", "gauge",
 	       "When the sample these values come from ended (Unix time).");
-	buf_printf(b, "spindle_sample_timestamp_seconds %lld\n", (long long)s->time);
+	buf_printf(b, "spindle_sample_timestamp_seconds %lld%s\n", (long long)s->time, ts);
 
 	family(b, "spindle_cpu_seconds_total", "counter",
 	       "CPU time spent in each mode, summed over all CPUs.");
 	for (i = 0; i < CPU_MODES; i++)
-		buf_printf(b, "spindle_cpu_seconds_total{mode=\"%s\"} %.2f\n", cpu_modes[i],
-		           (double)s->cpu_ticks[i] / (double)metrics.user_hz);
-	gauge_u64(b, "spindle_cpus", "CPUs online.", (uint64_t)(s->ncpus > 0 ? s->ncpus : 0));
+		buf_printf(b, "spindle_cpu_seconds_total{mode=\"%s\"} %.2f%s\n", cpu_modes[i],
+		           (double)s->cpu_ticks[i] / (double)metrics.user_hz, ts);
+	gauge_u64(b, "spindle_cpus", "CPUs online.", (uint64_t)(s->ncpus > 0 ? s->ncpus : 0), ts);
 
-	gauge_u64(b, "spindle_memory_total_bytes", "Memory installed (MemTotal).", s->mem_total);
+	gauge_u64(b, "spindle_memory_total_bytes", "Memory installed (MemTotal).", s->mem_total,
+	          ts);
 	gauge_u64(b, "spindle_memory_used_bytes",
-	          "Memory in use: total less free, buffers and page cache.", s->mem_used);
-	gauge_u64(b, "spindle_memory_cached_bytes", "Page cache.", s->mem_cache);
-	gauge_u64(b, "spindle_memory_buffers_bytes", "Block device buffers.", s->mem_buffers);
-	gauge_u64(b, "spindle_memory_free_bytes", "Memory not used at all.", s->mem_free);
+	          "Memory in use: total less free, buffers and page cache.", s->mem_used, ts);
+	gauge_u64(b, "spindle_memory_cached_bytes", "Page cache.", s->mem_cache, ts);
+	gauge_u64(b, "spindle_memory_buffers_bytes", "Block device buffers.", s->mem_buffers, ts);
+	gauge_u64(b, "spindle_memory_free_bytes", "Memory not used at all.", s->mem_free, ts);
 
 	if (s->have_psi) {
 		static const char *const res[3] = {"cpu", "io", "memory"};
@@ -155,35 +169,43 @@ static void build_sample(struct buf *b, const struct box_sample *s)
 		    b, "spindle_pressure_some_percent", "gauge",
 		    "Share of the last second in which some task stalled on the resource (PSI).");
 		for (i = 0; i < 3; i++)
-			buf_printf(b, "spindle_pressure_some_percent{resource=\"%s\"} %.2f\n",
-			           res[i], s->psi_some_pct[i]);
+			buf_printf(b, "spindle_pressure_some_percent{resource=\"%s\"} %.2f%s\n",
+			           res[i], s->psi_some_pct[i], ts);
 	}
 
 	for (i = 0; i < nitems(disk_metrics); i++) {
 		family(b, disk_metrics[i].name, disk_metrics[i].type, disk_metrics[i].help);
 		for (d = 0; d < s->ndisks; d++)
-			dev_value(b, &disk_metrics[i], s->disks[d].name, &s->disks[d]);
+			dev_value(b, &disk_metrics[i], s->disks[d].name, &s->disks[d], ts);
 	}
 	for (i = 0; i < nitems(nic_metrics); i++) {
 		family(b, nic_metrics[i].name, nic_metrics[i].type, nic_metrics[i].help);
 		for (d = 0; d < s->nnics; d++)
-			dev_value(b, &nic_metrics[i], s->nics[d].name, &s->nics[d]);
+			dev_value(b, &nic_metrics[i], s->nics[d].name, &s->nics[d], ts);
 	}
 
 	if (s->have_arc) {
-		counter_u64(b, "spindle_arc_hits_total", "ZFS ARC hits.", s->arc_hits);
-		counter_u64(b, "spindle_arc_misses_total", "ZFS ARC misses.", s->arc_misses);
+		counter_u64(b, "spindle_arc_hits_total", "ZFS ARC hits.", s->arc_hits, ts);
+		counter_u64(b, "spindle_arc_misses_total", "ZFS ARC misses.", s->arc_misses, ts);
 		counter_u64(b, "spindle_arc_iohits_total",
 		            "ZFS ARC hits on blocks being read in (I/O in progress).",
-		            s->arc_iohits);
-		gauge_u64(b, "spindle_arc_size_bytes", "ZFS ARC size.", s->arc_size);
-		gauge_u64(b, "spindle_arc_target_bytes", "ZFS ARC target size (c).", s->arc_target);
+		            s->arc_iohits, ts);
+		gauge_u64(b, "spindle_arc_size_bytes", "ZFS ARC size.", s->arc_size, ts);
+		gauge_u64(b, "spindle_arc_target_bytes", "ZFS ARC target size (c).", s->arc_target,
+		          ts);
 		gauge_u64(b, "spindle_arc_mfu_bytes", "ZFS ARC most-frequently-used list size.",
-		          s->arc_mfu);
+		          s->arc_mfu, ts);
 		gauge_u64(b, "spindle_arc_mru_bytes", "ZFS ARC most-recently-used list size.",
-		          s->arc_mru);
-		gauge_u64(b, "spindle_arc_meta_bytes", "ZFS ARC metadata size.", s->arc_meta);
+		          s->arc_mru, ts);
+		gauge_u64(b, "spindle_arc_meta_bytes", "ZFS ARC metadata size.", s->arc_meta, ts);
 	}
+}
+
+static void lit_since_line(void *arg, const char *key, int64_t since)
+{
+	char esc[160];
+	buf_printf(arg, "spindle_locator_led_lit_since_seconds{led=\"%s\"} %lld\n",
+	           label(key, esc, sizeof(esc)), (long long)since);
 }
 
 static void build_daemon(struct buf *b)
@@ -196,15 +218,27 @@ static void build_daemon(struct buf *b)
 	buf_printf(b, "spindle_build_info{version=\"%s\"} 1\n",
 	           label(PACKAGE_VERSION, esc, sizeof(esc)));
 	gauge_u64(b, "spindle_start_time_seconds", "When spindled started (Unix time).",
-	          (uint64_t)metrics.started);
+	          (uint64_t)metrics.started, "");
 	family(b, "spindle_jobs", "gauge", "Benchmark jobs by state.");
 	buf_printf(b, "spindle_jobs{state=\"running\"} %u\nspindle_jobs{state=\"queued\"} %u\n",
 	           running, queued);
+	/* Every end state from the start, at 0 too: increase() needs the series before its
+	 * first failure to see it. */
+	family(b, "spindle_jobs_ended_total", "counter",
+	       "Benchmark jobs ended since spindled started, by end state.");
+	for (int st = JOB_DONE; st < JOB_NSTATES; st++)
+		buf_printf(b, "spindle_jobs_ended_total{state=\"%s\"} %llu\n",
+		           jobs_state_name((enum job_state)st),
+		           (unsigned long long)jobs_ended_count((enum job_state)st));
 	gauge_u64(b, "spindle_locator_leds_lit", "Locator LEDs lit now (chassis and disks).",
-	          leds_lit_count());
-	gauge_u64(b, "spindle_problems_open", "Open problems.", problems_count());
+	          leds_lit_count(), "");
+	family(b, "spindle_locator_led_lit_since_seconds", "gauge",
+	       "When each lit locator LED was turned on (Unix time; one lit by other means: "
+	       "when spindled first saw it lit).");
+	leds_lit_each(lit_since_line, b);
+	gauge_u64(b, "spindle_problems_open", "Open problems.", problems_count(), "");
 	gauge_u64(b, "spindle_sse_clients", "Server-Sent Events streams open now.",
-	          dashboard_events_clients());
+	          dashboard_events_clients(), "");
 }
 
 const char *metrics_text(size_t *len)

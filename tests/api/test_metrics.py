@@ -5,20 +5,27 @@ import time
 
 import pytest
 
-from conftest import (PASSWORD, SLOW, FakeProc, expect_fault, make_role, make_user,
+from conftest import (PASSWORD, SLOW, FakeProc, expect, expect_fault, make_role, make_user,
                       run_daemon)
 
 METRICS = "/metrics"
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 LABEL = r'[a-z_]+="(?:[^"\\]|\\.)*"'
 SAMPLE_RE = re.compile(rf"^(spindle_[a-z_]+)(\{{{LABEL}(?:,{LABEL})*\}})?"
-                       r" (-?[0-9.]+(?:e[+-]?[0-9]+)?)$")
+                       r" (-?[0-9.]+(?:e[+-]?[0-9]+)?)(?: ([0-9]+))?$")
+# The collector's sample carries its own time; the daemon's gauges are read at the scrape.
+DAEMON = {"spindle_build_info", "spindle_start_time_seconds", "spindle_jobs",
+          "spindle_jobs_ended_total", "spindle_locator_leds_lit",
+          "spindle_locator_led_lit_since_seconds", "spindle_problems_open",
+          "spindle_sse_clients"}
 
 
-def parse(text):
+def parse(text, stamps=None):
     """{name: {labels-text: value}}, checking the exposition format line by line: every
-    sample after its family's # HELP and # TYPE, families not interleaved."""
+    sample after its family's # HELP and # TYPE, families not interleaved. stamps, a dict:
+    filled with {name: {the samples' timestamps (ms; None: none)}}."""
     families, types, current = {}, {}, None
+    stamps = {} if stamps is None else stamps
     for line in text.splitlines():
         if line.startswith("# HELP "):
             current = line.split()[2]
@@ -31,9 +38,10 @@ def parse(text):
         else:
             m = SAMPLE_RE.match(line)
             assert m, f"not a sample line: {line!r}"
-            name, labels, value = m.groups()
+            name, labels, value, stamp = m.groups()
             assert name == current, f"{name} outside its family ({current})"
             families[name][labels or ""] = float(value)
+            stamps.setdefault(name, set()).add(int(stamp) if stamp else None)
     for name, kind in types.items():
         assert (kind == "counter") == name.endswith("_total"), name
     assert set(types) == set(families)
@@ -52,15 +60,59 @@ def test_exposition(server, clients):
         assert name in m, name
     assert m["spindle_build_info"] == {f'{{version="{resp.headers["X-Spindle-Version"]}"}}': 1}
     assert set(m["spindle_jobs"]) == {'{state="running"}', '{state="queued"}'}
+    assert m["spindle_jobs_ended_total"] == {
+        f'{{state="{s}"}}': 0 for s in ("done", "failed", "cancelled", "interrupted")}
 
 
-def test_sample_counters(server, clients):
+def wait_sample(client):
     deadline = time.monotonic() + 5 * SLOW     # the first sample: the collector's 2nd tick
-    m = parse(clients["anon"].get(METRICS).text)
+    stamps = {}
+    m = parse(client.get(METRICS).text, stamps)
     while "spindle_sample_timestamp_seconds" not in m:
         assert time.monotonic() < deadline, "no sample in /metrics"
         time.sleep(0.1)
-        m = parse(clients["anon"].get(METRICS).text)
+        stamps.clear()
+        m = parse(client.get(METRICS).text, stamps)
+    return m, stamps
+
+
+def test_samples_carry_the_collectors_second(server, clients):
+    """Every line of the collector's sample carries the second it was read (ms), the same
+    for every scrape until the next tick: a late or repeated scrape is the same point to
+    Prometheus, so irate neither doubles nor drops to 0. The daemon's gauges carry none."""
+    anon = clients["anon"]
+    m, stamps = wait_sample(anon)
+    second = m["spindle_sample_timestamp_seconds"][""]
+    for name, got in stamps.items():
+        assert got == ({None} if name in DAEMON else {second * 1000}), (name, got)
+    # Scrapes within one tick: the same text for the sample, the same time.
+    pairs = []
+    deadline = time.monotonic() + 5 * SLOW
+    while len(pairs) < 3:
+        assert time.monotonic() < deadline, pairs
+        a, b = anon.get(METRICS).text, anon.get(METRICS).text
+        sa = parse(a)["spindle_sample_timestamp_seconds"][""]
+        sb = parse(b)["spindle_sample_timestamp_seconds"][""]
+        if sa == sb:
+            cut = a.index("# HELP spindle_sample_timestamp_seconds")
+            assert a[cut:] == b[b.index("# HELP spindle_sample_timestamp_seconds"):]
+            pairs.append(sa)
+        else:
+            assert sb > sa, (sa, sb)        # a tick came between the two
+    # ...and the next tick moves it on by its seconds.
+    deadline = time.monotonic() + 3 * SLOW
+    while True:
+        later, stamps = wait_sample(anon)
+        if later["spindle_sample_timestamp_seconds"][""] > pairs[-1]:
+            break
+        assert time.monotonic() < deadline, "the sample's time did not move"
+        time.sleep(0.1)
+    assert stamps["spindle_cpu_seconds_total"] == {
+        later["spindle_sample_timestamp_seconds"][""] * 1000}
+
+
+def test_sample_counters(server, clients):
+    m, _ = wait_sample(clients["anon"])
     modes = {"user", "nice", "system", "iowait", "irq", "softirq", "steal", "idle"}
     assert set(m["spindle_cpu_seconds_total"]) == {f'{{mode="{x}"}}' for x in modes}
     assert m["spindle_cpu_seconds_total"]['{mode="idle"}'] > 0
@@ -82,12 +134,7 @@ def test_counters_are_the_raw_values(spawn, tmp_path):
     """A still synthetic /proc: every counter in /metrics is the file's, in base units."""
     fake = FakeProc(tmp_path / "root", disks=3, nics=2, cpus=4, live=False).start()
     srv = spawn("--proc-root", tmp_path / "root")
-    deadline = time.monotonic() + 5 * SLOW
-    m = parse(srv.client().get(METRICS).text)
-    while "spindle_sample_timestamp_seconds" not in m:
-        assert time.monotonic() < deadline, "no sample in /metrics"
-        time.sleep(0.1)
-        m = parse(srv.client().get(METRICS).text)
+    m, _ = wait_sample(srv.client())
     v = fake.value
     for disk in fake.disks:
         dev = f'{{device="{disk}"}}'
@@ -120,6 +167,63 @@ def test_counters_are_the_raw_values(spawn, tmp_path):
     assert m["spindle_arc_target_bytes"][""] == 300 << 30
     assert set(m["spindle_pressure_some_percent"]) == {
         f'{{resource="{r}"}}' for r in ("cpu", "io", "memory")}
+
+
+def test_a_failed_job_is_counted(spawn, tmp_path):
+    """spindle_jobs_ended_total counts every end by state, so an alert sees a failure that
+    came and went between two scrapes (a worker that exits at once fails its job)."""
+    (tmp_path / "bench").mkdir()
+    srv = spawn("--bench-worker", "/bin/false", "--bench-dirs", tmp_path / "bench")
+    admin = srv.admin()
+    for n in range(2):
+        spec = {"name": f"fails-{n}", "pattern": "randread", "size": "1M", "block_size": "4k",
+                "io_size": "64k"}
+        job = expect(admin.post("/api/bench/v1/jobs", json=spec), 201)["job"]
+        deadline = time.monotonic() + 10 * SLOW
+        while job["state"] in ("queued", "running"):
+            assert time.monotonic() < deadline, job
+            time.sleep(0.1)
+            job = expect(admin.get(job["href"]), 200)["job"]
+        assert job["state"] == "failed", job
+    ended = parse(srv.client().get(METRICS).text)["spindle_jobs_ended_total"]
+    assert ended == {'{state="done"}': 0, '{state="failed"}': 2, '{state="cancelled"}': 0,
+                     '{state="interrupted"}': 0}
+
+
+def test_a_lit_led_says_since_when(spawn, tmp_path):
+    """spindle_locator_led_lit_since_seconds{led}: when each lit LED was turned on, the
+    same after a restart (an alert can tell one lit for a day); none once it is off."""
+    state = tmp_path / "leds"
+    hw = ("--system-led-backend", "virtual", "--disk-led-backend", "virtual")
+    srv = spawn(*hw, state_dir=state)
+    assert parse(srv.client().get(METRICS).text)["spindle_locator_led_lit_since_seconds"] == {}
+
+    def lit(srv, on):
+        admin = srv.admin()
+        before = time.time()
+        resp = admin.put("/api/hardware/v1/chassis/system", json={"locate": on})
+        assert resp.status_code in (200, 202), resp.text
+        deadline = time.monotonic() + 5 * SLOW
+        while True:
+            m = parse(srv.client().get(METRICS).text)
+            if m["spindle_locator_leds_lit"][""] == on:
+                return m["spindle_locator_led_lit_since_seconds"], before
+            assert time.monotonic() < deadline, m["spindle_locator_leds_lit"]
+            time.sleep(0.1)
+
+    since, before = lit(srv, True)
+    assert list(since) == ['{led="chassis/system"}'], since
+    assert int(before) <= since['{led="chassis/system"}'] <= time.time(), (before, since)
+    srv.stop()
+    srv = spawn(*hw, state_dir=state)
+    deadline = time.monotonic() + 5 * SLOW     # the first inventory scan
+    while True:
+        m = parse(srv.client().get(METRICS).text)
+        if m["spindle_locator_leds_lit"][""] or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert m["spindle_locator_led_lit_since_seconds"] == since
+    assert lit(srv, False)[0] == {}
 
 
 def test_token_needed_outside_the_allow_list(spawn, tmp_path):
