@@ -17,7 +17,6 @@
 #                          SCRATCH) to test the package an earlier KEEP=1 run built there
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-ROOT=$(pwd)
 PY=/usr/bin/python3
 PIDFILE=/run/spindle-package-test.pid
 
@@ -56,8 +55,8 @@ summary() {
 
 # dpkg takes its lock for a while when another apt or dpkg runs: wait for it (bounded).
 dpkg_wait() {
-	local i out
-	for i in $(seq 1 90); do
+	local out
+	for _ in $(seq 1 90); do
 		if out=$("$@" 2>&1); then printf '%s\n' "$out"; return 0; fi
 		case "$out" in *"lock"*) sleep 2 ;; *) printf '%s\n' "$out"; return 1 ;; esac
 	done
@@ -68,7 +67,9 @@ dpkg_wait() {
 stop_leftover() { # a spindled an earlier run of this test left running
 	local pid
 	pid=$(cat "$PIDFILE" 2>/dev/null) || return 0
-	if [ -n "$pid" ] && [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = /usr/sbin/spindled ]; then
+	# (its exe reads "/usr/sbin/spindled (deleted)" once the package is gone)
+	case "$(readlink "/proc/$pid/exe" 2>/dev/null)" in /usr/sbin/spindled*) ;; *) pid="" ;; esac
+	if [ -n "$pid" ]; then
 		kill -TERM "$pid" 2>/dev/null || true
 		for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
 		kill -KILL "$pid" 2>/dev/null || true
@@ -246,7 +247,7 @@ for _ in $(seq 1 150); do
 	case "$state" in queued | running) sleep 0.2 ;; *) break ;; esac
 done
 iops=$(json 'round(d["job"]["result"]["read"]["iops"])' <<<"$job" 2>/dev/null || echo "?")
-check "a 1 s randread job over 4 MiB ran to the end ($loc: $state, $iops IOPS)" test "$state" = done
+check "a 1 s randread job over 4 MiB ran to the end ($loc: $state, $iops IOPS)" test "$state" = "done"
 target=$(json 'd["job"]["target"]' <<<"$job" 2>/dev/null || echo "?")
 check "its target is in the packaged bench dir ($target)" test "${target#/var/lib/spindle/bench/}" != "$target"
 code=$("${C[@]}" "${A[@]}" -X PUT -H 'Content-Type: application/json' -d '{"locate":true}' \
