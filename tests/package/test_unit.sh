@@ -126,11 +126,11 @@ fi
 
 # --- the udev rule
 rules=$src/packaging/udev/60-spindle.rules
-rule() { # what, then a pattern every one of whose words must be on one rule line
+rule() { # what, then strings that must all be on one rule (its continued lines joined)
 	what=$1
 	shift
 	if grep -v '^#' "$rules" | sed -e ':a' -e '/\\$/N; s/\\\n//; ta' |
-		awk -v want="$*" 'BEGIN { n = split(want, w, " ") }
+		awk -v want="$(printf '%s\t' "$@")" 'BEGIN { n = split(want, w, "\t") - 1 }
 			{ ok = 1; for (i = 1; i <= n; i++) if (index($0, w[i]) == 0) ok = 0; if (ok) found = 1 }
 			END { exit !found }'; then
 		pass
@@ -138,8 +138,10 @@ rule() { # what, then a pattern every one of whose words must be on one rule lin
 		fail "60-spindle.rules: no rule for $what"
 	fi
 }
-rule "the SES locate files" 'SUBSYSTEM=="enclosure_component"' '/bin/chgrp spindle /sys%p/locate' \
-	'/bin/chmod 0664 /sys%p/locate'
+rule "the SES locate files" 'ACTION=="add"' 'SUBSYSTEM=="enclosure_component"' \
+	"/bin/chgrp spindle '/sys%p/locate'" "/bin/chmod 0664 '/sys%p/locate'"
+rule "the DMI serials" 'SUBSYSTEM=="dmi"' '/bin/chgrp -f spindle /sys%p/product_serial' \
+	'/bin/chmod -f g+r /sys%p/product_serial'
 rule "/dev/ipmi*" 'SUBSYSTEM=="ipmi"' 'GROUP="spindle"' 'MODE="0660"'
 if command -v udevadm >/dev/null && udevadm --help 2>&1 | grep -q '^  verify'; then
 	if udevadm verify "$rules"; then pass; else fail "udevadm verify $rules"; fi
