@@ -18,7 +18,6 @@
 
 #include <errno.h>
 #include <event2/event.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <openssl/evp.h>
 #include <stdarg.h>
@@ -1235,13 +1234,13 @@ static void sock_start(struct op *op, const char *arg)
 		return;
 	}
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", leds.ledctl_socket);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* Non-blocking from the start: a full backlog is an error, never a wait on the loop. */
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	char req[96];
 	int len = snprintf(req, sizeof(req), "%s /dev/%s\n", op->on ? "locate" : "locate_off",
 	                   op->device);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    write(fd, req, (size_t)len) != len || shutdown(fd, SHUT_WR) < 0 ||
-	    fcntl(fd, F_SETFL, O_NONBLOCK) < 0) {
+	    write(fd, req, (size_t)len) != len || shutdown(fd, SHUT_WR) < 0) {
 		snprintf(why, sizeof(why), "%s: cannot reach %s: %s", op->command,
 		         leds.ledctl_socket, strerror(errno));
 		if (fd >= 0)

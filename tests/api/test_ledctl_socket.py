@@ -40,9 +40,19 @@ class HelperSocket:
                 subprocess.run(self.args, stdin=conn, stdout=conn, env=self.env, timeout=30,
                                check=False)
 
-    def close(self):
+    def stop(self):
+        """No more listening (accept() wakes); the socket file stays."""
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         self.sock.close()
-        os.unlink(self.path)
+        self.thread.join(5)
+
+    def close(self):
+        self.stop()
+        if os.path.exists(self.path):
+            os.unlink(self.path)
 
 
 @pytest.fixture(scope="module")
@@ -83,3 +93,10 @@ def test_the_helpers_refusal_or_failure_is_the_fault(box):
     assert "ledctl locate=/dev/sda failed with exit status 3" in fault["details"], fault
     assert "simulated failure" in fault["details"], fault
     assert expect(box.admin.get(f"{HW}/system/disk/{SDA}"), 200)["disk"]["locate"] is False
+
+
+def test_a_socket_nobody_listens_on_is_a_clear_fault(box):
+    box.helper.stop()  # the file stays, as after the socket unit was stopped
+    fault = expect_fault(put_locate(box.admin, f"{HW}/system/disk/{SDA}", True), 502,
+                         "ERR_BACKEND")
+    assert f"cannot reach {box.helper.path}" in fault["details"], fault
