@@ -83,6 +83,8 @@ static const struct opt opts[] = {
      "disk locator LEDs: auto, ses, ledctl or virtual (auto)"},
     {"led-command-timeout", OPT_INT, OFF(led_command_timeout_s), 1, 300, "SECONDS",
      "time ledctl or ipmitool may take before it is killed (10)"},
+    {"ledctl-socket", OPT_STRING, OFF(ledctl_socket), 0, 0, "PATH",
+     "ledctl through the root helper at this socket if it is there (/run/spindle/ledctl.sock)"},
     {"bench-dirs", OPT_STRING, OFF(bench_dirs), 0, 0, "DIRS",
      "directories benchmark targets may live in, ':'-separated (STATE/bench)"},
     {"bench-worker", OPT_STRING, OFF(bench_worker), 0, 0, "PATH",
@@ -341,6 +343,7 @@ static void config_defaults(struct config *cfg)
 	cfg->system_led_backend = xstrdup("auto");
 	cfg->disk_led_backend = xstrdup("auto");
 	cfg->led_command_timeout_s = 10;
+	cfg->ledctl_socket = xstrdup("/run/spindle/ledctl.sock");
 	cfg->bench_concurrency = 1;
 	cfg->bench_max_runtime_s = 86400;
 	cfg->bench_limit_slack_s = 300;

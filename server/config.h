@@ -34,6 +34,7 @@ struct config {
 	char *system_led_backend; /* auto, leds, ipmi, virtual */
 	char *disk_led_backend;   /* auto, ses, ledctl, virtual */
 	long long led_command_timeout_s;
+	char *ledctl_socket; /* the root helper's socket (spindle-ledctl.socket), if there */
 
 	char *proc_root;             /* the collector reads <proc_root>/proc */
 	bool analytics_partitions;   /* keep partitions in the per-disk analytics series */

@@ -1,6 +1,8 @@
 /* Locator LEDs over the hardware inventory. The loop owns a snapshot of the inventory and
  * the recorded LED states; a helper thread of its own scans sysfs, reads LEDs back and
- * writes them; ledctl and ipmitool run as child processes. Every request is an op that
+ * writes them; ledctl and ipmitool run as child processes (ledctl through the root
+ * helper's socket, spindle-ledctl.socket, when spindled runs unprivileged and it is
+ * there: server/ledhelper.c). Every request is an op that
  * waits for a fresh enough snapshot, reads back the LEDs its answer shows, and answers. */
 #define _GNU_SOURCE
 #include "leds.h"
@@ -15,13 +17,16 @@
 #include "db/db.h"
 
 #include <errno.h>
+#include <event2/event.h>
 #include <limits.h>
 #include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #define LEDS_TTL_NS        1000000000ull  /* a request finds an older inventory stale */
@@ -108,6 +113,8 @@ static struct {
 	struct workq *wq;
 	char *root;
 	char *system_led;
+	char *ledctl_socket;    /* the root helper's socket, used when it exists */
+	struct sock_req *socks; /* ledctl requests waiting on the helper's answer */
 	int sys_choice, disk_choice;
 	int timeout_ms;
 	struct snap *snap;
@@ -120,6 +127,16 @@ static struct {
 	struct op *stores; /* changes whose row and audit entry are with the writer */
 	bool started, stopping;
 } leds;
+
+/* One ledctl request through the helper's socket: its answer is read on the loop. */
+struct sock_req {
+	struct op *op;
+	int fd;
+	struct event *ev;
+	char buf[512];
+	size_t len;
+	struct sock_req *next;
+};
 
 static void op_run(struct op *op, bool fresh);
 static void op_free(struct op *op);
@@ -160,6 +177,12 @@ static bool on_path(const char *name)
 			return false;
 		p = colon + 1;
 	}
+}
+
+/* Whether ledctl goes through the root helper: its socket is there. */
+static bool ledctl_via_socket(void)
+{
+	return leds.ledctl_socket && access(leds.ledctl_socket, F_OK) == 0;
 }
 
 static struct rec *rec_find(const char *key)
@@ -305,7 +328,7 @@ static void choose_disk(struct comp *c, const struct sysfs_disk *d, int *have_le
 			c->backend = LED_SES;
 		} else if (ledctl_able) {
 			if (*have_ledctl < 0)
-				*have_ledctl = on_path("ledctl");
+				*have_ledctl = ledctl_via_socket() || on_path("ledctl");
 			c->backend = *have_ledctl ? LED_LEDCTL : LED_VIRTUAL;
 		} else {
 			c->backend = LED_VIRTUAL;
@@ -1147,10 +1170,109 @@ static void command_exit(void *arg, const struct child_result *res)
 	locate_failed(op, ERR_BACKEND, why);
 }
 
+static void sock_req_free(struct sock_req *q)
+{
+	for (struct sock_req **pp = &leds.socks; *pp; pp = &(*pp)->next)
+		if (*pp == q) {
+			*pp = q->next;
+			break;
+		}
+	if (q->ev)
+		event_free(q->ev);
+	if (q->fd >= 0)
+		close(q->fd);
+	free(q);
+}
+
+/* The helper's answer: one line, "ok" or "error REASON", then the end of the stream. */
+static void sock_read(evutil_socket_t fd, short what, void *arg)
+{
+	struct sock_req *q = arg;
+	struct op *op = q->op;
+	char why[700];
+	if (what & EV_TIMEOUT) {
+		snprintf(why, sizeof(why), "%s gave no answer within %d s", op->command,
+		         leds.timeout_ms / 1000);
+		sock_req_free(q);
+		locate_failed(op, ERR_TIMEOUT, why);
+		return;
+	}
+	ssize_t n = read(fd, q->buf + q->len, sizeof(q->buf) - 1 - q->len);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n > 0) {
+		q->len += (size_t)n;
+		if (q->len < sizeof(q->buf) - 1)
+			return;
+	}
+	int err = n < 0 ? errno : 0;
+	q->buf[q->len] = '\0';
+	char line[400];
+	first_line(q->buf, line, sizeof(line));
+	sock_req_free(q);
+	if (strcmp(line, "ok") == 0) {
+		op->now = op->on;
+		locate_commit(op);
+		return;
+	}
+	if (err)
+		snprintf(why, sizeof(why), "%s: %s", op->command, strerror(err));
+	else if (strncmp(line, "error ", 6) == 0)
+		snprintf(why, sizeof(why), "%s", line + 6);
+	else
+		snprintf(why, sizeof(why), "%s gave no answer%s%s", op->command,
+		         line[0] ? ": " : "", line);
+	locate_failed(op, ERR_BACKEND, why);
+}
+
+/* ledctl through the root helper (spindle-ledctl.socket): one request line, the write
+ * side shut so that the helper knows it is whole, the answer read on the loop. A local
+ * stream socket takes a line this short at once. */
+static void sock_start(struct op *op, const char *arg)
+{
+	char why[PATH_MAX + 128];
+	snprintf(op->command, sizeof(op->command), "ledctl %s (via the helper)", arg);
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (strlen(leds.ledctl_socket) >= sizeof(sa.sun_path)) {
+		snprintf(why, sizeof(why), "%s: the socket path is too long", op->command);
+		locate_failed(op, ERR_BACKEND, why);
+		return;
+	}
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", leds.ledctl_socket);
+	/* Non-blocking from the start: a full backlog is an error, never a wait on the loop. */
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	char req[96];
+	int len = snprintf(req, sizeof(req), "%s /dev/%s\n", op->on ? "locate" : "locate_off",
+	                   op->device);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    write(fd, req, (size_t)len) != len || shutdown(fd, SHUT_WR) < 0) {
+		snprintf(why, sizeof(why), "%s: cannot reach %s: %s", op->command,
+		         leds.ledctl_socket, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		locate_failed(op, ERR_BACKEND, why);
+		return;
+	}
+	struct sock_req *q = xcalloc(1, sizeof(*q));
+	q->op = op;
+	q->fd = fd;
+	q->ev = event_new(leds.base, fd, EV_READ | EV_PERSIST, sock_read, q);
+	q->next = leds.socks;
+	leds.socks = q;
+	struct timeval tv = {leds.timeout_ms / 1000, (leds.timeout_ms % 1000) * 1000};
+	event_add(q->ev, &tv);
+}
+
 static void command_start(struct op *op)
 {
 	char arg[64];
 	char *argv[5] = {NULL};
+	if (op->backend == LED_LEDCTL && ledctl_via_socket()) {
+		snprintf(arg, sizeof(arg), "%s=/dev/%s", op->on ? "locate" : "locate_off",
+		         op->device);
+		sock_start(op, arg);
+		return;
+	}
 	if (op->backend == LED_LEDCTL) {
 		snprintf(arg, sizeof(arg), "%s=/dev/%s", op->on ? "locate" : "locate_off",
 		         op->device);
@@ -1431,6 +1553,8 @@ int leds_init(struct event_base *base, struct db *db, const struct leds_config *
 	leds.sys_choice = choice_parse(cfg->system_backend);
 	leds.disk_choice = choice_parse(cfg->disk_backend);
 	leds.timeout_ms = cfg->command_timeout_ms > 0 ? cfg->command_timeout_ms : 10000;
+	leds.ledctl_socket =
+	    cfg->ledctl_socket && *cfg->ledctl_socket ? xstrdup(cfg->ledctl_socket) : NULL;
 	/* One thread of its own: a slow enclosure must not hold up password hashing. */
 	leds.wq = workq_new(base, 1);
 	if (!leds.wq)
@@ -1447,6 +1571,15 @@ void leds_shutdown(void)
 	if (!leds.started)
 		return;
 	leds.stopping = true;
+	/* ledctl requests with the helper are answered as command_exit answers a child's. */
+	while (leds.socks) {
+		struct op *op = leds.socks->op;
+		struct rec *r = rec_find(op->key);
+		if (r)
+			r->busy = false;
+		sock_req_free(leds.socks);
+		op_fail(op, ERR_BUSY, "locate: the server is shutting down");
+	}
 	/* Its done callbacks answer whoever waits on a scan, a read or a write. */
 	workq_free(leds.wq);
 	leds.wq = NULL;
@@ -1471,6 +1604,7 @@ void leds_shutdown(void)
 	leds.nrecs = leds.caprecs = 0;
 	free(leds.root);
 	free(leds.system_led);
-	leds.root = leds.system_led = NULL;
+	free(leds.ledctl_socket);
+	leds.root = leds.system_led = leds.ledctl_socket = NULL;
 	leds.started = false;
 }

@@ -30,6 +30,7 @@ struct leds_config {
 	const char *system_backend; /* "auto", "leds", "ipmi", "virtual" */
 	const char *disk_backend;   /* "auto", "ses", "ledctl", "virtual" */
 	int command_timeout_ms;     /* ledctl / ipmitool; then SIGTERM, SIGKILL a second later */
+	const char *ledctl_socket;  /* the root helper's socket for ledctl, used if it exists */
 };
 
 /* Once, after child_init and audit_init; starts the first inventory scan. */

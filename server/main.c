@@ -214,6 +214,7 @@ int main(int argc, char **argv)
 	    .system_backend = cfg.system_led_backend,
 	    .disk_backend = cfg.disk_led_backend,
 	    .command_timeout_ms = (int)cfg.led_command_timeout_s * 1000,
+	    .ledctl_socket = cfg.ledctl_socket,
 	};
 	/* Problems first: the LEDs, the collector and the jobs raise them. */
 	if (problems_init(d.base, cfg.state_dir) < 0)

@@ -1,0 +1,228 @@
+/* spindle-ledctl-helper: the one way spindled, an unprivileged user, has to run ledctl,
+ * which needs root. spindle-ledctl.socket (group spindle, 0660) starts it once per
+ * connection (Accept=yes) with the connection as stdin and stdout.
+ *
+ * The request is one line, and only these two:
+ *   locate /dev/NAME
+ *   locate_off /dev/NAME
+ * NAME is a whole block device (no partition) the kernel lists under /sys/block:
+ * letters and digits only, so no path can be smuggled in. Anything else is refused
+ * before ledctl runs. The helper runs `ledctl locate=/dev/NAME` (or locate_off=) and
+ * answers one line: "ok", or "error REASON".
+ * Exit status: 0 when ledctl succeeded, 1 when it failed, 2 on a refused request. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define LINE_MAX_LEN 96 /* "locate_off /dev/" and a name of at most 32 */
+#define NAME_MAX_LEN 32
+#define READ_TIMEOUT 5   /* seconds the client has to send its line */
+#define RUN_TIMEOUT  30  /* seconds ledctl may take before it is killed */
+#define OUTPUT_MAX   512 /* of ledctl's complaint, the start is enough */
+
+static volatile sig_atomic_t timed_out;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	timed_out = 1;
+}
+
+/* The answer: one line, printable ASCII only. */
+static int reply(int code, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	for (char *p = msg; *p; p++)
+		if (*p < 0x20 || *p > 0x7e)
+			*p = '?';
+	printf("%s\n", msg);
+	fflush(stdout);
+	if (code)
+		fprintf(stderr, "spindle-ledctl-helper: %s\n", msg);
+	return code;
+}
+
+/* The request: one line on stdin and then the end of it (the client shuts its side
+ * down), without the newline. -1 when it is too long, holds a NUL, is followed by more,
+ * or does not come within READ_TIMEOUT. */
+static int read_line(char *buf, size_t len)
+{
+	size_t n = 0;
+	bool eol = false;
+	alarm(READ_TIMEOUT);
+	for (;;) {
+		char c;
+		ssize_t r = read(STDIN_FILENO, &c, 1);
+		if (r < 0 && errno == EINTR && !timed_out)
+			continue;
+		if (r < 0) {
+			alarm(0);
+			return -1;
+		}
+		if (r == 0)
+			break;
+		if (eol || c == '\0' || n + 1 >= len) {
+			alarm(0);
+			return -1;
+		}
+		if (c == '\n')
+			eol = true;
+		else
+			buf[n++] = c;
+	}
+	alarm(0);
+	if (timed_out)
+		return -1;
+	if (n && buf[n - 1] == '\r')
+		n--;
+	buf[n] = '\0';
+	return n ? 0 : -1;
+}
+
+/* Whether NAME is a whole block device the kernel knows: [a-z0-9]+, starting with a
+ * letter, listed in SYS/block (which holds whole devices only, no partitions). */
+static bool whole_block_device(const char *sys_root, const char *name)
+{
+	size_t n = strlen(name);
+	if (n == 0 || n > NAME_MAX_LEN || name[0] < 'a' || name[0] > 'z')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9')))
+			return false;
+	char path[PATH_MAX];
+	struct stat st;
+	snprintf(path, sizeof(path), "%s/sys/block/%s", sys_root, name);
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Runs ledctl ARG with its output in a pipe; the first line of what it said in out. */
+static int run_ledctl(const char *ledctl, const char *arg, char *out, size_t outlen)
+{
+	int fds[2];
+	if (pipe(fds) < 0)
+		return reply(1, "error pipe: %s", strerror(errno));
+	pid_t pid = fork();
+	if (pid < 0)
+		return reply(1, "error fork: %s", strerror(errno));
+	if (pid == 0) {
+		close(fds[0]);
+		if (dup2(fds[1], STDOUT_FILENO) < 0 || dup2(fds[1], STDERR_FILENO) < 0)
+			_exit(127);
+		close(fds[1]);
+		close(STDIN_FILENO);
+		char *argv[] = {(char *)ledctl, (char *)arg, NULL};
+		execvp(ledctl, argv);
+		fprintf(stderr, "cannot run %s: %s\n", ledctl, strerror(errno));
+		_exit(127);
+	}
+	close(fds[1]);
+	size_t n = 0;
+	alarm(RUN_TIMEOUT);
+	for (;;) {
+		char buf[256];
+		ssize_t r = read(fds[0], buf, sizeof(buf));
+		if (r < 0 && errno == EINTR) {
+			if (timed_out)
+				kill(pid, SIGKILL);
+			continue;
+		}
+		if (r <= 0)
+			break;
+		for (ssize_t i = 0; i < r && n + 1 < outlen; i++)
+			out[n++] = buf[i];
+	}
+	out[n] = '\0';
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		if (timed_out)
+			kill(pid, SIGKILL);
+	alarm(0);
+	close(fds[0]);
+	char *s = out + strspn(out, " \t\r\n");
+	s[strcspn(s, "\r\n")] = '\0';
+	memmove(out, s, strlen(s) + 1);
+	if (timed_out)
+		return reply(1, "error %s gave no answer within %d s and was killed", ledctl,
+		             RUN_TIMEOUT);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return reply(0, "ok");
+	if (WIFEXITED(status))
+		return reply(1, "error %s %s failed with exit status %d%s%s", ledctl, arg,
+		             WEXITSTATUS(status), *out ? ": " : "", out);
+	return reply(1, "error %s %s was killed by signal %d", ledctl, arg, WTERMSIG(status));
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "Usage: spindle-ledctl-helper [--sys-root DIR] [--ledctl PROGRAM]\n"
+	        "Reads one request, \"locate /dev/NAME\" or \"locate_off /dev/NAME\", on stdin,\n"
+	        "runs ledctl for it and answers \"ok\" or \"error REASON\" on stdout.\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {{"sys-root", required_argument, NULL, 's'},
+	                                         {"ledctl", required_argument, NULL, 'l'},
+	                                         {"help", no_argument, NULL, 'h'},
+	                                         {NULL, 0, NULL, 0}};
+	const char *sys_root = "", *ledctl = "ledctl";
+	int c;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			sys_root = optarg;
+			break;
+		case 'l':
+			ledctl = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	struct sigaction sa = {.sa_handler = on_alarm};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	char line[LINE_MAX_LEN];
+	if (read_line(line, sizeof(line)) < 0)
+		return reply(2, "error the request must be one line: locate|locate_off /dev/NAME");
+	const char *verb, *dev;
+	char *sp = strchr(line, ' ');
+	if (!sp)
+		return reply(2, "error the request must be: locate|locate_off /dev/NAME");
+	*sp = '\0';
+	verb = line;
+	dev = sp + 1;
+	if (strcmp(verb, "locate") != 0 && strcmp(verb, "locate_off") != 0)
+		return reply(2, "error unknown request '%.20s': locate or locate_off", verb);
+	if (strncmp(dev, "/dev/", 5) != 0 || !whole_block_device(sys_root, dev + 5))
+		return reply(2, "error '%.40s' is not a whole block device under /dev", dev);
+
+	char arg[LINE_MAX_LEN + 8], out[OUTPUT_MAX];
+	snprintf(arg, sizeof(arg), "%s=%s", verb, dev);
+	return run_ledctl(ledctl, arg, out, sizeof(out));
+}
