@@ -1,7 +1,8 @@
 // Benchmarks in the browser: the form shows the server's fault at the field it names, a
 // short job is followed live (its charts get points) to its result (IOPS, percentiles,
 // histogram, findings), a second one is compared with it (percent differences, what changed,
-// the significance note, overlaid charts), a long one is cancelled and says so, and a
+// the significance note, overlaid charts), a sweep's table and knee are read and its runs
+// compared, a long one is cancelled and says so, and a
 // monitor user reads runs but may not start or cancel one. Jobs run 2-3 s on an 8 MiB file in the box's bench dir.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -185,6 +186,43 @@ test('a second run compared with the first', async (t) => {
   await page.waitForFunction((id) => location.hash.endsWith(`baseline=${id}`), second);
   await page.waitForSelector('body[data-ready="compare"]');
   assert.match(await page.locator('#bench-compare-table thead').textContent(), /e2e-b\s*baseline/);
+});
+
+test('a sweep: its table fills, its knee is explained, its runs compare', async (t) => {
+  const page = await newPage(t);
+  await loginTo(page, 'bench');
+  // submitted through the API, as a script would (the console reads sweeps)
+  const [status, doc] = await page.evaluate(async () => {
+    const { token } = JSON.parse(sessionStorage.getItem('spindle.session'));
+    const body = { name: 'e2e-sweep', spec: { pattern: 'randread', size: '8M', block_size: '4k', runtime_s: 1 }, axes: { threads: [1, 2] } };
+    const res = await fetch('/api/bench/v1/sweeps', { method: 'POST', headers: { 'X-Auth-Session': token, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    return [res.status, await res.json()];
+  });
+  assert.equal(status, 201, JSON.stringify(doc));
+  const id = doc.sweep.id;
+
+  await open(page, '#/bench', 'bench');
+  await page.locator('#bench-sweeps-link').click();
+  await page.waitForSelector('body[data-ready="sweeps"]');
+  assert.equal(await page.locator(`#sweeps tr[data-id="${id}"]`).count(), 1);
+  await page.locator(`#sweeps tr[data-id="${id}"] a`).click();
+  await page.waitForSelector('body[data-ready="sweep"]');
+  // the page refreshes itself until both runs are done
+  await page.waitForFunction(() => [...document.querySelectorAll('#sweep-table tbody tr')].every((r) => r.dataset.state === 'done'), null, { timeout: RUN_MS * 2 });
+  const rows = page.locator('#sweep-table tbody tr');
+  assert.equal(await rows.count(), 2);
+  assert.deepEqual(await rows.locator('td[data-label="threads"]').allTextContents(), ['1', '2']);
+  assert.match(await rows.first().locator('td[data-label="IOPS"]').textContent(), /\d/);
+  // one knee entry for the one group, with its reason either way
+  const knee = page.locator('#sweep-knees li');
+  assert.equal(await knee.count(), 1);
+  assert.ok((await knee.textContent()).length > 20, await knee.textContent());
+  assert.equal(await page.locator('#sweep-cancel').count(), 0, 'no Cancel once it ended');
+  await shots(page, 'bench-sweep');
+  await page.locator('#sweep-compare').click();
+  await page.waitForSelector('body[data-ready="compare"]');
+  // (threads of a randread run are its readers in the spec as stored)
+  assert.match(await page.locator("#bench-differences").textContent(), /readers 1 → 2/);
 });
 
 test('a cancelled run says so, and keeps what it did', async (t) => {

@@ -19,7 +19,7 @@ const routes = {
   worksheets: ['worksheets', (p) => (p.length ? 'worksheet' : 'worksheets')],
   bench: [
     'bench',
-    (p) => ({ new: 'bench-new', jobs: p.length > 1 ? 'job' : 'bench', compare: 'compare' })[p[0]] || 'bench',
+    (p) => ({ new: 'bench-new', jobs: p.length > 1 ? 'job' : 'bench', compare: 'compare', sweeps: p.length > 1 ? 'sweep' : 'sweeps' })[p[0]] || 'bench',
   ],
   hardware: ['hardware', () => 'hardware'],
   admin: ['admin', () => 'admin'],

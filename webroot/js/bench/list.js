@@ -30,7 +30,14 @@ export async function render(main, ctx) {
   );
 
   main.append(
-    h('div', { class: 'toolbar' }, h('h1', { text: 'Benchmarks' }), h('span', { class: 'spacer' }), can('bench:run') ? h('a', { class: 'button primary', href: '#/bench/new', id: 'bench-new-link', text: 'New run' }) : null),
+    h(
+      'div',
+      { class: 'toolbar' },
+      h('h1', { text: 'Benchmarks' }),
+      h('span', { class: 'spacer' }),
+      h('a', { class: 'button', href: '#/bench/sweeps', id: 'bench-sweeps-link', text: 'Sweeps' }),
+      can('bench:run') ? h('a', { class: 'button primary', href: '#/bench/new', id: 'bench-new-link', text: 'New run' }) : null,
+    ),
     h('form', { class: 'bench-filters', role: 'search', 'aria-label': 'Filter runs', on: { submit: (e) => e.preventDefault() } }, label.wrap, state.wrap, h('div', { class: 'bench-compare-box' }, compare, pickNote)),
     error,
     h('div', { class: 'table-wrap' }, table),
