@@ -85,16 +85,23 @@ static const char *bench_state_names(char *buf, size_t len)
 	return buf;
 }
 
-/* The listing's query: ?state=&label=&start=&limit=. */
+/* The listing's query: ?state=&label=&start=&sweep=&limit=. */
 static int bench_list_filter(struct request *r, struct jobs_filter *flt, struct fault *f)
 {
-	static const char *const allowed[] = {"state", "label", "limit", "start", NULL};
+	static const char *const allowed[] = {"state", "label", "limit", "start", "sweep", NULL};
 	if (request_query_check(r, allowed, f) < 0)
 		return -1;
 	const char *limit = request_query(r, "limit");
 	const char *start = request_query(r, "start");
 	const char *state = request_query(r, "state");
+	const char *sweep = request_query(r, "sweep");
 	long long v;
+	if (sweep) {
+		if (util_parse_ll(sweep, 1, INT64_MAX, &v) < 0)
+			return fault_set(f, ERR_INVALID_ARG,
+			                 "sweep: must be a sweep id, a whole number from 1");
+		flt->sweep = v;
+	}
 	if (limit) {
 		if (util_parse_ll(limit, 1, 1000, &v) < 0)
 			return fault_set(f, ERR_INVALID_ARG,

@@ -82,6 +82,7 @@ struct jobs_filter {
 	enum job_state state;
 	const char *label; /* exact; NULL: any */
 	int64_t start;     /* created at or after */
+	int64_t sweep;     /* of this sweep; 0: any */
 	int limit;
 };
 int jobs_list(const struct jobs_filter *flt, json_t **out, struct fault *f);
