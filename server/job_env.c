@@ -113,17 +113,6 @@ static int read_attr(char *out, size_t len, const char *fmt, ...)
 	return 0;
 }
 
-static bool parse_ll(const char *s, long long *v)
-{
-	char *end;
-	errno = 0;
-	long long x = strtoll(s, &end, 10);
-	if (errno || end == s || *end || x < 0)
-		return false;
-	*v = x;
-	return true;
-}
-
 static void set_ll_attr(json_t *o, const char *key, const char *dir, const char *file)
 {
 	char path[PATH_MAX];
@@ -258,7 +247,7 @@ int job_env_parse_zfs_get(const char *text, json_t *zfs)
 			continue;
 		if (strcmp(prop, "recordsize") == 0) {
 			long long v;
-			if (!parse_ll(value, &v))
+			if (util_parse_ll(value, 0, LLONG_MAX, &v) < 0)
 				continue;
 			json_object_set_new(zfs, prop, json_integer(v));
 		} else {
@@ -550,7 +539,7 @@ static json_t *zfs_json(const struct env_task *t)
 	long long v = -1;
 	const char *sys = root_of(env.cfg.sys_root), *proc = root_of(env.cfg.proc_root);
 	if (read_attr(buf, sizeof(buf), "%s/sys/module/zfs/parameters/zfs_arc_max", sys) < 0 ||
-	    !parse_ll(buf, &v)) {
+	    util_parse_ll(buf, 0, LLONG_MAX, &v) < 0) {
 		why_add(z, "arc_max_bytes: %s/sys/module/zfs/parameters/zfs_arc_max cannot be read",
 		        sys);
 		return z;
