@@ -152,7 +152,7 @@ static uint64_t *dir_plat(const json_t *d, uint64_t *count)
 	char err[160];
 	uint64_t *plat = NULL;
 	if (hist_from_json(h, json_object_get(d, "hist"), err, sizeof(err)) == 0) {
-		plat = xcalloc(JOB_FIO_PLAT_NR, sizeof(*plat));
+		plat = xcalloc(HIST_FIO_NR, sizeof(*plat));
 		job_fio_plat_from_hist(h->counts, plat);
 		*count = h->count;
 	}
@@ -177,7 +177,7 @@ static json_t *fio_lat(const json_t *lat, json_int_t n, const uint64_t *plat, bo
 		json_int_t v = integer(lat, hist_pct_names[i]);
 		if (plat) {
 			uint64_t sum = 0;
-			for (unsigned k = 0; k < JOB_FIO_PLAT_NR; k++) {
+			for (unsigned k = 0; k < HIST_FIO_NR; k++) {
 				sum += plat[k];
 				if ((double)sum >= hist_pcts[i] / 100.0 * (double)n) {
 					v = (json_int_t)job_fio_plat_value(k);
@@ -190,7 +190,7 @@ static json_t *fio_lat(const json_t *lat, json_int_t n, const uint64_t *plat, bo
 	json_object_set_new(o, "percentile", pct);
 	if (plat) {
 		json_t *bins = json_object();
-		for (unsigned k = 0; k < JOB_FIO_PLAT_NR; k++) {
+		for (unsigned k = 0; k < HIST_FIO_NR; k++) {
 			if (!plat[k])
 				continue;
 			char key[32];

@@ -24,38 +24,31 @@
 
 struct db_run;
 
-#define JOB_FIO_PLAT_BITS     HIST_FIO_BITS
-#define JOB_FIO_PLAT_VAL      HIST_FIO_VAL
-#define JOB_FIO_PLAT_GROUP_NR HIST_FIO_GROUP_NR
-#define JOB_FIO_PLAT_NR       HIST_FIO_NR /* 1856 */
 /* A POST /jobs/import body is at most this. */
 #define JOB_FIO_IMPORT_MAX (3u << 20)
 
-/* fio's bucket of a value in ns (values past its last group land in the last bucket). */
-static inline unsigned job_fio_plat_index(uint64_t v)
-{
-	return hist_fio_index(v);
-}
+/* fio's bucket of a value: hist_fio_index() (worker/hist.h, HIST_FIO_NR buckets), shared
+ * with the worker, which folds each interval's histogram into them. */
 
 /* The value fio reports for a bucket, its json+ key: the middle, truncated. */
 static inline uint64_t job_fio_plat_value(unsigned idx)
 {
-	if (idx < (JOB_FIO_PLAT_VAL << 1))
+	if (idx < (HIST_FIO_VAL << 1))
 		return idx;
-	unsigned err = (idx >> JOB_FIO_PLAT_BITS) - 1;
-	uint64_t base = (uint64_t)1 << (err + JOB_FIO_PLAT_BITS);
-	uint64_t k = idx % JOB_FIO_PLAT_VAL;
+	unsigned err = (idx >> HIST_FIO_BITS) - 1;
+	uint64_t base = (uint64_t)1 << (err + HIST_FIO_BITS);
+	uint64_t k = idx % HIST_FIO_VAL;
 	/* (k + 0.5) * 2^err, exact as err >= 1 */
 	return base + (k << err) + ((uint64_t)1 << (err - 1));
 }
 
-/* Our counts (HIST_BUCKETS) folded into fio's (JOB_FIO_PLAT_NR, zeroed by the caller):
+/* Our counts (HIST_BUCKETS) folded into fio's (HIST_FIO_NR, zeroed by the caller):
  * each bucket by its lower bound. */
 static inline void job_fio_plat_from_hist(const uint64_t *counts, uint64_t *plat)
 {
 	for (unsigned i = 0; i < HIST_BUCKETS; i++)
 		if (counts[i])
-			plat[job_fio_plat_index(hist_bucket_low(i))] += counts[i];
+			plat[hist_fio_index(hist_bucket_low(i))] += counts[i];
 }
 
 /* Our bucket for a fio bin's reported value: the one that value lies in, which lies in
