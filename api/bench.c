@@ -28,13 +28,14 @@ static json_t *bench_jobs_hrefs(json_t *jobs)
 	return jobs;
 }
 
-/* The job the path names: a job id is a positive integer, and any other name is none. */
-static int bench_job_id(struct request *r, int64_t *id, struct fault *f)
+/* The job or sweep (what) the path names: an id is a positive integer, and any other name
+ * is none. */
+static int bench_path_id(struct request *r, const char *what, int64_t *id, struct fault *f)
 {
 	const char *s = request_param(r, 0);
 	long long v;
 	if (!s || util_parse_ll(s, 1, INT64_MAX, &v) < 0)
-		return fault_set(f, ERR_NOT_FOUND, "job: no job '%.64s'", s ? s : "");
+		return fault_set(f, ERR_NOT_FOUND, "%s: no %s '%.64s'", what, what, s ? s : "");
 	*id = v;
 	return 0;
 }
@@ -147,7 +148,7 @@ void bench_jobs_get(struct request *r)
 	struct fault f = {0};
 	json_t *job;
 	int64_t id;
-	if (request_query_check(r, none, &f) < 0 || bench_job_id(r, &id, &f) < 0 ||
+	if (request_query_check(r, none, &f) < 0 || bench_path_id(r, "job", &id, &f) < 0 ||
 	    jobs_get(id, &job, &f) < 0) {
 		reply_fault(r, &f);
 		return;
@@ -161,7 +162,7 @@ void bench_jobs_delete(struct request *r)
 	json_t *job;
 	bool cancelled;
 	int64_t id;
-	if (bench_job_id(r, &id, &f) < 0 ||
+	if (bench_path_id(r, "job", &id, &f) < 0 ||
 	    jobs_delete(id, &r->who, r->peer, &cancelled, &job, &f) < 0) {
 		reply_fault(r, &f);
 		return;
@@ -182,7 +183,7 @@ void bench_jobs_progress(struct request *r)
 	bool sse = accept && strstr(accept, "text/event-stream");
 	const char *ctype = sse ? "text/event-stream" : "application/x-ndjson";
 	int64_t id;
-	if (request_query_check(r, none, &f) < 0 || bench_job_id(r, &id, &f) < 0) {
+	if (request_query_check(r, none, &f) < 0 || bench_path_id(r, "job", &id, &f) < 0) {
 		reply_fault(r, &f);
 		return;
 	}
@@ -236,7 +237,7 @@ void bench_jobs_result(struct request *r)
 	}
 	bool fio = format && strcmp(format, "fio") == 0;
 	int64_t id;
-	if (bench_job_id(r, &id, &f) < 0) {
+	if (bench_path_id(r, "job", &id, &f) < 0) {
 		reply_fault(r, &f);
 		return;
 	}
@@ -381,16 +382,6 @@ static json_t *bench_sweep_hrefs(json_t *sweep)
 	return api_href(sweep, SWEEP_HREF);
 }
 
-static int bench_sweep_id(struct request *r, int64_t *id, struct fault *f)
-{
-	const char *s = request_param(r, 0);
-	long long v;
-	if (!s || util_parse_ll(s, 1, INT64_MAX, &v) < 0)
-		return fault_set(f, ERR_NOT_FOUND, "sweep: no sweep '%.64s'", s ? s : "");
-	*id = v;
-	return 0;
-}
-
 void bench_sweeps_create(struct request *r)
 {
 	struct evbuffer *in = evhttp_request_get_input_buffer(r->ev);
@@ -455,7 +446,7 @@ void bench_sweeps_get(struct request *r)
 	struct fault f = {0};
 	json_t *sweep;
 	int64_t id;
-	if (request_query_check(r, none, &f) < 0 || bench_sweep_id(r, &id, &f) < 0 ||
+	if (request_query_check(r, none, &f) < 0 || bench_path_id(r, "sweep", &id, &f) < 0 ||
 	    sweeps_get(id, &sweep, &f) < 0) {
 		reply_fault(r, &f);
 		return;
@@ -469,7 +460,7 @@ void bench_sweeps_delete(struct request *r)
 	json_t *sweep;
 	bool cancelled;
 	int64_t id;
-	if (bench_sweep_id(r, &id, &f) < 0 ||
+	if (bench_path_id(r, "sweep", &id, &f) < 0 ||
 	    sweeps_delete(id, &r->who, r->peer, &cancelled, &sweep, &f) < 0) {
 		reply_fault(r, &f);
 		return;
