@@ -165,7 +165,76 @@ static void usage(FILE *f)
 	        spec_help());
 }
 
-/* Opens path; with a confine dir, only beneath it (openat2 RESOLVE_BENEATH). */
+/* openat2() is refused with ENOSYS where a seccomp filter wants programs to fall back to
+ * openat() (systemd's RestrictSUIDSGID=, which spindled.service sets), or with EPERM by
+ * older container runtimes: then the path is walked one component at a time instead. */
+static bool openat2_refused;
+
+/* The walk without openat2: each component below dfd opened with O_NOFOLLOW, so neither a
+ * symbolic link (absolute, relative or magic) nor ".." can lead out of it; stricter than
+ * RESOLVE_BENEATH, which follows links that stay beneath. Takes dfd. */
+static int worker_open_walk(int dfd, const char *path, const char *rel, int flags, mode_t mode,
+                            int confine_len, const char *confine, char *err, size_t errlen)
+{
+	char buf[SPEC_PATH_MAX];
+	if (snprintf(buf, sizeof(buf), "%s", rel) >= (int)sizeof(buf)) {
+		close(dfd);
+		snprintf(err, errlen, "target: %s: %s", path, strerror(ENAMETOOLONG));
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	char *comp = buf, *next;
+	for (;; comp = next) {
+		while (*comp == '/')
+			comp++;
+		next = comp + strcspn(comp, "/");
+		bool last = next[strspn(next, "/")] == '\0';
+		if (*next)
+			*next++ = '\0';
+		if (strcmp(comp, "..") == 0) {
+			close(dfd);
+			snprintf(err, errlen,
+			         "target: %s resolves outside %.*s ('..' is refused beneath it)",
+			         path, confine_len, confine);
+			errno = EXDEV;
+			return -1;
+		}
+		const char *name = *comp ? comp : ".";
+		int fd = last ? openat(dfd, name, flags | O_NOFOLLOW | O_CLOEXEC, mode)
+		              : openat(dfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int e = errno;
+		struct stat st;
+		/* O_PATH | O_NOFOLLOW opens a link itself; other flags fail on one (ELOOP, or
+		 * ENOTDIR with O_DIRECTORY): either way, a link is named as such. */
+		bool link = fd >= 0 ? (fstat(fd, &st) == 0 && S_ISLNK(st.st_mode))
+		                    : ((e == ELOOP || e == ENOTDIR) &&
+		                       fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		                       S_ISLNK(st.st_mode));
+		close(dfd);
+		if (link) {
+			if (fd >= 0)
+				close(fd);
+			snprintf(
+			    err, errlen,
+			    "target: %s resolves outside %.*s or through a symbolic link (%s is "
+			    "one)",
+			    path, confine_len, confine, name);
+			errno = EXDEV;
+			return -1;
+		}
+		if (fd < 0) {
+			snprintf(err, errlen, "target: %s: %s", path, strerror(e));
+			errno = e;
+			return -1;
+		}
+		if (last)
+			return fd;
+		dfd = fd;
+	}
+}
+
+/* Opens path; with a confine dir, only beneath it (openat2 RESOLVE_BENEATH, or the walk
+ * above where openat2 is refused). */
 static int worker_open(const struct worker *w, const char *path, int flags, mode_t mode, char *err,
                        size_t errlen)
 {
@@ -191,14 +260,25 @@ static int worker_open(const struct worker *w, const char *path, int flags, mode
 		snprintf(err, errlen, "target: %.*s: %s", (int)n, w->confine, strerror(errno));
 		return -1;
 	}
-	struct open_how how = {
-	    .flags = (uint64_t)(flags | O_CLOEXEC),
-	    .mode = (flags & O_CREAT) ? mode : 0,
-	    .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
-	};
-	int fd = (int)syscall(SYS_openat2, dfd, *rel ? rel : ".", &how, sizeof(how));
-	int e = errno;
-	close(dfd);
+	int fd = -1, e = 0;
+	if (!openat2_refused) {
+		struct open_how how = {
+		    .flags = (uint64_t)(flags | O_CLOEXEC),
+		    .mode = (flags & O_CREAT) ? mode : 0,
+		    .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
+		};
+		fd = (int)syscall(SYS_openat2, dfd, *rel ? rel : ".", &how, sizeof(how));
+		e = errno;
+		if (fd < 0 && (e == ENOSYS || e == EPERM))
+			openat2_refused = true;
+	}
+	if (openat2_refused) {
+		fd = worker_open_walk(dfd, path, rel, flags, mode, (int)n, w->confine, err, errlen);
+		if (fd < 0)
+			return -1;
+	} else {
+		close(dfd);
+	}
 	if (fd < 0) {
 		if (e == EXDEV)
 			snprintf(err, errlen, "target: %s resolves outside %.*s", path, (int)n,

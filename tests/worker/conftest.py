@@ -29,3 +29,16 @@ def small_fs(tmp_path):
                     f"{p.stderr.strip()}")
     yield str(path)
     subprocess.run(["umount", "-l", str(path)], capture_output=True)
+
+
+@pytest.fixture(params=["openat2", "openat-walk"])
+def opener(request):
+    """Both ways the worker confines a target: openat2(RESOLVE_BENEATH), and the walk of
+    one openat(O_NOFOLLOW) per component where a seccomp filter answers openat2 with
+    ENOSYS (systemd's RestrictSUIDSGID=, which spindled.service sets). The command prefix
+    for run_worker's wrapper."""
+    if request.param == "openat2":
+        return ()
+    from workerlib import NO_OPENAT2
+    assert os.access(NO_OPENAT2, os.X_OK), f"{NO_OPENAT2} is missing: run make check"
+    return (NO_OPENAT2,)

@@ -433,7 +433,7 @@ def test_stops_when_stdout_goes_away(bench_dir):
     assert p.wait(timeout=10) == 1
 
 
-def test_confine(bench_dir):
+def test_confine(bench_dir, opener):
     inside = os.path.join(bench_dir, "in")
     outside = os.path.join(bench_dir, "out")
     os.mkdir(inside)
@@ -442,22 +442,61 @@ def test_confine(bench_dir):
         f.write(b"x" * 65536)
     os.symlink(os.path.join(outside, "secret"), os.path.join(inside, "link"))
     os.symlink(outside, os.path.join(inside, "dirlink"))
+    os.symlink("/proc/self/root" + outside, os.path.join(inside, "magic"))
     base = {"pattern": "randread", "size": "64k", "io_size": "4k", "block_size": "4k"}
     for target, why in [
         (os.path.join(outside, "secret"), "is not inside"),
         (os.path.join(inside, "..", "out", "secret"), "resolves outside"),
         (os.path.join(inside, "link"), "resolves outside"),
         (os.path.join(inside, "dirlink", "secret"), "resolves outside"),
+        (os.path.join(inside, "magic", "secret"), "resolves outside"),
+        (os.path.join(inside, "dirlink", "new"), "resolves outside"),
     ]:
-        run = run_worker(dict(base, target=target), "--confine", inside)
+        run = run_worker(dict(base, target=target), "--confine", inside, wrapper=opener)
         assert run.status == 1, target
         assert run.error["field"] == "target" and why in run.error["message"], run.error
-    run = run_worker(dict(base, target=os.path.join(inside, "ok")), "--confine", inside)
+        assert not run.of("start")
+    assert os.listdir(outside) == ["secret"]
+    run = run_worker(dict(base, target=os.path.join(inside, "ok")), "--confine", inside,
+                     wrapper=opener)
     check_protocol(run)
     assert os.path.getsize(os.path.join(outside, "secret")) == 65536
 
 
-def test_confine_refuses_hard_links_and_other_users_files(bench_dir):
+@pytest.mark.parametrize("engine", ["psync", "io_uring"])
+def test_confined_runs_beneath_subdirectories(bench_dir, opener, engine):
+    """A target some directories below the confine dir is laid out and run, buffered and
+    O_DIRECT, by both ways of opening it (the walk opens each component in turn)."""
+    sub = os.path.join(bench_dir, "a", "b")
+    os.makedirs(sub)
+    for direct in (False, True):
+        spec = {"pattern": "randrw", "size": "256k", "io_size": "64k", "block_size": "4k",
+                "engine": engine, "iodepth": 4 if engine == "io_uring" else 1,
+                "direct": direct,
+                "target": os.path.join(bench_dir, "a", ".", "b", f"t{int(direct)}")}
+        run = run_worker(spec, "--confine", bench_dir + "/", wrapper=opener)
+        check_protocol(run)
+        assert run.result["read"]["ops"] > 0 and run.result["write"]["ops"] > 0
+    # the confine dir itself is no target
+    run = run_worker(dict(spec, target=bench_dir), "--confine", bench_dir, wrapper=opener)
+    assert run.status == 1 and run.error["field"] == "target", run.lines
+
+
+def test_the_walk_refuses_links_that_stay_inside(bench_dir):
+    """Without openat2, no symbolic link is followed at all, not even one to a file beside
+    it (RESOLVE_BENEATH follows those): the refusal names the link."""
+    from workerlib import NO_OPENAT2
+    with open(os.path.join(bench_dir, "real"), "wb") as f:
+        f.write(b"r" * 65536)
+    os.symlink("real", os.path.join(bench_dir, "alias"))
+    spec = {"pattern": "randread", "size": "64k", "io_size": "4k", "block_size": "4k",
+            "target": os.path.join(bench_dir, "alias")}
+    check_protocol(run_worker(spec, "--confine", bench_dir))
+    run = run_worker(spec, "--confine", bench_dir, wrapper=(NO_OPENAT2,))
+    assert run.status == 1 and "through a symbolic link (alias is one)" in run.error["message"]
+
+
+def test_confine_refuses_hard_links_and_other_users_files(bench_dir, opener):
     """Under --confine, a file with a second name (which may be outside DIR) or of another
     user is refused on the descriptor opened, before any I/O; without it, as before."""
     inside = os.path.join(bench_dir, "in")
@@ -472,7 +511,8 @@ def test_confine_refuses_hard_links_and_other_users_files(bench_dir):
     os.chown(foreign, 65534, 65534)
     base = {"pattern": "randwrite", "size": "64k", "io_size": "16k", "block_size": "4k"}
     for name, why in [("hl", "has 2 hard links"), ("foreign", "belongs to uid 65534")]:
-        run = run_worker(dict(base, target=os.path.join(inside, name)), "--confine", inside)
+        run = run_worker(dict(base, target=os.path.join(inside, name)), "--confine", inside,
+                         wrapper=opener)
         assert run.status == 1, run.lines
         assert run.error["field"] == "target" and why in run.error["message"], run.error
         assert not run.of("start")
@@ -483,18 +523,18 @@ def test_confine_refuses_hard_links_and_other_users_files(bench_dir):
     check_protocol(run_worker(dict(base, target=os.path.join(inside, "hl"))))
 
 
-def test_a_failed_layout_is_undone(small_fs):
+def test_a_failed_layout_is_undone(small_fs, opener):
     """A layout that meets a full disk leaves it as it was: a file the run created is
     removed, one that existed gets its size (and content) back."""
     spec = {"pattern": "randread", "size": "4M", "io_size": "4k", "block_size": "4k"}
     new = os.path.join(small_fs, "new")
-    run = run_worker(dict(spec, target=new), "--confine", small_fs)
+    run = run_worker(dict(spec, target=new), "--confine", small_fs, wrapper=opener)
     assert run.status == 1 and "No space left" in run.error["message"], run.lines
     assert os.listdir(small_fs) == []
     old = os.path.join(small_fs, "old")
     with open(old, "wb") as f:
         f.write(b"o" * 65536)
-    run = run_worker(dict(spec, target=old), "--confine", small_fs)
+    run = run_worker(dict(spec, target=old), "--confine", small_fs, wrapper=opener)
     assert run.status == 1 and "No space left" in run.error["message"], run.lines
     with open(old, "rb") as f:
         assert f.read() == b"o" * 65536

@@ -5,6 +5,9 @@ import subprocess
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 WORKER = os.environ.get("SPINDLE_WORKER", os.path.join(ROOT, "server", "worker", "spindle-worker"))
+# Runs a program with openat2() refused (ENOSYS), as under systemd's RestrictSUIDSGID=
+# (make check builds it).
+NO_OPENAT2 = os.path.join(ROOT, "tests", "worker", "no-openat2")
 
 
 class Run:
@@ -34,9 +37,10 @@ class Run:
         return self.of("error")[0]
 
 
-def run_worker(spec, *args, timeout=60):
-    """Runs the worker with the spec (a dict, or text) on stdin."""
+def run_worker(spec, *args, timeout=60, wrapper=()):
+    """Runs the worker with the spec (a dict, or text) on stdin; wrapper is a command
+    prefix (NO_OPENAT2)."""
     text = spec if isinstance(spec, str) else json.dumps(spec)
-    proc = subprocess.run([WORKER, "--spec", "-", *args], input=text, capture_output=True,
-                          text=True, timeout=timeout)
+    proc = subprocess.run([*wrapper, WORKER, "--spec", "-", *args], input=text,
+                          capture_output=True, text=True, timeout=timeout)
     return Run(proc)
