@@ -5,9 +5,12 @@
  * The request is one line, and only these two:
  *   locate /dev/NAME
  *   locate_off /dev/NAME
- * NAME is a whole block device (no partition) the kernel lists under /sys/block:
- * letters and digits only, so no path can be smuggled in. Anything else is refused
- * before ledctl runs. The helper runs `ledctl locate=/dev/NAME` (or locate_off=) and
+ * NAME is a whole disk (no partition) the kernel lists under /sys/block, backed by a
+ * device (SCSI, SATA, SAS, NVMe: no loop, md, dm, ram or nbd device, which sit in no
+ * slot) that is not removable (no optical drive or card reader): letters and digits
+ * only, so no path can be smuggled in. Anything else is refused before ledctl runs;
+ * everything the client sent is read before the answer, so that it reads the answer
+ * rather than a reset connection. The helper runs `ledctl locate=/dev/NAME` (or locate_off=) and
  * answers one line: "ok", or "error REASON".
  * Exit status: 0 when ledctl succeeded, 1 when it failed, 2 on a refused request. */
 #define _GNU_SOURCE
@@ -25,6 +28,7 @@
 #include <unistd.h>
 
 #define LINE_MAX_LEN 96 /* "locate_off /dev/" and a name of at most 32 */
+#define DRAIN_MAX    4096 /* of a refused request, read this much before answering */
 #define NAME_MAX_LEN 32
 #define READ_TIMEOUT 5   /* seconds the client has to send its line */
 #define RUN_TIMEOUT  30  /* seconds ledctl may take before it is killed */
@@ -58,34 +62,38 @@ static int reply(int code, const char *fmt, ...)
 
 /* The request: one line on stdin and then the end of it (the client shuts its side
  * down), without the newline. -1 when it is too long, holds a NUL, is followed by more,
- * or does not come within READ_TIMEOUT. */
+ * or does not come within READ_TIMEOUT. All that was sent (up to DRAIN_MAX bytes) is
+ * read either way: a socket closed with unread input resets the connection, and the
+ * client would never read why it was refused. */
 static int read_line(char *buf, size_t len)
 {
-	size_t n = 0;
-	bool eol = false;
+	size_t n = 0, total = 0;
+	bool eol = false, bad = false;
 	alarm(READ_TIMEOUT);
-	for (;;) {
-		char c;
-		ssize_t r = read(STDIN_FILENO, &c, 1);
+	while (total < DRAIN_MAX) {
+		char chunk[256];
+		ssize_t r = read(STDIN_FILENO, chunk, sizeof(chunk));
 		if (r < 0 && errno == EINTR && !timed_out)
 			continue;
 		if (r < 0) {
-			alarm(0);
-			return -1;
+			bad = true;
+			break;
 		}
 		if (r == 0)
 			break;
-		if (eol || c == '\0' || n + 1 >= len) {
-			alarm(0);
-			return -1;
+		total += (size_t)r;
+		for (ssize_t i = 0; i < r && !bad; i++) {
+			char c = chunk[i];
+			if (eol || c == '\0' || n + 1 >= len)
+				bad = true;
+			else if (c == '\n')
+				eol = true;
+			else
+				buf[n++] = c;
 		}
-		if (c == '\n')
-			eol = true;
-		else
-			buf[n++] = c;
 	}
 	alarm(0);
-	if (timed_out)
+	if (bad || timed_out || total >= DRAIN_MAX)
 		return -1;
 	if (n && buf[n - 1] == '\r')
 		n--;
@@ -93,9 +101,27 @@ static int read_line(char *buf, size_t len)
 	return n ? 0 : -1;
 }
 
-/* Whether NAME is a whole block device the kernel knows: [a-z0-9]+, starting with a
- * letter, listed in SYS/block (which holds whole devices only, no partitions). */
-static bool whole_block_device(const char *sys_root, const char *name)
+/* Reads SYS/block/NAME/FILE's first line into out; false when it cannot be read. */
+static bool sys_block_read(const char *sys_root, const char *name, const char *file, char *out,
+                           size_t outlen)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/sys/block/%s/%s", sys_root, name, file);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	bool ok = fgets(out, (int)outlen, f) != NULL;
+	fclose(f);
+	if (ok)
+		out[strcspn(out, "\n")] = '\0';
+	return ok;
+}
+
+/* Whether NAME is a disk that can sit in a slot with a locator LED: [a-z0-9]+, starting
+ * with a letter, listed in SYS/block (whole devices only, no partitions), backed by a
+ * device (SYS/block/NAME/device: loop, md, dm, zram, ram and nbd devices have none) and
+ * not removable (optical drives, card readers). */
+static bool slot_disk(const char *sys_root, const char *name)
 {
 	size_t n = strlen(name);
 	if (n == 0 || n > NAME_MAX_LEN || name[0] < 'a' || name[0] > 'z')
@@ -103,10 +129,16 @@ static bool whole_block_device(const char *sys_root, const char *name)
 	for (size_t i = 0; i < n; i++)
 		if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9')))
 			return false;
-	char path[PATH_MAX];
+	char path[PATH_MAX], removable[8];
 	struct stat st;
 	snprintf(path, sizeof(path), "%s/sys/block/%s", sys_root, name);
-	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+		return false;
+	snprintf(path, sizeof(path), "%s/sys/block/%s/device", sys_root, name);
+	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+		return false;
+	return sys_block_read(sys_root, name, "removable", removable, sizeof(removable)) &&
+	       strcmp(removable, "0") == 0;
 }
 
 /* Runs ledctl ARG with its output in a pipe; the first line of what it said in out. */
@@ -219,8 +251,11 @@ int main(int argc, char **argv)
 	dev = sp + 1;
 	if (strcmp(verb, "locate") != 0 && strcmp(verb, "locate_off") != 0)
 		return reply(2, "error unknown request '%.20s': locate or locate_off", verb);
-	if (strncmp(dev, "/dev/", 5) != 0 || !whole_block_device(sys_root, dev + 5))
-		return reply(2, "error '%.40s' is not a whole block device under /dev", dev);
+	if (strncmp(dev, "/dev/", 5) != 0 || !slot_disk(sys_root, dev + 5))
+		return reply(2,
+		             "error '%.40s' is not a disk that can have a slot LED (a whole, "
+		             "non-removable disk under /dev backed by a device)",
+		             dev);
 
 	char arg[LINE_MAX_LEN + 8], out[OUTPUT_MAX];
 	snprintf(arg, sizeof(arg), "%s=%s", verb, dev);

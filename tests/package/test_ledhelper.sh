@@ -10,9 +10,17 @@ helper=$(cd "$(dirname "$helper")" && pwd)/$(basename "$helper")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # sys/block holds whole devices only; sdb1 is a partition, under sdb as the kernel has it.
-mkdir -p "$tmp/bin" "$tmp/devices/sdb/sdb1" "$tmp/devices/nvme0n1" "$tmp/sys/block"
-ln -s ../../devices/sdb "$tmp/sys/block/sdb"
-ln -s ../../devices/nvme0n1 "$tmp/sys/block/nvme0n1"
+# A disk in a slot has a device (and is not removable); loop, md and dm devices have none,
+# an optical drive is removable.
+mkdir -p "$tmp/bin" "$tmp/devices/sdb/sdb1" "$tmp/sys/block"
+for d in sdb nvme0n1 sr0 loop0 md0 dm0 nodev; do
+	mkdir -p "$tmp/devices/$d"
+	ln -s "../../devices/$d" "$tmp/sys/block/$d"
+	echo 0 >"$tmp/devices/$d/removable"
+done
+for d in sdb nvme0n1 sr0 nodev; do mkdir -p "$tmp/devices/$d/device"; done
+echo 1 >"$tmp/devices/sr0/removable"
+rm "$tmp/devices/nodev/removable"
 cat > "$tmp/bin/ledctl" <<'FAKE'
 #!/bin/sh
 printf '%s\n' "$*" >> "$LEDCTL_LOG"
@@ -91,6 +99,39 @@ refused 'locate /dev/sdb\0x\n'
 refused "locate /dev/$(printf 'a%.0s' $(seq 1 40))\n"
 refused "locate /dev/$(printf 'a%.0s' $(seq 1 200))\n"
 refused 'locate /dev/sdb\nlocate /dev/sdb\n'
+for d in loop0 md0 dm0 sr0 nodev; do refused "locate /dev/$d\\n"; done
+
+# Over a socket, as spindle-ledctl.socket connects it: a refused request of two lines, or
+# of more than a line's worth, is read whole before the answer, so the client reads the
+# error line, not a reset connection.
+over_socket() { # request-bytes (python literal)
+	/usr/bin/python3 - "$helper" "$tmp" "$1" <<'PY'
+import socket, subprocess, sys
+helper, root, req = sys.argv[1], sys.argv[2], eval(sys.argv[3])
+a, b = socket.socketpair()
+p = subprocess.Popen([helper, "--sys-root", root], stdin=b, stdout=b, stderr=subprocess.DEVNULL)
+b.close()
+a.sendall(req)
+a.shutdown(socket.SHUT_WR)
+out = b""
+try:
+    while chunk := a.recv(4096):
+        out += chunk
+except OSError as e:
+    print(f"read failed: {e}")
+    sys.exit(1)
+p.wait(timeout=10)
+print(out.decode().strip())
+PY
+}
+for req in "b'locate /dev/sdb\\nlocate /dev/sdb\\n'" "b'locate /dev/loop0\\n' + b'x' * 3000" \
+	"b'locate /dev/sdb\\n\\n'"; do
+	answer=$(over_socket "$req")
+	case "$answer" in
+	error*) ok "over a socket, $req is answered: $answer" ;;
+	*) not_ok "over a socket, $req: $answer" ;;
+	esac
+done
 
 echo "1..$n"
 [ "$failed" = 0 ]
