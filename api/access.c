@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* /api/access/v1: log in, see the services, log out; /api/<service>/v1: a service's methods. */
 #include <string.h>
 #include <strings.h>

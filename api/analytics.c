@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* /api/analytics/v1: the datasets, their data (streamed while a window reaches past now),
  * and the retention settings. Worksheets are in api/worksheets.c. */
 #define _GNU_SOURCE /* strptime, timegm */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Handlers of every service, one file each: they translate HTTP <-> core calls. */
 #ifndef SPINDLE_API_H
 #define SPINDLE_API_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* /api/bench/v1: benchmark jobs, their progress and results, comparisons, presets. The
  * supervisor (server/jobs.c, job_report.c) checks and runs; this file translates HTTP:
  * ids in paths and queries, hrefs, the progress stream. */

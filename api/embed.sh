@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Turns a file on stdin into a C array: embed.sh NAME < FILE > FILE.c
 set -e
 name=$1

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* /api/hardware/v1: chassis, their disks, and locator LEDs (server/leds.c). */
 #include "api.h"
 #include "leds.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Hrefs: where the API's objects live, spelt in one place (api_href in api.h). */
 #include <stdio.h>
 #include <stdlib.h>

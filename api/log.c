@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* /api/log/v1: the audit log. */
 #include "api.h"
 #include "audit.h"

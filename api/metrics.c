@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* GET /metrics: the Prometheus exposition. Public at the router: the allow-list
  * (--metrics-allow) lets scrapers in without a token; anyone else needs one with
  * stat:read, checked here. */

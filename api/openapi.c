@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* /api/openapi.json: the API document, embedded at build time from api/openapi.json. */
 #include "api.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* /api/problem/v1: the open problems (server/problems.c), in the guide's shape. */
 #include "api.h"
 #include "problems.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* What the handlers of api/ share about query strings. */
 #include "api.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* /api/role/v1/roles: sets of authorizations that users hold. */
 #include "api.h"
 #include "accounts.h"

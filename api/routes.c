@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The route table: what exists, who may call it, and which handler answers. */
 #include "routes.h"
 #include "api.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Every route of the API, in one table (api/routes.c). */
 #ifndef SPINDLE_API_ROUTES_H
 #define SPINDLE_API_ROUTES_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* /api/status/v1: the phone's dashboard (polled, with ETag) and the same as a live
  * Server-Sent Events stream. */
 #include "api.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* /api/system/v1: what this box runs, and a liveness probe. */
 #include <limits.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* /api/user/v1/users: accounts and their API tokens. */
 #include "api.h"
 #include "accounts.h"

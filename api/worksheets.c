@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* /api/analytics/v1/worksheets: saved sets of dataset views. */
 #include <stdint.h>
 #include <stdlib.h>

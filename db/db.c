@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The connection: open, set up, migrate, close; and the statement cache and helpers the
  * store files share (declared in db_int.h). */
 #include <assert.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The store: the only place that speaks SQL. Everything runs on the loop thread
  * unless a function says otherwise. Return values: 0 ok, DB_NOTFOUND, DB_EXISTS,
  * DB_INUSE, or -1 on an SQLite error (logged). A write that fails changes nothing.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Private to db/: the connection and its statement cache, the helpers the store files
  * share, and the schema migrations. Nothing outside db/ includes this header. */
 #ifndef SPINDLE_DB_INT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Schema migrations: PRAGMA user_version counts the steps applied. Each step runs as
  * BEGIN IMMEDIATE; DDL; PRAGMA user_version=N; COMMIT, so a crash leaves the schema at a
  * whole step. Append new steps at the end of migrate_steps; never edit a shipped one. */

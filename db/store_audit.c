@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The audit trail (audit): append and read by time. */
 #include <stdint.h>
 #include <stdlib.h>

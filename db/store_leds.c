@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Locator LEDs as last set (led_state): one row per chassis or disk ever lit. */
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Roles and the authorizations they hold (roles, role_auths). */
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Benchmark runs (bench_runs, bench_intervals): a row per job with its spec, state, the
  * worker's start and result lines; the interval lines apart, appended in batches. */
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Analytics: the dataset catalog and settings (on the main connection), and the samples
  * (on connections of their own, synchronous=NORMAL: a power cut may cost the last
  * commits, never consistency, and the accounts keep their FULL durability).

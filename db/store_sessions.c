@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Sessions: logins and named API tokens, by JWT id (sessions). */
 #include <stdint.h>
 #include <stdlib.h>

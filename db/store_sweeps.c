@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Sweeps (bench_sweeps): the base spec and the axes of each; its runs are rows of
  * bench_runs with the sweep's id, read here as its table needs them. */
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Users and the roles they hold (users, user_roles). */
 #include <stdint.h>
 #include <stdlib.h>

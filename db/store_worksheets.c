@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Worksheets (worksheets): saved sets of dataset views, one row each, the datasets kept
  * as the JSON text the core validated, their count and the row's bytes beside them so a
  * listing or an owner's total never reads that text. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Users and roles: the rules over db/. Passwords are hashed (and current passwords
  * checked) on the helper threads; the database is only touched on the loop thread, and
  * every rule that depends on its state is checked again when the hash comes back,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Users and roles: the rules (names, built-in roles, the last admin) over db/. */
 #ifndef SPINDLE_ACCOUNTS_H
 #define SPINDLE_ACCOUNTS_H

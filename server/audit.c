@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The audit trail over db/: one row per change or login, never failing the caller. */
 #include "audit.h"
 #include "dbw.h"

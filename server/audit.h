@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The audit trail: who did what to the box, from where. */
 #ifndef SPINDLE_AUDIT_H
 #define SPINDLE_AUDIT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Authentication and authorization. The session table lives in the database and, whole,
  * in memory: every request checks the in-memory copy (so a revocation is immediate and
  * nothing touches disk), and a verified token string is remembered with its session so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Authentication and authorization: sessions, tokens, logins, roles' authorizations.
  * Owns the session table (db + an in-memory cache that makes verification cheap). */
 #ifndef SPINDLE_AUTH_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Request body validation against a field table. */
 #include "body.h"
 #include "suggest.h"

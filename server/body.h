@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Request bodies: a table of the fields an endpoint takes, checked in one call, so every
  * type error, unknown key, missing field or out-of-range number is refused with the field
  * named, before a handler looks at the values. */

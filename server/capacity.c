@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The filesystems and pools of capacity.h, refreshed on a helper thread of our own (a
  * statvfs stuck on a dying disk must not hold up logins on the shared helpers). */
 #define _GNU_SOURCE

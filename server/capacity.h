@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Capacity: the mounted filesystems that hold data, with their size, used and available
  * bytes, and the ZFS pools with their health, for the dashboard.
  *

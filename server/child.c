@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Child processes off the loop, as tmux's job.c: spawn with pipes for stdin, stdout and
  * stderr, read them as they fill, reap on SIGCHLD, and call on_exit once both pipes hit
  * EOF and the process was reaped.

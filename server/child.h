@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Child processes run off the loop: LED commands (ledctl, ipmitool) and benchmark workers.
  * Modelled on tmux's job.c: a child is finished only when its output pipes reached EOF
  * and it has been reaped; then on_exit runs exactly once and the child is freed. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Address lists: parsed once at start-up, matched per request with a few compares. */
 #include "cidr.h"
 #include "util.h"

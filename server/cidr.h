@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Address lists such as "127.0.0.0/8,::1/128,10.1.2.3": who may read /metrics without a
  * token. IPv4 peers seen as IPv4-mapped IPv6 (::ffff:a.b.c.d) match IPv4 entries. */
 #ifndef SPINDLE_CIDR_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The collector: a one-shot timer re-armed each second from CLOCK_REALTIME, so every
  * tick lands just after a second boundary however long the last one took. Each tick
  * reads the counters (procfs.c), turns the last two readings into a box_sample, has the

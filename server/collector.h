@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The collector: a 1 s timer aligned to second boundaries reads /proc (under --proc-root)
  * and turns counters into per-second values. It owns the samples; the series store
  * (series.h) keeps them, the dashboard, events and /metrics read the newest one here. */

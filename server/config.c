@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Configuration: one table of options drives the flags, the INI keys, --help and checks. */
 #define _GNU_SOURCE
 #include "config.h"

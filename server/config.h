@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Configuration: every setting is both a command-line flag (--state-dir) and an INI key
  * (state_dir), parsed once at start-up and handed down read-only. */
 #ifndef SPINDLE_CONFIG_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The dashboard document and its event streams. The document is rebuilt on the loop when
  * the collector announces a sample, kept as bytes (and gzipped, for polls that take it),
  * and served from there: a poll or a push never touches /proc, the database or jansson. */

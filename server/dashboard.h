@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The phone's dashboard: one compact JSON document built once per collector tick and kept
  * as bytes with its ETag, so a poll costs a header compare and a copy; and the
  * Server-Sent Events streams that push that document to live views every second. */

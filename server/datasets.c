@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The analytics datasets: the statistics the box offers, the catalog of what is
  * collected, and the turning of each collector sample into series values. */
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The analytics datasets: what is collected, named as the appliance names it. A dataset
  * is a statistic ("io.ops") with an optional drilldown ("disk"): io.ops[disk]. Every
  * second the collector's sample becomes one value per dataset (its total) and one per

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The database writer (dbw.h): a one-thread workq, unbounded, and a connection that only
  * its thread uses. */
 #include "dbw.h"

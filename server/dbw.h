@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The database writer: one helper thread with a connection of its own, for the writes whose
  * truth the loop already holds in memory (audit entries, sessions' last_seen, running
  * jobs). A commit waits for the disk (synchronous=FULL, an fsync), and the disk may be the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Faults: the API's one error shape. */
 #include "fault.h"
 

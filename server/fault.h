@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The one error value of the API: becomes {"fault":{"message","details","code"}}. */
 #ifndef SPINDLE_FAULT_H
 #define SPINDLE_FAULT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* A string-keyed hash map under SipHash: see hmap.h. */
 #include "hmap.h"
 #include "util.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* A string-keyed hash map for keys an attacker chooses (user names, addresses, bearer
  * tokens): buckets are picked by SipHash-2-4 under a random key, so nobody can aim keys
  * at one bucket, and keys compare in constant time, so a lookup by token does not tell

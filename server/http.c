@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The HTTP front on evhttp. A request enters in http_request(), is routed, authenticated
  * and authorized there, and only then reaches its handler in api/. */
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The HTTP front: listeners (HTTPS, optional plain HTTP), limits, routing, authentication
  * and authorization before any handler runs, JSON replies and faults, static files. */
 #ifndef SPINDLE_HTTP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The environment of a benchmark job (job_env.h). A resolution is a task: its files are
  * read on this module's helper thread (sysfs can be slow, statvfs can hang), then, on ZFS,
  * `zfs get` and `zpool status` run one after the other as children of the loop (child.c

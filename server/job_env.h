@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The environment of a benchmark job: what its target sits on, resolved when the job is
  * submitted and stored with its run (bench_runs.environment), so that a result read later
  * can be explained: the filesystem (type, mount point, source, options, block size), the

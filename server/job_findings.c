@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Findings: a few numbers of a finished run set against each other, each with the rule that
  * made it and a sentence, so a run explains itself without another tool. Every finding reads
  * only what the result, the environment and the intervals hold; one whose inputs are absent

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* What a finished run says about itself: findings (read amplification, the share served
  * from a cache, system CPU per I/O, the limit, the tail, stability, warm-up), each with its
  * inputs and its rule, and for comparisons the differences in spec and environment between

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* fio interchange; see job_fio.h for the bin schemes. The export reads the run and its
  * stored interval lines through jobs.h and keeps nothing; the import is a pure translation
  * of fio's document into a run row. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* fio interchange: a run in the shape of fio's json+ output (?format=fio), its interval
  * lines as fio's log files (?format=fio-log), and a fio JSON result read back as a run
  * (POST /jobs/import).

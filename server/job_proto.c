@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The worker's protocol, checked line by line: a switch on the line's type, every member
  * of it checked for type and range, and anything else refused, as a relay checks each
  * message of its peer before use. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The worker's NDJSON protocol as spindled reads it: each stdout line of spindle-worker is
  * parsed and checked here, against what the lines before it said, before jobs.c believes a
  * byte of it. Pure: no job, no I/O, no clock, so the checks are table-tested and fuzzed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* What a job's result reads like to others: as stored, in fio's JSON output shape (for the
  * tools that read fio's), and beside other jobs' results (a comparison, each figure's
  * difference from a baseline job). It reads the runs through jobs.h and keeps nothing. */

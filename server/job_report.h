@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* A job's result for the API: as stored or in fio's JSON output shape, and the results of
  * several jobs side by side. Loop thread only (it reads the live jobs' rows). */
 #ifndef SPINDLE_JOB_REPORT_H

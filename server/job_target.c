@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Where a benchmark job may read and write, checked from the spec before the job is queued
  * and again as it starts. stat, lstat, statvfs and realpath only: no I/O on the data. */
 #define _GNU_SOURCE

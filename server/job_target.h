@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Where a benchmark job may read and write: a file inside one of the bench dirs (its
  * parent resolved with symlinks followed, the file itself no link, with one name, the
  * daemon's own), or a raw block device where the settings allow it and the spec confirms

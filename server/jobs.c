@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The benchmark job supervisor. A job is a row in bench_runs and, while queued or running,
  * a struct job here. Running, it is a child spindle-worker (child.h) fed its spec on stdin
  * and confined to the bench dir of its target (job_target.c); every stdout line is checked

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The benchmark job supervisor: a queue run with a configured concurrency, each job a child
  * spindle-worker whose NDJSON lines are validated one by one (job_proto.h), runs kept in
  * the store (db/store_runs.c) with the collector's figures for the target's disk and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Password hashing with PBKDF2-HMAC-SHA256 (OpenSSL). Runs on helper threads: no
  * logging, nothing but the caller's buffers and one atomic counter. */
 #include "kdf.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Password hashing: PBKDF2-HMAC-SHA256 with a random 16-byte salt.
  * Stored form: "pbkdf2-sha256$<iterations>$<salt b64url>$<hash b64url>".
  * Both functions are slow by design: call them on a helper thread. */

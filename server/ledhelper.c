@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* spindle-ledctl-helper: the one way spindled, an unprivileged user, has to run ledctl,
  * which needs root. spindle-ledctl.socket (group spindle, 0660) starts it once per
  * connection (Accept=yes) with the connection as stdin and stdout.

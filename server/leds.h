@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Locator LEDs, and the hardware inventory they sit on (server/sysfs.c).
  *
  * Each chassis and disk gets the backend the machine has for it, unless the config forces

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Levelled logging: stderr with a timestamp in the foreground, syslog otherwise. */
 #include "log.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Levelled logging: stderr in the foreground, syslog otherwise. */
 #ifndef SPINDLE_LOG_H
 #define SPINDLE_LOG_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* spindled: parse the configuration, open the state, start the loop, stop cleanly. */
 #include <errno.h>
 #include <fcntl.h>

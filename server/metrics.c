@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The Prometheus exposition. Counters are the collector's raw cumulative values (as
  * /proc has them, scaled to base units), so a scraper computes its own rates; the text
  * for one sample is built once and reused by every scrape until the next tick.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* GET /metrics: the collector's raw counters and gauges, and the daemon's own, in the
  * Prometheus text exposition format (version 0.0.4), every name prefixed spindle_. */
 #ifndef SPINDLE_METRICS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Open problems, kept in memory in the order they were first seen. */
 #define _GNU_SOURCE
 #include "problems.h"

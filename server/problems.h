@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Open problems: faults spindled has noticed and not yet seen go away, listed by the
  * problem service (/api/problem/v1) and counted by the dashboard and /metrics.
  *

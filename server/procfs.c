@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The kernel's counters, read by hand: each file with one read() into a buffer kept
  * between ticks, parsed in place without stdio or allocation. */
 #define _GNU_SOURCE

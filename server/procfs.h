@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Readers of the kernel's counters under --proc-root: /proc/stat, /proc/diskstats,
  * /proc/net/dev, /proc/meminfo, /proc/pressure/{cpu,io,memory} and, with ZFS,
  * /proc/spl/kstat/zfs/arcstats. A snapshot holds raw cumulative counters; two snapshots

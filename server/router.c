@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The router: splits each pattern once, then matches decoded path segments.
  * A version segment "v1" also matches "v1.<minor>" (the appliance's /v1.0 form). */
 #include "router.h"

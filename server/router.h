@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Routes: method + path pattern ("/api/user/v1/users/{name}") -> handler, with the
  * authorization it needs. The router matches; http.c authenticates and dispatches. */
 #ifndef SPINDLE_ROUTER_H

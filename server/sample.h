@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* A sample of the box: the per-second values of one interval, which the collector
  * (collector.h) computes from two snapshots of the kernel's counters (procfs.h), with the
  * raw cumulative counters beside them. The datasets, the dashboard and /metrics read it;

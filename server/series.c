@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The series store: every series' newest seconds in a ring in memory, handed to the
  * writer thread (series_writer.c) every SERIES_CHUNK seconds, and queries across memory
  * and disk. See series.h for the shape of it; the comments here say why things are done

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The series store: every value the analytics datasets collect, one series per
  * (dataset, key), the key "" holding a dataset's total.
  *

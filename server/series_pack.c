@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The series store's packed formats: see series_pack.h. */
 #include "series_pack.h"
 #include "log.h"

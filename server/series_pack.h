@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The series store's packed formats (series_pack.c): pure functions over bytes, shared by
  * the loop (which packs each flush), the writer thread (which packs complete hours) and
  * the queries (which read them back). No state, no I/O; anything malformed is refused,

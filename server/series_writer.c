@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The series store's writer thread: see series_writer.h. The series_writer_ functions run
  * on the loop; everything else runs on the writer thread, or in series_writer_start()
  * before the thread does. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The series store's writer thread (series_writer.c). It owns the samples connection and
  * everything done with it: it stores each batch the loop hands over in one transaction,
  * keeps a flush the disk refused and tries it again before the next, packs every complete

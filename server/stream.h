@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* An open streamed reply, as the modules that feed it see it: bytes, NDJSON lines or
  * Server-Sent Events that go out as they come, a heartbeat while nothing does, word when the
  * client leaves, and fan-out of one event to many streams. api/ opens a stream on a request

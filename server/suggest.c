@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The nearest known name to an unknown one (see suggest.h). */
 #include "suggest.h"
 

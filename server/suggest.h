@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* "Did you mean ...?" for names that are refused as unknown (body fields, query
  * parameters, job spec fields, options): the known name nearest to the unknown one.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Sweeps. A sweep is a row in bench_sweeps (its base spec and axes as given) and its runs
  * are ordinary jobs whose bench_runs.sweep names it: the queue, its concurrency and
  * limits, the audit log and cancel are jobs.c's. They are queued in the order of the

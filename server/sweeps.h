@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Sweeps: one job spec run over a matrix of values ("axes": any spec fields, each a list of
  * values), every combination checked as a job is before any is queued, then queued as
  * ordinary jobs (jobs.h) carrying the sweep's id, first axis outermost, that run one at a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The hardware inventory from sysfs: DMI for the system, /sys/class/enclosure for SES
  * enclosures and their slots, /sys/block for whole disks. A disk belongs to an enclosure
  * slot when its device has an enclosure_device:<slot> link to the slot, or the slot's

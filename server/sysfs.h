@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The hardware inventory as sysfs shows it under a root directory (--sys-root, "/" on a
  * live box): the system chassis from DMI, every SES enclosure with its slots, and the
  * whole disks of /sys/block, linked to their slots both ways.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The HTTPS context and its first-start self-signed certificate. */
 #include "tls.h"
 #include "log.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* TLS for the HTTPS listener: a self-signed EC P-256 certificate made at first start. */
 #ifndef SPINDLE_TLS_H
 #define SPINDLE_TLS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* JWT HS256 with libjwt 1.10, hardened where 1.10 is soft: it decodes without a key
  * (alg none), compares signatures with strcmp, and validates no claims. */
 #include "token.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* JWT HS256 tokens: pure functions, no state, so they are easy to test. */
 #ifndef SPINDLE_TOKEN_H
 #define SPINDLE_TOKEN_H

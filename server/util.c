@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Small helpers that must never fail. */
 #define _GNU_SOURCE
 #include "util.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Small helpers that must never fail: allocation aborts, files are written atomically. */
 #ifndef SPINDLE_UTIL_H
 #define SPINDLE_UTIL_H

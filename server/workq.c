@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Helper threads: a mutex/cond queue in, a done list out, and one persistent event that
  * the threads activate (the only libevent call that may cross threads) so that every
  * done callback runs on the loop thread. */

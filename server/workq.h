@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Helper threads for slow work (password KDFs, commands): run off the loop,
  * complete back onto it. Only event_active() crosses threads. */
 #ifndef SPINDLE_WORKQ_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Worksheets: the rules over db/. Everything runs on the loop thread, so everything is
  * bounded: a worksheet is at most ~1 MB of JSON (64 views of 64 drilldowns), read whole
  * only by its own GET; a listing is a page of summaries read from one index, and an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Worksheets: saved sets of dataset views ({name, drilldowns, seconds}), built in the
  * browser and read on a phone. The rules (names unique per owner, dataset names from the
  * catalog, who may change what) over db/. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The benchmark engine. Each thread owns its buffers, its random state and its histograms;
  * the only shared writes are the phase flag (set by the calling thread) and the count of
  * threads still running. The calling thread reads the threads' histograms with relaxed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The benchmark engine: reader, writer and mixed thread groups doing psync (pread/pwrite)
  * or io_uring I/O against one file descriptor, each thread recording latencies into its
  * own histograms; the calling thread ticks once a second with per-interval deltas and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Log-linear latency histograms; see hist.h for the layout and its error bound. */
 #include "hist.h"
 

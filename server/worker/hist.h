@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Log-linear latency histograms: every power-of-two group [2^m, 2^(m+1)) is cut into
  * HIST_SUB linear sub-buckets, so a bucket is at most 1/HIST_SUB of its lower bound wide
  * and the value reported for it (its middle) is within 1/(2*HIST_SUB) = 0.4 % of any value

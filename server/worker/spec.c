@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The benchmark job spec: parsing with units, per-field errors, resolution of thread
  * groups and presets, and the canonical form spindled stores and hands to the worker. */
 #include "spec.h"

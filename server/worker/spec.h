@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The benchmark job spec: JSON in, a checked and resolved struct spec out, with one clear
  * message per field at fault ("block_size: must be a multiple of 512 ..."). Numbers take
  * units ("8k", "1G", "30s"). Shared by spindle-worker and spindled (which checks a job

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* spindle-worker: runs one benchmark job and writes NDJSON to stdout.
  *
  * The protocol (every line one JSON object with "type"; spindled validates each):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Who may call what: every route of api/routes.c, as data.
 
 Each row: method, path, body, the expected status per column, and setup steps.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Helpers of the API suite, all in one place: start and stop a real spindled on
 random ports with a throwaway state dir, log in, send requests, check faults.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Logging in and out, session tokens, and the public documents (health, version, OpenAPI)."""
 import hashlib
 import hmac

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Analytics: the collector on a synthetic /proc (exact values for every dataset, counter
 wraps, a disk appearing, the ZFS ARC coming and going), the datasets API, every parameter
 form of .../data, streaming past now, retention settings, and what survives a SIGTERM and

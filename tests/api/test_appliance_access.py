@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """The appliance's ways in, as the ZFS Storage Appliance RESTful API guide writes them:
 credentials on every request (Basic, X-Auth-User/X-Auth-Key) as well as a session, the
 X-Zfssa-<Service>-Api headers, the services list, and the system version."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Analytics as the ZFS Storage Appliance RESTful API Guide writes it (chapter Analytics
 Services): its example requests sent as it writes them (compact start times, raw brackets
 and slashes in dataset names, worksheets named name=...), and the answers checked against

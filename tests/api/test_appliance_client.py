@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """A client written the way scripts for the ZFS Storage Appliance are written: requests,
 Basic credentials on every request (no login), the appliance's wrappers and keys, and the
 hrefs the server hands out followed as they are. It walks the flows such scripts walk:

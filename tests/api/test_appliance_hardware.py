@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """The appliance's hardware and problem services: the requests of Oracle's "ZFS Storage
 Appliance RESTful API Guide" (Hardware Services, Problem Service) sent as the guide writes
 them, their answers checked against the guide's keys and types; and each source of

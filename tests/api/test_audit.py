@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """The audit log: who did what, from where, in order."""
 import json
 import sqlite3

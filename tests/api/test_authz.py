@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """The authorization table (authz_table.py) against a live server, and against routes.c."""
 import pytest
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Benchmark jobs through the API: a real spindled running real spindle-worker children on
 small files in a scratch dir on the local disk, with a synthetic /proc and /sys so the
 device-level figures are known. Covers the run to done with the collector's figures,

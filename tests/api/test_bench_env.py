@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """The environment a benchmark job records (GET /jobs/{id} "environment"): resolved at
 submit time from a synthetic /sys and /proc and a fake `zfs` and `zpool` first on the
 daemon's PATH (tests/api/fixtures/zfsbin). The target is a real file in a real scratch

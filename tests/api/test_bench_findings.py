@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """What a finished run says about itself, through the API: two real runs of the real worker
 on a synthetic /proc and /sys (the disk's and the box's figures known) and a bench dir the
 fake mounts and the fake `zfs` (tests/api/fixtures/zfsbin) make a dataset of 128k records;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """fio interchange against Debian's fio and its own tools: a real fio run (json+, its
 histogram, iops and bw logs) imported and exported again reads the same through
 fio_jsonplus_clat2csv; a Spindle run's ?format=fio reads through fio_jsonplus_clat2csv with

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """The recordsize story of the README, end to end through the API, on a box whose figures
 are known: a ZFS dataset (fake mounts, the fake `zfs` and `zpool` of fixtures/zfsbin) on a
 mirror of two disks (the synthetic /proc's), and the fake worker (fixtures/fakeworker.py)

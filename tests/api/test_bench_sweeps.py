@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Sweeps through the API: one spec over a matrix of values, each combination an ordinary
 job. A real spindled runs fixtures/fakeworker.py as its worker, whose figures follow a
 model of the spec (IOPS = min(threads, 8) * 1000, p99 flat to 8 threads and growing past),

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """The daemon as a program: flags, first start, restart, SIGTERM, what it keeps on disk."""
 import hashlib
 import os

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Every fault a client can reach, as a table; then the ones that need their own server
 (413 with a small --max-body, 429 after failed logins)."""
 import socket

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Hardware inventory and locator LEDs, against fake sysfs trees and fake ledctl and
 ipmitool first on the daemon's PATH (tests/api/fixtures/hw.py builds both)."""
 import os

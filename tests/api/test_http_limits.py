@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """The HTTP front's limits and static files: connection cap, timeouts, header size,
 the webroot (and its escapes)."""
 import os

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """docs/internals.md stays true: every file it names exists, and it names every .c file of
 the daemon's core."""
 import re

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """api/openapi.json against live answers: every route of api/routes.c is called on a real
 spindled (as admin, with realistic parameters: a user, a role, an API token, a worksheet,
 a dataset, finished benchmark jobs of each kind), and each answer is validated with

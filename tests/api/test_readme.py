@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """README.md followed to the letter, as a newcomer would: every ```sh block, top to bottom
 in one bash, from a checkout-like directory (var/ is the state dir of a fresh spindled,
 server/worker/spindle-worker the worker under test) against that spindled over HTTPS.

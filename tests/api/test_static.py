@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """The browser console's files as spindled serves them from --webroot, on both listeners:
 MIME types, ETag and 304, caching by name (versioned or not), precompressed .gz siblings,
 the security headers on every answer, and 404 for anything outside the tree, hidden, or

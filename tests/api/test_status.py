@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """The phone's dashboard (ETag, 304, size) and its live twin, the Server-Sent Events stream
 (one event a second, heartbeats, streams cleaned up when their client goes)."""
 import gzip

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """HTTPS, the path every user takes: the main flows on both listeners, answers that do not
 wait for the client's delayed ACK, one TLS record per small answer, a TLS close_notify
 whenever spindled ends a connection, and session resumption."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Users, their API tokens, and roles: the life cycles and the rules around them."""
 import time
 

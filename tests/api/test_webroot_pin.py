@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """uPlot's version is written in three places that must agree: webroot/package.json pins it
 (exactly), the lockfile resolves it, and the pages import the file the build names after it
 (/vendor/uplot-X.Y.Z.esm.js, Makefile.am's webroot-vendor). A bump that misses one would

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Worksheets: saved sets of dataset views. Life cycle, the rules (dataset names from the
 catalog, names unique per owner, who may change what), bad input as a table, persistence,
 listings as pages of summaries, and what one owner's worksheets may take."""

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // Administration in the browser: an administrator creates a monitor user and an API token
 // for it (the secret shows once, Copy puts it on the clipboard, and it works against the
 // API), the audit log shows both, a role is made and deleted, a bad retention value is

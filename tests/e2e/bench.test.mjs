@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // Benchmarks in the browser: the form shows the server's fault at the field it names, a
 // short job is followed live (its charts get points) to its result (IOPS, percentiles,
 // histogram, findings), a second one is compared with it (percent differences, what changed,

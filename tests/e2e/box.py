@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: ISC
 """A fake storage box for the browser tests: a real spindled over HTTPS and plain HTTP,
 reading fake /proc and /sys trees.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // The dashboard: every tile shows a figure, the figures move with the fake box's counters
 // (box.py swings its rates +-50% over 20 s), and what a cold load costs.
 import { test } from 'node:test';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // Makes the README's two pictures, docs/console-desktop.png (1280x800) and
 // docs/console-phone.png (390x844), of the dashboard on the fake box after a minute of
 // figures, so the sparklines have something to draw. Not a test: run it by hand after a

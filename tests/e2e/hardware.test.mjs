@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // The hardware page (chassis, disks by slot, locator LEDs against the fake sysfs) and the
 // dashboard's links and lists, as the administrator sees them.
 import { after, test } from 'node:test';

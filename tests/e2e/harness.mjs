@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // Helpers of the browser tests (node --test, playwright-core driving Debian's chromium).
 //
 // A test file:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // The harness's own tests: each catcher fires on a page made to trip it (served by a real
 // spindled from a temp webroot, under its real CSP), stays quiet on a clean page, and the
 // fake box is what the page tests expect of it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // Login, logout, a wrong password, the throttle, and a session revoked by the server.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // The monitor user on a phone: the dashboard without sideways scrolling, a worksheet the
 // administrator saved, read-only, and the one change a monitor may make: a locator LED.
 import { after, test } from 'node:test';

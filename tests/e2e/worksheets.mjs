@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // Worksheet helpers the browser tests share (the monitor flow uses them too):
 //
 //   const uuid = await createWorksheet(box, 'disks', ['cpu.utilization', 'io.ops[disk]']);

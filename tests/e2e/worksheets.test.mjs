@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // Analytics worksheets in the browser: build one of two charts, save it, reload and see it
 // again, rename, clone, delete, export CSV, the legend's figures and focus, a worksheet
 // opened from a dashboard tile's link, the read-only view of a monitor user on a phone,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """The faults suite: a real spindled killed mid-write, on a full disk, with broken workers
 and hung LED commands. The API suite's helpers are the ones used here (Server, spawn,
 FakeProc, expect...): imported from tests/api/conftest.py, not copied. What only faults

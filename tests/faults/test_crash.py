@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """kill -9 of spindled mid-job, just after an analytics flush, while changes are being
 written: the database passes PRAGMA integrity_check, the killed run reads interrupted,
 and everything answered as done before the kill is there after the restart."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """The state filesystem full: spindled's state dir on a 16 MiB tmpfs of the test's own,
 filled to the last byte while it runs. Every change is refused with 507 ERR_NO_SPACE
 naming what failed, reads and logins keep working, what waited in memory is stored once

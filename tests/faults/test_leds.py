@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """A hung LED backend: ipmitool (the system chassis) and ledctl (an NVMe disk) that never
 answer and ignore SIGTERM, fakes first on the daemon's PATH (tests/api/fixtures/hw.py).
 Each change gets 504 after --led-command-timeout; meanwhile every other request is

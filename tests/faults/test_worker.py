@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Broken benchmark workers (--bench-worker points at a fake): one that hangs, one that
 writes garbage, one killed by SIGKILL. Each job ends failed with a reason that says what
 happened, the worker is gone, and the daemon answers throughout."""

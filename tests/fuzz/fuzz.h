@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* What every libFuzzer harness of tests/fuzz shares: the entry points libFuzzer calls and
  * an assertion that stays on in every build (a broken promise is a crash to the fuzzer). */
 #ifndef SPINDLE_FUZZ_H

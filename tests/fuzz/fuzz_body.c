@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The request body validator as request_body() runs it: body_parse of any bytes, then
  * body_check against the field tables of the user routes, and against one table that holds
  * every field type with and without bounds (the user tables have no bool, number, object

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* What a job's environment is read from, all of it text the daemon did not write: the
  * output of `zpool status -P` and `zfs get -Hp` (another program's, whatever its version
  * prints), the mounts table, /proc/cpuinfo and the ARC's kstat. The input goes whole to

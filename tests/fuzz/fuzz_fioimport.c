@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* POST /api/bench/v1/jobs/import: a fio JSON result from anyone with bench:run, read into
  * a run (job_fio_import), and what the findings make of the figures it carries (any
  * numbers: zeros, negatives, huge ones). A document it refuses has a fault with its

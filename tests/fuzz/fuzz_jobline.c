@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The worker's NDJSON lines as the daemon reads them: the input is what a worker wrote to
  * its stdout, cut at '\n' as the child reader does (server/child.c), each line handed to
  * job_proto_line() in a heap block of its exact length, with the state the lines before it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The /proc parsers on any text, as procfs_read() runs them on what slurp() read: the
  * input is up to 16 files separated by the byte 0x1e (ASCII record separator), in the
  * order stat, diskstats, net/dev, meminfo, pressure/cpu, pressure/io, pressure/memory,

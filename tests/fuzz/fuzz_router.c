@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The router and the query string, as a request is taken apart: the input is a request
  * target, parsed with evhttp_uri_parse_with_flags(EVHTTP_URI_NONCONFORMANT) as libevent
  * parses the request line; its path goes through router_match against the real route

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The job spec parser, as spindled checks a submitted job and spindle-worker reads its
  * spec: spec_parse_text() of any bytes. An accepted spec turns into canonical JSON
  * (spec_to_json) whose text parses back to the same struct, as the worker gets it from the

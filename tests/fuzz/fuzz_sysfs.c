@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The /sys parsers: sysfs_scan() reads only from paths, so the harness builds a small fake
  * sysfs once (the DMI ids, an SES enclosure with two slots, a SAS disk seated in the first
  * and an NVMe disk, linked as the kernel links them) and writes the input into its

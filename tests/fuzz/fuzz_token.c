@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The token check, token_verify() as auth_verify() calls it, against a fixed key:
  * - the input itself as a token (what a client sends in X-Auth-Session or a Bearer
  *   header): never accepted, since a forgery would need the key;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: ISC
 # Runs the libFuzzer harnesses of a `make fuzz` build, each for a bounded time, from its
 # seed corpus, under ASan and UBSan; fails on the first crash, leak, hang, memory blow-up
 # or broken promise, and names the input that did it.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """The load suite reuses the API suite's helpers (a real spindled on random loopback
 ports, logins, fake /proc): tests/api/conftest.py, loaded under a name of its own so the
 two suites' conftest modules never clash."""

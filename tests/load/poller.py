@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Polls spindled's dashboard over HTTPS as phones do, from a process of its own (so the
 load generator in the test's process cannot skew its clock), and prints one JSON line:
 requests, errors, statuses, p50/p99/max latency in ms.

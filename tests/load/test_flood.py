@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Load over HTTPS, loopback only, bounded in time: 1,000 idle keep-alive connections and
 200 trickling ones while a phone polls. It prints its figures (also in the assertion
 messages). SPINDLE_FLOOD_SECONDS shortens it by hand."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """A soak over HTTPS, loopback only, bounded in time: pollers, event streams and
 benchmark jobs for SPINDLE_SOAK_SECONDS (300). It prints its figures (also in the assertion
 messages). ./quickstart check runs it beside the fuzzing and distcheck, which leave it a

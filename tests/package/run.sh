@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: ISC
 # The Debian package, end to end (issue 15), on a throwaway machine as root with no systemd
 # running:
 #   1. build the .deb (dpkg-buildpackage -us -uc -b, make check included) in a copy of the

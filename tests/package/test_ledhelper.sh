@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # spindle-ledctl-helper (server/ledhelper.c), the root helper behind spindle-ledctl.socket:
 # a good request runs ledctl with exactly its argument; every other request is refused
 # before anything runs. ledctl is a fake on PATH, the devices a fake sys tree.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # The hardened unit (packaging/spindled.service), its ledctl helper units
 # (packaging/systemd/) and the bench-devices drop-in:
 #   - systemd-analyze verify passes on each, with nothing said (an unknown key or a bad

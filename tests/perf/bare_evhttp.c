@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The floor under spindled for tests/perf/http.sh: libevent's evhttp answering one file's
  * bytes to every request, with nothing else on the request path (no routing, no token, no
  * JSON). Over TLS it is set up as spindled is (bufferevent_openssl, TLS 1.2 or newer,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Benchmark, not a test: the analytics collector and store on a synthetic box of 64 disks
  * (48 busy in a pool, 16 idle spares), 8 NICs (2 busy, 1 trickling, 5 idle), 16 CPUs,
  * pressure and a ZFS ARC, whose counters follow a daily load curve with noise.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: ISC
 # Benchmark, not a test: what the analytics cost, against the targets in parentheses.
 #  1. collector CPU per tick on the loop thread, 64 synthetic disks and 8 NICs (< 0.3 ms)
 #  2. bytes on disk per stored per-second value after a simulated day (<= 2 bytes)

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: ISC
 # Benchmark, not a test: the same jobs through spindle-worker and through fio, alternating,
 # ROUNDS rounds, on one file on the local disk:
 #   8 KiB randread O_DIRECT psync with 1 and with 32 readers, io_uring at iodepth 32,

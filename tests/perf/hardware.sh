@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: ISC
 # Benchmark, not a test: what the hardware routes cost next to a peer in the same run.
 # spindled runs on a fake box (tests/api/fixtures/hw.py: a 12-slot SES enclosure with four
 # disks, three more disks, an identify LED). wrk (-t1 -c$CONNECTIONS) alternates, ROUNDS

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: ISC
 # Benchmark, not a test: spindled's request path on both listeners, HTTPS (the default, the
 # one users take) and plain HTTP, against two peers answering the same bytes in the same
 # run: nginx (one worker; over HTTPS with spindled's own certificate and key), and a bare

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Shared by the benchmark scripts (source it after setting TMP, a scratch dir of the run's):
 # stopping processes, free loopback ports, a spindled on them with an admin token, and
 # nginx (one worker) serving a directory. The caller's EXIT trap calls perf_cleanup.

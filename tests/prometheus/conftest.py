@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """The Prometheus suite: Debian's prometheus scraping real spindled instances with the
 shipped scrape config and rules. The API suite's helpers (Server, FakeProc, make_user...)
 are imported from tests/api/conftest.py, not copied."""

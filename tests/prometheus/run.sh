@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: ISC
 # The fleet's Prometheus files (packaging/prometheus): promtool checks the scrape config
 # and the rules and runs the rules' unit tests; then Debian's prometheus scrapes two
 # spindled on loopback with them (pytest). Exits non-zero on the first failure.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """A real Prometheus (Debian's) scrapes two spindled boxes on loopback with the shipped
 scrape config (packaging/prometheus/prometheus.yml: one job per box, file_sd targets,
 HTTPS checked against each box's own certificate, a token per box from a file) and rules,

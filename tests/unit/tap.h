@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* A minimal TAP producer for the unit tests: ok(), is_int(), is_str(), done_testing(). */
 #ifndef SPINDLE_TAP_H
 #define SPINDLE_TAP_H

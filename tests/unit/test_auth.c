@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Auth, accounts, audit and the helper-thread queue against the real store in a temp dir,
  * with the clock wrapped (-Wl,--wrap=util_now) so idle timeouts, expiry and throttle
  * back-off are tested without waiting. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Request body validation: types, ranges, unknown, missing and duplicate keys; the
  * "did you mean" suggestion for an unknown key (server/suggest.c). */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* server/child.c: real /bin/sh children on a real event loop. */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The store against a real SQLite file in a throwaway directory. The raw_* helpers open a
  * second connection only to look behind the store's back or to fake an old or a future
  * database; everything else goes through db.h. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Findings from synthetic results, environments and intervals, with exact numbers: the
  * 128k-recordsize-under-8k-random-reads amplification, the cache-served share, system CPU
  * per I/O, the limit, the tail, stability and warm-up; absent inputs leave a finding out.

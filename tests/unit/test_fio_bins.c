@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* fio's latency bins (job_fio.h) against fio's formulas as its stat.h states them: values
  * below 2^(PLAT_BITS+1) exact; from there, group g (1-based, g = msb - PLAT_BITS) starts at
  * index (g + 1) * 64, holds values [2^msb, 2^(msb+1)) in 64 buckets 2^g wide, and a bucket

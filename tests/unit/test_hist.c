@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Log-linear histograms: percentiles of a million samples of several distributions against
  * the exact sorted values (error <= 1 %), merging equals recording everything in one,
  * the bins survive JSON and the layout keeps its bound on every bucket. */

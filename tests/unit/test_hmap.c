@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The SipHash map (server/hmap.c): the hash against SipHash-2-4's reference vectors, and
  * the map through growth, removal, filtering and clearing. */
 #include <stdio.h>

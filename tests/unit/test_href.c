@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* api_href (api/href.c): {member} placeholders filled from the object, each value one
  * percent-encoded path segment. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The parsers of a job's environment (job_env.h): the mount holding a path (escapes, the
  * longest mount point, the target's device first), /proc/cpuinfo, the ARC's c_max, what
  * `zfs get -Hp` and `zpool status -P` print, and a loop device's stack on a synthetic /sys. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The worker's NDJSON lines as spindled checks them: a table of lines, each against the
  * state the lines before it left, and the verdict (the type, or the reason it is refused). */
 #include <stdlib.h>

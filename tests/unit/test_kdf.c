@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* kdf_hash/kdf_verify/kdf_iterations: round trips, known answers, and refusal of every
  * malformed stored hash (a corrupt or tampered row must never verify). */
 #include "tap.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* api/openapi.json against the route table (api/routes.c): every route is documented,
  * nothing is documented that does not exist, and every operation is complete. */
 #include <stdbool.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The collector on synthetic /proc trees: the parsers, the per-second arithmetic (wraps,
  * hot-plug, ARC with and without iohits), the disk classes, and the whole way from two
  * readings one second apart to exactly the expected value of every dataset. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Router: patterns, parameters, decoding, versions, 404 vs 405, HEAD, trailing slashes. */
 #include <string.h>
 

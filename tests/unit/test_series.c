@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The series store: rollups against the raw seconds, queries across memory and disk,
  * pruning to retention (what is past it and nothing else), a restart keeping history,
  * what is on disk between flushes, and purging a deleted dataset. The packed formats are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The series store's packed formats (series_pack.c), with no database: blocks of seconds
  * round-trip and refuse what is malformed, rollups merge across units, and flush rows
  * give each series back its piece. */

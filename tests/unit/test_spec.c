@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The job spec: units, defaults, presets, the canonical form and one error per field. */
 #include <stdint.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The knee of a sweep (server/sweeps.c): the smallest thread count past which IOPS grow
  * less than 5 % while p99 grows, per group of the other axes' values. */
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* token_sign/token_verify: a good token passes; every forgery we know of is refused. */
 #include "tap.h"
 #include "token.h"

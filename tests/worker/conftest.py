@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Fixtures for the spindle-worker tests (helpers are in workerlib.py)."""
 import os
 import shutil

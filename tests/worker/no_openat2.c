@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* no-openat2 PROGRAM [ARG...]: runs PROGRAM with openat2() answered ENOSYS by a seccomp
  * filter, as systemd's RestrictSUIDSGID= answers it (so that programs fall back to
  * openat(), whose mode bits it can check). The worker tests run spindle-worker under it

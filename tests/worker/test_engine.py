@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """spindle-worker: every pattern and engine on small files, exact byte counts, the NDJSON
 protocol, layout data, presets, spec errors, signals and confinement. Correctness only:
 nothing here asserts a speed."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Helpers for the spindle-worker tests: run the built worker on a spec, parse its NDJSON."""
 import json
 import os

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // The API client: the session, requests, and what a fault says.
 //
 // The session token lives in memory; a copy in sessionStorage lets a reload of the tab

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // The console's shell: the header, the router (hash routes, so the server serves one page),
 // and the move to the login page whenever the session ends.
 //

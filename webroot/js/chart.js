@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // Charts: uPlot, themed from the stylesheet's colours, sized to their box, with times in
 // local time or UTC as the user chose. Every chart of the console goes through here.
 //

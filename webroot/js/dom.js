@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // Building the page: elements from plain data, text only through textContent, and the
 // formats every page shares. Nothing here writes HTML from a string, so no answer of the
 // server can become markup.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // The live dashboard document: one feed shared by every view that shows it.
 //
 // It reads /api/status/v1/events with fetch() and a stream reader, since EventSource

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // The sparkline of the dashboard's tiles, apart from chart.js so that the dashboard (the
 // page a phone opens first) does not load uPlot: about 145 KB of its cold load of 225 KB.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // The audit log, newest first. The API answers entries from a start time, oldest first,
 // at most 1000 at a time: the page reads forward from the chosen start to the end, then
 // filters by user, action, result and text here, and shows PAGE entries at a time.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // What the Administration tabs share: a table that stacks on a phone, a confirmation
 // dialog, and the words for each authorization.
 

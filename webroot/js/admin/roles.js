@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // Roles: each with its authorizations; new roles, changes and deletion of the roles that
 // are not built in (admin, operator and monitor cannot change). Changing a role needs
 // role:modify, which user:modify does not imply: without it the list is read-only.

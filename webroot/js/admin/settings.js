@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // Analytics retention: how long second, minute and hour data are kept, in hours, each
 // with its limits and the same span in days. The server checks the values; its fault
 // shows next to the field it names.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // API tokens, per user: the list (never a secret), a new token whose secret shows once
 // with a Copy button, and revocation. #/admin/tokens?user=NAME picks the user.
 

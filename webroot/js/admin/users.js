@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // Users: the list, a new user with roles, a user's roles and name changed, a password
 // reset, and deletion after a confirmation. Faults show next to the field they name.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // What the benchmark pages share: job figures read the same way everywhere, the progress
 // stream, and the latency histogram's bins regrouped for a chart.
 

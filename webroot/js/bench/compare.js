@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // #/bench/compare?ids=a,b,...&baseline=a: finished runs side by side. The server's
 // comparison gives each figure's values and the difference to the baseline in percent;
 // here each difference says better or worse by colour and by an arrow and a word. Below,

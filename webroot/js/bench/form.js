@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // #/bench/new: a job spec from a form. The patterns come from the presets (SLOB-like,
 // iozone-like) and the plain ones; each shows the fields that apply to it, with its unit and
 // the limits server/worker/spec.c enforces as hints. The server checks the spec; its fault

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // #/bench/jobs/<id>: one run. While it runs: its progress, per-second IOPS and p99 charts
 // fed by the progress stream, elapsed and remaining time, and Cancel. Once it has ended:
 // why it ended (failed, cancelled), and the result: IOPS and throughput, latency

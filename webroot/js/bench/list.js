@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // #/bench: the runs, newest first, filtered by label and state, with checkboxes to pick
 // runs for a comparison. The list refreshes while a run is live.
 

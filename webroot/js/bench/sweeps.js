@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // #/bench/sweeps: the sweeps, newest first; #/bench/sweeps/<id>: one sweep's table (a row
 // per combination of its axes, with the run's state, IOPS and p99), the knee of its threads
 // axis per group of the other axes' values, a link comparing its finished runs, and Cancel

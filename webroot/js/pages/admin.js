@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // Administration: users, roles, API tokens, the audit log and analytics retention, one
 // tab each (#/admin/users, /roles, /tokens, /audit, /settings). Only for users holding
 // user:modify; anyone else who types the address is told what is missing.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // Benchmarks: the run list (#/bench), the submit form (#/bench/new), one run
 // (#/bench/jobs/<id>), the comparison (#/bench/compare?ids=a,b&baseline=a) and the sweeps
 // (#/bench/sweeps, #/bench/sweeps/<id>). Each lives in js/bench/; this picks the one the

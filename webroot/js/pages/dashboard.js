@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // The dashboard: the box at a glance, live from the events stream (js/live.js). Each
 // headline figure is a tile with its sparkline; a tile opens a worksheet of its dataset,
 // the jobs and LEDs tiles open their pages, and problems and capacity are listed here.

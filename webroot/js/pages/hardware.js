@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // Hardware: every chassis (the system first, then each SES enclosure) with its disks laid
 // out by slot, faulted disks marked, and a locator switch on each disk, each empty slot and
 // each chassis, with the LED backend that drives it named.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // The login page: says exactly what went wrong (a wrong password, a throttle and when to
 // try again), and goes on to the page the user was sent away from.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // Analytics worksheets: #/worksheets lists them; #/worksheets/<uuid> shows one;
 // #/worksheets/new starts one, with ?dataset=<name> (the dashboard's tiles) as its first
 // chart. The list and the worksheet live in js/ws/.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // Modal questions for the worksheet pages: a name to give (create, rename, clone) and a
 // confirmation (delete). Built on <dialog>: focus stays inside, Escape cancels. The action
 // runs while the dialog is open, so a refusal of the server (a name already taken) shows

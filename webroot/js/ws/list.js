@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // The list of saved worksheets: name, owner, when made and changed, how many charts.
 // Open any; with worksheet:modify, make a new one and clone any; rename and delete your
 // own (or anyone's, with user:modify). Monitor users see the list without those controls.

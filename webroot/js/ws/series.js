@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // A dataset's samples as chart series: the answer of .../data laid on a regular time grid
 // (gaps as nulls, so a line breaks where nothing was sampled), the top N keys plus
 // "other", each series' figures for the legend, and the CSV export. Pure functions: no

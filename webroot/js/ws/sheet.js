@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // One worksheet: charts stacked under one shared time window, cursors synced.
 //
 // The window is [end - seconds, end). Live, its end is the server's newest sample (asked
