@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: ISC */
+/* SPDX-License-Identifier: ISC */
 /* Locator LEDs over the hardware inventory. The loop owns a snapshot of the inventory and
  * the recorded LED states; a helper thread of its own scans sysfs, reads LEDs back and
  * writes them; ledctl and ipmitool run as child processes (ledctl through the root
@@ -97,6 +98,7 @@ struct op {
 	char device[32];
 	char command[96]; /* as run, for messages */
 	int old, now, faulted, err;
+	int64_t at; /* the row's time, and so the lit LED's lit_since: one clock read */
 	/* the change could not be stored: it is being undone, then this is the answer */
 	bool undoing;
 	struct fault unstored;
@@ -895,8 +897,14 @@ static void led_put_work(struct db *db, void *arg)
 		log_warn("leds: could not record %s as %s", row->component, onoff(row->locate));
 }
 
-static void led_row(struct db_led *row, const struct op *op)
+/* The row of a change. A LED lit already keeps the time it was lit (a re-apply at start,
+ * a second "on"); otherwise the change is stamped now, and the record in memory takes the
+ * same second (locate_apply), so a restart reads back what was shown. */
+static void led_row(struct db_led *row, struct op *op)
 {
+	const struct rec *r = rec_find(op->key);
+	op->at = op->on && r && r->locate && r->lit_since ? r->lit_since : util_now();
+	row->mtime = op->at;
 	row->locate = op->on;
 	snprintf(row->component, sizeof(row->component), "%s", op->key);
 	snprintf(row->backend, sizeof(row->backend), "%s", backend_names[op->backend]);
@@ -912,7 +920,7 @@ static void locate_apply(struct op *op, bool record)
 		if (!op->on)
 			r->lit_since = 0;
 		else if (!r->lit_since)
-			r->lit_since = util_now();
+			r->lit_since = op->at ? op->at : util_now();
 		r->fault[0] = '\0';
 		char key[LEDS_KEY_MAX + 8];
 		snprintf(key, sizeof(key), "led/%s", op->key);
@@ -1000,9 +1008,9 @@ static void locate_commit(struct op *op)
 {
 	if (op->kind == OP_REAPPLY) {
 		/* the record says on already; the row is written again for its backend */
-		locate_apply(op, true);
 		struct db_led *row = xcalloc(1, sizeof(*row));
 		led_row(row, op);
+		locate_apply(op, true);
 		dbw_submit(leds.db, led_put_work, free, row);
 		log_info("leds: %s re-applied: locate on (%s)", op->key,
 		         backend_names[op->backend]);

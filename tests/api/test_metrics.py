@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: ISC
+# SPDX-License-Identifier: ISC
 """GET /metrics: the Prometheus text exposition, and who may scrape it (the --metrics-allow
 address list, or a token with stat:read)."""
 import re
@@ -222,6 +223,16 @@ def test_a_lit_led_says_since_when(spawn, tmp_path):
     srv.stop()
     srv = spawn(*hw, state_dir=state)
     deadline = time.monotonic() + 5 * SLOW     # the first inventory scan
+    while True:
+        m = parse(srv.client().get(METRICS).text)
+        if m["spindle_locator_leds_lit"][""] or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert m["spindle_locator_led_lit_since_seconds"] == since
+    # and again: a start that finds the LED lit keeps the time it was lit
+    srv.stop()
+    srv = spawn(*hw, state_dir=state)
+    deadline = time.monotonic() + 5 * SLOW
     while True:
         m = parse(srv.client().get(METRICS).text)
         if m["spindle_locator_leds_lit"][""] or time.monotonic() > deadline:
