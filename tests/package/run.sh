@@ -27,43 +27,9 @@ PIDFILE=/run/spindle-package-test.pid
 
 SCRATCH=${SCRATCH:-$(mktemp -d "${TMPDIR:-/tmp}/spindle-package.XXXXXX")}
 mkdir -p "$SCRATCH"
-CHECKED=()
-FAILED=0
-step_start=$SECONDS
-TIMES=()
-
-ok() { CHECKED+=("ok: $*"); echo "  ok: $*"; }
-fail() { CHECKED+=("FAILED: $*"); echo "  FAILED: $*"; FAILED=1; }
-check() { # check DESCRIPTION COMMAND...: a check that does not stop the test
-	local what=$1; shift
-	if "$@"; then ok "$what"; else fail "$what"; fi
-}
-die() { echo "package test: $*"; summary; exit 1; }
-step() {
-	[ ${#TIMES[@]} -eq 0 ] && [ -z "${STEP:-}" ] || TIMES+=("$(printf '%4s s  %s' $((SECONDS - step_start)) "$STEP")")
-	STEP=$1; step_start=$SECONDS
-	printf '\033[1m--> %s\033[0m\n' "$STEP"
-}
-summary() {
-	[ -z "${STEP:-}" ] || TIMES+=("$(printf '%4s s  %s' $((SECONDS - step_start)) "$STEP")")
-	STEP=""
-	echo "package test: what was checked"
-	printf '  %s\n' "${CHECKED[@]}"
-	echo "package test: time per step"
-	printf '  %s\n' "${TIMES[@]}"
-	echo "package test: $SECONDS s in all"
-}
-
-# dpkg takes its lock for a while when another apt or dpkg runs: wait for it (bounded).
-dpkg_wait() {
-	local out
-	for _ in $(seq 1 90); do
-		if out=$("$@" 2>&1); then printf '%s\n' "$out"; return 0; fi
-		case "$out" in *"lock"*) sleep 2 ;; *) printf '%s\n' "$out"; return 1 ;; esac
-	done
-	printf '%s\n' "$out"
-	return 1
-}
+# ok, fail, check, die, step, summary, dpkg_wait
+TEST_NAME="package test"
+. tests/package/lib.sh
 
 stop_leftover() { # a spindled an earlier run of this test left running
 	local pid
