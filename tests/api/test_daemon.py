@@ -247,13 +247,15 @@ def test_log_holds_no_secrets(spawn):
 
 def test_sigterm_finishes_a_reply_in_flight(spawn):
     """A login still hashing on a helper thread when SIGTERM comes is answered first."""
-    srv = spawn(kdf_iterations=None)  # the default 600,000 iterations: a slow login
+    # 4,000,000 iterations: a login of seconds (the default's 0.3 s was a race with the
+    # sleep below on a busy machine)
+    srv = spawn(kdf_iterations=4_000_000)
     pw = srv.admin_password
     body = f'{{"user":"admin","password":"{pw}"}}'.encode()
     sock = socket.create_connection(("127.0.0.1", srv.http_port), timeout=30)
     sock.sendall(b"POST /api/access/v1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                  b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
-    time.sleep(0.1)  # the request is read and its KDF (~0.3 s) is running
+    time.sleep(0.5)  # the request is read and its KDF (~2 s) is running
     srv.proc.send_signal(signal.SIGTERM)
     data = b""
     while b"\r\n\r\n" not in data:

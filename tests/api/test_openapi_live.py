@@ -276,9 +276,17 @@ def exercise(c, srv, admin):
     c.call(admin, "DELETE", f"{AN}/worksheets/{uuid}", 204)
 
     # status and metrics
-    dash = c.call(admin, "GET", "/api/status/v1/dashboard", 200)
-    c.call(admin, "GET", "/api/status/v1/dashboard", 304,
-           headers={"If-None-Match": dash.headers["ETag"]})
+    # The 304 for the current tag: a collector tick between the two requests makes a new
+    # document and tag, so a 200 there is tried again (five times), not counted.
+    for attempt in range(5):
+        dash = c.call(admin, "GET", "/api/status/v1/dashboard", 200)
+        seen = len(c.failures)
+        again = c.call(admin, "GET", "/api/status/v1/dashboard", 304,
+                       headers={"If-None-Match": dash.headers["ETag"]})
+        if again.status_code == 304 or attempt == 4:
+            break
+        if again.status_code == 200 and again.headers["ETag"] != dash.headers["ETag"]:
+            del c.failures[seen:]
     resp = c.call(admin, "GET", "/api/status/v1/events", 200, stream=True)
     event = b""
     for chunk in resp.iter_content(chunk_size=None):

@@ -8,7 +8,6 @@ import os
 import shutil
 import socket
 import ssl
-import statistics
 import time
 
 import pytest
@@ -134,7 +133,9 @@ def test_analytics_stream_past_now(box, scheme):
     assert resp.headers.get("Transfer-Encoding") == "chunked"
     doc = json.loads(b"".join(resp.iter_content(None)))
     assert len(doc["data"]) == 3
-    assert time.monotonic() - t0 >= 1.0  # it waited for samples to come
+    # it waited for samples to come (the next second's sample may be taken a few ms
+    # after the request arrived, short of a whole second)
+    assert time.monotonic() - t0 >= 0.9
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)
@@ -150,9 +151,9 @@ def test_locator_led_toggle(box, scheme):
 def test_keepalive_answers_do_not_wait_for_delayed_acks(box):
     """Without TCP_NODELAY, Nagle held the second segment of every HTTPS answer until the
     client's delayed ACK: Linux delays an ACK by at least 40 ms (TCP_DELACK_MIN), so each
-    request took 44 ms. An answer that waits for nothing takes well under a millisecond,
-    and under 10 ms even with sanitizers on a loaded machine: a 20 ms median separates
-    the two on any machine, and the median ignores a few slow requests."""
+    request took 44 ms. An answer that waits for nothing takes well under a millisecond:
+    the fastest of 20 under 20 ms separates the two on any machine, however busy (the
+    delay held every request, so a busy machine's slow ones cannot hide it)."""
     token = box.login_client("admin", box.admin_password).token
     conn = http.client.HTTPSConnection("127.0.0.1", box.port, timeout=REQUEST_TIMEOUT,
                                        context=tls_context())
@@ -165,7 +166,7 @@ def test_keepalive_answers_do_not_wait_for_delayed_acks(box):
         times.append(time.monotonic() - t0)
     conn.close()
     times = times[1:]  # the first includes the handshake
-    assert statistics.median(times) < 0.020, [f"{t * 1000:.1f} ms" for t in times]
+    assert min(times) < 0.020, [f"{t * 1000:.1f} ms" for t in times]
 
 
 class RecordCounter:
