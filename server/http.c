@@ -1195,7 +1195,9 @@ static int static_open(const struct http_server *srv, const char *want, char rea
 	if (!realpath(want, real) || strncmp(real, srv->webroot_real, rootlen) != 0 ||
 	    real[rootlen] != '/')
 		return -1;
-	int fd = open(real, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	/* O_NONBLOCK: a FIFO placed in the tree opens at once (and is then refused as no
+	 * regular file) instead of holding the loop until someone writes it */
+	int fd = open(real, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {

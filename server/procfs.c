@@ -99,7 +99,8 @@ void procfs_snapshot_free(struct procfs_snapshot *s)
  * file costs one read() once the buffer has grown to twice its size. */
 static const char *slurp(struct procfs *p, enum procfs_file f)
 {
-	int fd = open(p->path[f], O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	int fd =
+	    open(p->path[f], O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK); /* a FIFO: no hang */
 	if (fd < 0)
 		return NULL;
 	size_t len = 0;

@@ -54,7 +54,7 @@ static bool __attribute__((format(printf, 3, 4))) spath(char *buf, size_t len, c
  * whole attribute at once. */
 static ssize_t read_raw(const char *path, char *buf, size_t len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK); /* a FIFO: no hang */
 	if (fd < 0)
 		return -1;
 	ssize_t n;
@@ -132,7 +132,7 @@ long long sysfs_read_ll(const char *path)
 int sysfs_write(const char *path, const char *value)
 {
 	/* No O_CREAT: an attribute that is not there is an error, never a new file. */
-	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY);
+	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return -1;
 	size_t len = strlen(value);

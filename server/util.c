@@ -194,7 +194,8 @@ int util_parse_iso8601(const char *s, int64_t *out)
 
 char *util_read_file(const char *path, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO where a file should be reads as empty (or fails), never hangs */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return NULL;
 	size_t cap = 4096, n = 0;

@@ -3,6 +3,7 @@
 MIME types, ETag and 304, caching by name (versioned or not), precompressed .gz siblings,
 the security headers on every answer, and 404 for anything outside the tree, hidden, or
 left there by the build (npm's files)."""
+import concurrent.futures
 import gzip
 import http.client
 import os
@@ -67,6 +68,10 @@ def site(tmp_path_factory):
     (tmp / "secret.txt").write_text("do not serve")
     (root / "leak.txt").symlink_to(tmp / "secret.txt")
     (root / "alias.js").symlink_to(root / "js" / "app.js")  # inside the tree: fine
+    # a FIFO where a file would be (and as the .gz sibling of a real one): opening it must
+    # not wait for a writer
+    os.mkfifo(root / "fifo.html")
+    os.mkfifo(root / "js" / "app.js.gz")
     return root
 
 
@@ -245,7 +250,7 @@ def test_head(web):
     "/nope.html", "/js", "/js/", "/vendor",
     "/.env", "/.git/config", "/js/.hidden.js", "/%2eenv", "/./index.html", "/js/./app.js",
     "/package.json", "/package-lock.json", "/node_modules/uplot/package.json",
-    "/node_modules/", "/vendor/../package.json",
+    "/node_modules/", "/vendor/../package.json", "/fifo.html",
 ])
 def test_not_served(srv, scheme, path):
     status, headers, body = raw_get(srv, scheme, path)
@@ -266,3 +271,18 @@ def test_api_answers_are_not_static(web):
     base, s = web
     r = s.get(f"{base}/api/system/v1/health", timeout=REQUEST_TIMEOUT)
     assert r.status_code == 200 and "Content-Security-Policy" not in r.headers
+
+
+def test_a_fifo_in_the_tree_holds_nothing(srv, web):
+    """A FIFO in the webroot (a file name, or a file's .gz sibling) answers 404, or the file
+    without its sibling, at once: opening one without O_NONBLOCK held the loop, every
+    listener with it, until something wrote to it."""
+    base, s = web
+    r = s.get(f"{base}/js/app.js", headers={"Accept-Encoding": "gzip"}, timeout=REQUEST_TIMEOUT)
+    assert r.status_code == 200 and r.headers.get("Content-Encoding") is None
+    assert r.text == FILES["js/app.js"][0]
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        fifo = pool.submit(s.get, f"{base}/fifo.html", timeout=REQUEST_TIMEOUT)
+        health = pool.submit(s.get, f"{base}/api/system/v1/health", timeout=REQUEST_TIMEOUT)
+        assert fifo.result().status_code == 404
+        assert health.result().status_code == 200
