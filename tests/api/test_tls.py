@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import socket
+import subprocess
 import ssl
 import time
 
@@ -331,3 +332,35 @@ def test_a_reconnecting_client_resumes_its_session(box, version):
                 assert s.session_reused, "the server did a full handshake again"
             session = s.session
             assert session is not None
+
+
+def s_client(port, *args):
+    """openssl s_client's handshake with these options: (succeeded, what it printed)."""
+    p = subprocess.run(["openssl", "s_client", "-connect", f"127.0.0.1:{port}", "-brief",
+                        *args], input=b"", capture_output=True, timeout=REQUEST_TIMEOUT)
+    out = (p.stdout + p.stderr).decode(errors="replace")
+    return "CONNECTION ESTABLISHED" in out, out
+
+
+@pytest.mark.parametrize("args, ok", [
+    # TLS 1.3 key exchange: the elliptic groups of nginx's modern profile, none of the
+    # finite-field ones (one ffdhe8192 handshake cost the loop ~115 ms)
+    (["-tls1_3", "-groups", "X25519"], True),
+    (["-tls1_3", "-groups", "P-256"], True),
+    (["-tls1_3", "-groups", "P-384"], True),
+    (["-tls1_3", "-groups", "ffdhe2048"], False),
+    (["-tls1_3", "-groups", "ffdhe8192"], False),
+    (["-tls1_3", "-groups", "P-521"], False),
+    # TLS 1.2: ECDHE with AEAD only
+    (["-tls1_2", "-cipher", "ECDHE-ECDSA-AES128-GCM-SHA256"], True),
+    (["-tls1_2", "-cipher", "ECDHE-ECDSA-CHACHA20-POLY1305"], True),
+    (["-tls1_2", "-cipher", "ECDHE-ECDSA-AES128-SHA"], False),     # CBC
+    (["-tls1_2", "-cipher", "ECDHE-ECDSA-AES256-SHA384"], False),  # CBC
+    (["-tls1_2", "-cipher", "DHE-RSA-AES128-GCM-SHA256"], False),
+    (["-tls1_2", "-cipher", "AES128-GCM-SHA256"], False),          # static RSA
+    (["-tls1_2", "-groups", "ffdhe2048"], False),
+    (["-tls1_1"], False),
+])
+def test_key_exchange_and_ciphers(box, args, ok):
+    done, out = s_client(box.port, *args)
+    assert done == ok, out[-600:]
