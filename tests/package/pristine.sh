@@ -32,6 +32,12 @@ if [ -f /etc/apt/sources.list.d/debian.sources ]; then
 	cp /etc/apt/sources.list.d/debian.sources "$DIR/etc/apt/sources.list.d/"
 fi
 cp /etc/resolv.conf "$DIR/etc/resolv.conf"
+# the machine's own local CAs (a box behind a TLS-inspecting proxy has them too), so that
+# npm reaches its registry from the root as from here
+if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+	cp /usr/local/share/ca-certificates/*.crt "$DIR/usr/local/share/ca-certificates/"
+	chroot "$DIR" update-ca-certificates >/dev/null
+fi
 mount -t proc proc "$DIR/proc" && mounts+=("$DIR/proc")
 mount --rbind /sys "$DIR/sys" && mount --make-rslave "$DIR/sys" && mounts+=("$DIR/sys")
 mount --rbind /dev "$DIR/dev" && mount --make-rslave "$DIR/dev" && mounts+=("$DIR/dev")
@@ -42,6 +48,7 @@ echo "pristine: ./quickstart check of $(git rev-parse --short HEAD) in $DIR/root
 start=$SECONDS
 rc=0
 chroot "$DIR" env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-	LANG=C.UTF-8 TERM=dumb CI=true bash -c 'cd /root/spindle && ./quickstart check' || rc=$?
+	LANG=C.UTF-8 TERM=dumb CI=true ${NODE_EXTRA_CA_CERTS:+NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt} \
+	bash -c 'cd /root/spindle && ./quickstart check' || rc=$?
 echo "pristine: ./quickstart check exited $rc after $((SECONDS - start)) s (node: $(chroot "$DIR" node --version 2>/dev/null || echo none))"
 exit "$rc"
