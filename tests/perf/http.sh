@@ -8,7 +8,9 @@
 #   1. throughput, wrk -t1 -cCONNECTIONS: GET /api/system/v1/version, the phone's
 #      /api/status/v1/dashboard, and the dashboard polled with If-None-Match (304s);
 #   2. one keep-alive connection, wrk -t1 -c1 --latency: p50 and p99 of the dashboard;
-#   3. TLS handshakes per second, new and resumed (openssl s_time -new / -reuse).
+#   3. TLS handshakes per second, new and resumed (openssl s_time -new / -reuse);
+#   4. the TLS scan of each (tests/tls/scan.sh: testssl.sh, ffdhe groups), same key and
+#      profile (nginx set as server/tls.c sets spindled).
 # ROUNDS alternating rounds each; it prints every round, the medians, the ratios and the
 # aims: HTTPS dashboard >= 0.5 x nginx and >= 0.9 x bare evhttp; plain >= 0.8 x nginx; one
 # HTTPS connection p99 < 1 ms; resumed handshakes >= 0.8 x nginx.
@@ -275,6 +277,14 @@ for mode in new reuse; do
 	[ "$mode" = reuse ] && echo "resumed handshakes spindled/nginx: $rr ($(verdict "$rr" 0.8) the aim of 0.8)"
 done
 echo
+
+# --- the TLS scan: what testssl.sh says of each, with the same key -------------------------
+if command -v testssl >/dev/null; then
+	echo "=== TLS scan (tests/tls/scan.sh: testssl.sh, ffdhe groups): spindled, then nginx, same key ==="
+	"$(dirname "$0")/../tls/scan.sh" --host "127.0.0.1:$https_port" || true
+	"$(dirname "$0")/../tls/scan.sh" --host "127.0.0.1:$nginx_tls_port" || true
+	echo
+fi
 
 kill -0 "$spindled_pid" 2>/dev/null || die "spindled died during the runs"
 rss_after=$(rss_kb "$spindled_pid")

@@ -94,7 +94,11 @@ nginx_start() {
 	nginx_tls_port=
 	if [ $# -ge 3 ]; then
 		free_port nginx_tls_port
+		# the same TLS profile as spindled's (server/tls.c), Mozilla's "intermediate" for
+		# nginx: TLS 1.2 and 1.3, X25519/P-256/P-384, ECDHE with AEAD suites only
 		tls="listen 127.0.0.1:$nginx_tls_port ssl; ssl_protocols TLSv1.2 TLSv1.3;
+		ssl_ecdh_curve X25519:prime256v1:secp384r1;
+		ssl_ciphers ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305;
 		ssl_certificate $2; ssl_certificate_key $3;"
 	fi
 	mkdir -p "$TMP/nginx"
