@@ -28,7 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define LINE_MAX_LEN 96 /* "locate_off /dev/" and a name of at most 32 */
+#define LINE_MAX_LEN 96   /* "locate_off /dev/" and a name of at most 32 */
 #define DRAIN_MAX    4096 /* of a refused request, read this much before answering */
 #define NAME_MAX_LEN 32
 #define READ_TIMEOUT 5   /* seconds the client has to send its line */
