@@ -634,6 +634,24 @@ static int throttle_user_wait(const char *user, const char *pair, int64_t now)
 	return (int)(tu->locked_until - now);
 }
 
+/* -1 with a 429 fault while (user, peer), peer, or user for peer is locked: asked before
+ * anything else looks at a password, so that no way of checking one (a login, a
+ * remembered credential, a check in flight) answers a locked guesser. */
+static int throttle_refuses(const char *user, const char *peer, const char *pair, int64_t now,
+                            struct fault *f)
+{
+	int wp = throttle_wait(&auth.throttle_pairs, pair, THROTTLE_PAIR_LIMIT, now);
+	int wa = throttle_wait(&auth.throttle_addrs, peer, THROTTLE_ADDR_LIMIT, now);
+	int wu = throttle_user_wait(user, pair, now);
+	int wait = wp > wa ? wp : wa;
+	wait = wait > wu ? wait : wu;
+	if (!wait)
+		return 0;
+	fault_set(f, ERR_TOO_MANY, "too many failed attempts; retry later");
+	f->retry_after = wait;
+	return -1;
+}
+
 int auth_password_attempt(const char *user, const char *peer, struct fault *f)
 {
 	int64_t now = util_now();
@@ -641,16 +659,8 @@ int auth_password_attempt(const char *user, const char *peer, struct fault *f)
 	user = user ? user : "";
 	peer = peer ? peer : "";
 	throttle_pair_key(user, peer, pair);
-	int wp = throttle_wait(&auth.throttle_pairs, pair, THROTTLE_PAIR_LIMIT, now);
-	int wa = throttle_wait(&auth.throttle_addrs, peer, THROTTLE_ADDR_LIMIT, now);
-	int wu = throttle_user_wait(user, pair, now);
-	int wait = wp > wa ? wp : wa;
-	wait = wait > wu ? wait : wu;
-	if (wait) {
-		fault_set(f, ERR_TOO_MANY, "too many failed attempts; retry later");
-		f->retry_after = wait;
+	if (throttle_refuses(user, peer, pair, now, f) < 0)
 		return -1;
-	}
 	/* In flight per pair and address only: others' guesses in flight for this name must
 	 * not refuse an address that has not failed. */
 	struct throttle *tp = throttle_get(&auth.throttle_pairs, pair, true, now);
@@ -1105,9 +1115,14 @@ void auth_credentials(const char *user, const char *password, const char *peer, 
 	user = user ? user : "";
 	password = password ? password : "";
 	peer = peer ? peer : "";
+	int64_t now = util_now();
+	char pair[THROTTLE_KEY_MAX];
+	if (throttle_refuses(user, peer, throttle_pair_key(user, peer, pair), now, &f) < 0) {
+		cb(arg, NULL, &f); /* before the cache: a remembered password is no way past */
+		return;
+	}
 	unsigned char mac[32];
 	cred_mac(user, password, mac);
-	int64_t now = util_now();
 	struct cred *c = hmap_get(&auth.creds, (const char *)mac, sizeof(mac));
 	if (c && c->verified == 0) {
 		struct cred_waiter *w = xcalloc(1, sizeof(*w));

@@ -6,6 +6,8 @@ import base64
 import re
 import time
 
+import pytest
+
 from conftest import (ACCESS, AUDIT, PASSWORD, ROLES, USERS, expect, expect_fault,
                       make_role, make_user, services)
 
@@ -118,6 +120,35 @@ def test_failed_credentials_are_throttled(spawn):
     # The owner elsewhere is not locked out; a login from the locked pair is refused too.
     expect(srv.client(source="127.0.0.4").get(VERSION, auth=(name, PASSWORD)), 200)
     expect_fault(srv.login(name, PASSWORD, source="127.0.0.3"), 429)
+
+
+@pytest.mark.parametrize("form", ["basic", "x-auth"])
+def test_a_remembered_password_is_no_way_past_the_throttle(spawn, form):
+    """The victim's client sends its password once, which is remembered. A guesser from
+    another address is locked after a few wrong guesses; its right guess then is a 429 as
+    a wrong one is, and so from a 13th address once 12 have locked the name, whatever the
+    credential form. The victim's own address keeps working."""
+    srv = spawn()
+    admin = srv.admin()
+    name = make_user(admin, ["monitor"])
+
+    def send(source, password):
+        c = srv.client(source=source)
+        if form == "basic":
+            return c.get(VERSION, auth=(name, password))
+        return c.get(VERSION, headers=user_key(name, password))
+
+    expect(send("127.0.0.1", PASSWORD), 200)          # the victim's client: now remembered
+    codes = [send("127.0.0.2", f"Wrong-{i}").status_code for i in range(8)]
+    assert codes[0] == 401 and codes[-1] == 429, codes
+    expect_fault(send("127.0.0.2", PASSWORD), 429, "ERR_TOO_MANY")
+    expect_fault(srv.login(name, PASSWORD, source="127.0.0.2"), 429, "ERR_TOO_MANY")
+    # twelve addresses lock the name (for the addresses that failed on it)
+    for i in range(3, 15):
+        for _ in range(2):
+            send(f"127.0.0.{i}", "Wrong-x")
+    expect_fault(send("127.0.0.13", PASSWORD), 429, "ERR_TOO_MANY")
+    expect(send("127.0.0.1", PASSWORD), 200)          # the owner, from where it was
 
 
 def test_session_still_works_beside(server, admin):
