@@ -599,11 +599,58 @@ static int bad(struct fault *f, const char *what)
 	return fault_set(f, ERR_INVALID_ARG, "%s", what);
 }
 
+/* Bounds of what an import stores: latencies (ns) and runtimes (ms) below ~11 days, rates
+ * below 10^12 a second, counts below 2^62, so that sums and products stay exact. */
+#define IMPORT_NS_MAX    1e15
+#define IMPORT_MS_MAX    1e12
+#define IMPORT_RATE_MAX  1e12
+#define IMPORT_COUNT_MAX 4611686018427387904.0 /* 2^62 */
+
+/* o[key] when it is a number from 0 to max (a whole one when whole), or absent (0);
+ * otherwise -1 and a fault naming <where>.<key>. */
+static int import_num(const json_t *o, const char *where, const char *key, double max, bool whole,
+                      double *out, struct fault *f)
+{
+	const json_t *v = json_object_get(o, key);
+	*out = 0;
+	if (!v)
+		return 0;
+	double x = json_number_value(v);
+	if (!json_is_number(v) || !isfinite(x) || x < 0 || x > max ||
+	    (whole && !json_is_integer(v)))
+		return fault_set(f, ERR_INVALID_ARG, "%s.%s: must be %s from 0 to %g (got %.17g)",
+		                 where, key, whole ? "a whole number" : "a number", max,
+		                 json_is_number(v) ? x : -1.0);
+	*out = x;
+	return 0;
+}
+
 /* fio's clat_ns (or lat_ns) as our latency summary, and its bins (json+) as our histogram
  * ({"scheme":...}); percentiles from fio's "percentile" member, else from the bins. */
 static int import_lat(const json_t *clat, json_int_t n, const char *dir, json_t *out,
                       struct fault *f)
 {
+	char where[48];
+	double x;
+	snprintf(where, sizeof(where), "jobs[0].%s.clat_ns", dir);
+	static const char *const keys[] = {"min", "max", "mean", "stddev"};
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (import_num(clat, where, keys[i], IMPORT_NS_MAX, false, &x, f) < 0)
+			return -1;
+	if (num(clat, "mean") * (double)n >= IMPORT_COUNT_MAX)
+		return fault_set(f, ERR_INVALID_ARG,
+		                 "%s.mean: %g ns over %lld I/Os is more time than can be "
+		                 "stored",
+		                 where, num(clat, "mean"), (long long)n);
+	const json_t *pcts = json_object_get(clat, "percentile");
+	const char *pkey;
+	const json_t *pv;
+	snprintf(where, sizeof(where), "jobs[0].%s.clat_ns.percentile", dir);
+	json_object_foreach((json_t *)pcts, pkey, pv)
+	{
+		if (import_num(pcts, where, pkey, IMPORT_NS_MAX, false, &x, f) < 0)
+			return -1;
+	}
 	json_t *sum = json_pack("{s:I, s:f, s:I, s:f}", "min", integer(clat, "min"), "mean",
 	                        round(num(clat, "mean") * 10) / 10, "max", integer(clat, "max"),
 	                        "stddev", round(num(clat, "stddev") * 10) / 10);
@@ -619,13 +666,16 @@ static int import_lat(const json_t *clat, json_int_t n, const char *dir, json_t 
 		{
 			char *end;
 			unsigned long long val = strtoull(key, &end, 10);
-			if (*end || !json_is_integer(v) || json_integer_value(v) < 0) {
+			if (*end || !json_is_integer(v) || json_integer_value(v) < 0 ||
+			    (double)val > IMPORT_NS_MAX ||
+			    (uint64_t)json_integer_value(v) >
+			        (uint64_t)IMPORT_COUNT_MAX - h->count) {
 				json_decref(sum);
 				free(h);
 				return fault_set(
 				    f, ERR_INVALID_ARG,
 				    "jobs[0].%s.clat_ns.bins: '%.40s' is not a latency in "
-				    "ns with a count",
+				    "ns with a count (their sum below 2^62)",
 				    dir, key);
 			}
 			h->counts[job_fio_hist_index(val)] += (uint64_t)json_integer_value(v);
@@ -648,12 +698,12 @@ static int import_lat(const json_t *clat, json_int_t n, const char *dir, json_t 
 		char key[32];
 		snprintf(key, sizeof(key), "%f", hist_pcts[i]);
 		const json_t *v = json_object_get(pct, key);
-		json_int_t x = 0;
+		json_int_t at = 0;
 		if (json_is_number(v))
-			x = integer(pct, key);
+			at = integer(pct, key);
 		else if (h)
-			x = (json_int_t)hist_percentile(h, hist_pcts[i]);
-		json_object_set_new(sum, hist_pct_names[i], json_integer(x));
+			at = (json_int_t)hist_percentile(h, hist_pcts[i]);
+		json_object_set_new(sum, hist_pct_names[i], json_integer(at));
 	}
 	json_object_set_new(out, "latency_ns", sum);
 	if (h)
@@ -677,6 +727,15 @@ static int import_dir(const json_t *job, const char *dir, json_t *res, struct fa
 		         dir);
 		return bad(f, what);
 	}
+	double x;
+	char where[32];
+	snprintf(where, sizeof(where), "jobs[0].%s", dir);
+	if (import_num(d, where, "total_ios", IMPORT_COUNT_MAX, true, &x, f) < 0 ||
+	    import_num(d, where, "io_bytes", IMPORT_COUNT_MAX, true, &x, f) < 0 ||
+	    import_num(d, where, "bw_bytes", IMPORT_COUNT_MAX, false, &x, f) < 0 ||
+	    import_num(d, where, "iops", IMPORT_RATE_MAX, false, &x, f) < 0 ||
+	    import_num(d, where, "runtime", IMPORT_MS_MAX, false, &x, f) < 0)
+		return -1;
 	json_int_t n = integer(d, "total_ios");
 	const json_t *clat = json_object_get(d, "clat_ns");
 	if (!json_is_object(clat))
@@ -809,8 +868,25 @@ int job_fio_import(const json_t *doc, struct db_run *run, struct fault *f)
 		return fault_set(f, ERR_INVALID_ARG, "jobs[0].jobname: at most %d characters",
 		                 DB_RUN_NAME_MAX);
 	const json_t *ts = json_object_get(doc, "timestamp");
-	if (!json_is_integer(ts) || json_integer_value(ts) <= 0)
+	if (!json_is_integer(ts) || json_integer_value(ts) <= 0 ||
+	    json_integer_value(ts) > 253402300799) /* 9999-12-31 */
 		return bad(f, "timestamp: required: when fio ended, in epoch seconds");
+	/* Every other number kept, in range: no sum, product or rounding of them wraps. */
+	double x;
+	const json_t *sync = json_object_get(job, "sync");
+	const json_t *du = json_array_get(json_object_get(doc, "disk_util"), 0);
+	if (import_num(job, "jobs[0]", "job_runtime", IMPORT_MS_MAX, false, &x, f) < 0 ||
+	    import_num(job, "jobs[0]", "usr_cpu", IMPORT_RATE_MAX, false, &x, f) < 0 ||
+	    import_num(job, "jobs[0]", "sys_cpu", IMPORT_RATE_MAX, false, &x, f) < 0 ||
+	    import_num(sync, "jobs[0].sync", "total_ios", IMPORT_COUNT_MAX, true, &x, f) < 0 ||
+	    import_num(du, "disk_util[0]", "util", IMPORT_RATE_MAX, false, &x, f) < 0)
+		return -1;
+	static const char *const du_keys[] = {"read_ios",     "write_ios",  "read_merges",
+	                                      "write_merges", "read_ticks", "write_ticks",
+	                                      "in_queue"};
+	for (size_t i = 0; i < nitems(du_keys); i++)
+		if (import_num(du, "disk_util[0]", du_keys[i], IMPORT_COUNT_MAX, false, &x, f) < 0)
+			return -1;
 	json_t *res = json_object();
 	if (import_dir(job, "read", res, f) < 0 || import_dir(job, "write", res, f) < 0) {
 		json_decref(res);
@@ -828,7 +904,6 @@ int job_fio_import(const json_t *doc, struct db_run *run, struct fault *f)
 		runtime_ms = fmax(num(json_object_get(job, "read"), "runtime"),
 		                  num(json_object_get(job, "write"), "runtime"));
 	double elapsed = runtime_ms / 1000;
-	const json_t *sync = json_object_get(job, "sync");
 	json_t *sres = json_pack("{s:I}", "ops", integer(sync, "total_ios"));
 	const json_t *slat = json_object_get(sync, "lat_ns");
 	if (json_is_object(slat)) {
@@ -861,7 +936,6 @@ int job_fio_import(const json_t *doc, struct db_run *run, struct fault *f)
 	                              round6(num(job, "sys_cpu") / 100 * elapsed)));
 	json_object_set_new(res, "imported", json_pack("{s:s}", "fio_version", version));
 	/* fio's disk_util: the first disk, with its counters as a run records them */
-	const json_t *du = json_array_get(json_object_get(doc, "disk_util"), 0);
 	json_t *dev;
 	if (json_is_object(du) && json_is_string(json_object_get(du, "name")) && elapsed > 0) {
 		dev = json_pack("{s:O, s:s, s:I, s:f, s:f, s:f, s:f}", "disk",
@@ -875,11 +949,8 @@ int job_fio_import(const json_t *doc, struct db_run *run, struct fault *f)
 		                    10,
 		                "busy_pct", round(num(du, "util") * 10) / 10);
 		json_t *c = json_object();
-		static const char *const keys[] = {"read_ios",     "write_ios",  "read_merges",
-		                                   "write_merges", "read_ticks", "write_ticks",
-		                                   "in_queue"};
-		for (size_t i = 0; i < nitems(keys); i++)
-			json_object_set_new(c, keys[i], json_integer(integer(du, keys[i])));
+		for (size_t i = 0; i < nitems(du_keys); i++)
+			json_object_set_new(c, du_keys[i], json_integer(integer(du, du_keys[i])));
 		json_object_set_new(c, "ms", json_integer((json_int_t)llround(runtime_ms)));
 		json_object_set_new(
 		    c, "io_ticks",

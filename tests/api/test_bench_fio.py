@@ -297,6 +297,51 @@ def test_import_faults(env):
     big = json.dumps({"fio version": "fio-3.33", "pad": "x" * (3 << 20)})
     expect_fault(admin.post(f"{JOBS}/import", data=big, headers={
         "Content-Type": "application/json"}), 413, details="3145728 bytes")
+    before = len(admin.get(JOBS).json()["jobs"])
+    int64_max = 2**63 - 1
+
+    def wrecked(fn):
+        doc = json.loads(json.dumps(good))
+        fn(doc["jobs"][0], doc)
+        return doc
+
+    def wrapping_bins(job, _):
+        # counts whose sum wraps to -2, as total_ios says
+        job["read"]["total_ios"] = -2
+        job["read"]["clat_ns"]["bins"] = {"1000": int64_max, "2000": int64_max}
+
+    def huge_bins(job, _):
+        bins = job["read"]["clat_ns"]["bins"]
+        total = job["read"]["total_ios"]
+        job["read"]["clat_ns"]["bins"] = {"1000": int64_max, "2000": total}
+        job["read"]["total_ios"] = total
+        del bins
+
+    for fn, field in [
+        (wrapping_bins, "jobs[0].read.total_ios"),
+        (huge_bins, "jobs[0].read.clat_ns.bins"),
+        (lambda j, _: j["read"].update(total_ios=-2), "jobs[0].read.total_ios"),
+        (lambda j, _: j["read"].update(io_bytes=-1), "jobs[0].read.io_bytes"),
+        (lambda j, _: j["read"].update(iops=1.7e308), "jobs[0].read.iops"),
+        (lambda j, _: j["read"].update(iops=-1.5), "jobs[0].read.iops"),
+        (lambda j, _: j["read"].update(bw_bytes=1e300), "jobs[0].read.bw_bytes"),
+        (lambda j, _: j["read"]["clat_ns"].update(mean=1.7e308), "jobs[0].read.clat_ns.mean"),
+        (lambda j, _: j["read"]["clat_ns"].update(max=1e200), "jobs[0].read.clat_ns.max"),
+        # a mean in range whose product with the count is not (the stored sum)
+        (lambda j, _: j["read"]["clat_ns"].update(mean=min(1e15, 2**63 / j["read"]["total_ios"])),
+         "jobs[0].read.clat_ns.mean"),
+        (lambda j, _: j["read"]["clat_ns"]["percentile"].update({"99.000000": 1e300}),
+         "jobs[0].read.clat_ns.percentile.99.000000"),
+        (lambda j, _: j.update(job_runtime=1e300), "jobs[0].job_runtime"),
+        (lambda j, _: j.update(usr_cpu=-3), "jobs[0].usr_cpu"),
+        (lambda j, d: d["disk_util"][0].update(read_ios=1e300) if d.get("disk_util")
+         else d.update(disk_util=[{"name": "x", "read_ios": 1e300}]), "disk_util[0].read_ios"),
+        (lambda j, d: d.update(timestamp=2**62), "timestamp"),
+    ]:
+        resp = admin.post(f"{JOBS}/import", json=wrecked(fn))
+        assert resp.status_code == 400, (field, resp.text[:200])
+        expect_fault(resp, 400, "ERR_INVALID_ARG", details=field)
+    assert len(admin.get(JOBS).json()["jobs"]) == before, "a refused import stored nothing"
     # the result's formats
     jid = env["job"]["id"]
     expect_fault(admin.get(f"{JOBS}/{jid}/result?format=fio-log"), 400, details="log")
