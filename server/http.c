@@ -89,6 +89,7 @@ struct tls_conn {
 	struct bufferevent *bev;
 	struct event *deadline; /* NULL once the server is freed */
 	bool busy;              /* a request is being answered: nothing arrives for us now */
+	bool nul;               /* a NUL byte arrived: evhttp's parser cuts a header there */
 	LIST_ENTRY(tls_conn) link;
 };
 
@@ -168,11 +169,19 @@ static void tls_conn_arm(struct tls_conn *tc)
 	}
 }
 
-/* Bytes of a new request: its clock starts. */
+/* Bytes of a new request: its clock starts. A NUL among them marks the connection: no
+ * request of ours holds one (bodies are JSON, which has none raw), and evhttp would cut a
+ * header at it ("X-Auth-User: admin\0junk" read as admin), so the request is refused. */
 static void tls_conn_input(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
 {
-	if (info->n_added)
-		tls_conn_arm(arg);
+	struct tls_conn *tc = arg;
+	if (!info->n_added)
+		return;
+	tls_conn_arm(tc);
+	struct evbuffer_ptr at;
+	if (!tc->nul && evbuffer_ptr_set(buf, &at, info->orig_size, EVBUFFER_PTR_SET) == 0 &&
+	    evbuffer_search(buf, "", 1, &at).pos >= 0)
+		tc->nul = true;
 }
 
 /* A request arrived whole (busy) or was answered (idle: what is buffered starts the clock
@@ -1026,6 +1035,21 @@ int request_credentials(const struct request *r, char *user, size_t ulen, char *
 	return 0;
 }
 
+/* The credential header r carries twice or more, else NULL: which of two counts is a
+ * guess that a proxy in front and this server may make differently, so neither does. */
+static const char *repeated_credential(const struct request *r)
+{
+	static const char *const names[] = {"Authorization", "X-Auth-User", "X-Auth-Key",
+	                                    "X-Auth-Session"};
+	unsigned seen[sizeof(names) / sizeof(names[0])] = {0};
+	const struct evkeyvalq *h = evhttp_request_get_input_headers(r->ev);
+	for (const struct evkeyval *kv = h->tqh_first; kv; kv = kv->next.tqe_next)
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (strcasecmp(kv->key, names[i]) == 0 && ++seen[i] > 1)
+				return names[i];
+	return NULL;
+}
+
 /* Whether the authenticated r->who may call the route. */
 static int permitted(struct request *r, struct fault *f)
 {
@@ -1331,6 +1355,19 @@ static void http_request(struct evhttp_request *req, void *arg)
 		return;
 	}
 
+	const struct tls_conn *tc = tls_conn_of(conn);
+	if (tc && tc->nul) {
+		reply_header(r, "Connection", "close");
+		reply_error(r, ERR_INVALID_ARG,
+		            "request: holds a NUL byte, which no header or body "
+		            "of this API may");
+		return;
+	}
+	const char *twice = repeated_credential(r);
+	if (twice) {
+		reply_error(r, ERR_INVALID_ARG, "%s: sent more than once; send it once", twice);
+		return;
+	}
 	unsigned allowed;
 	char canonical[1024];
 	r->route = router_match(srv->rt, r->method, path, &r->match, &allowed);

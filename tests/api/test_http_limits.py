@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: ISC
 """The HTTP front's limits and static files: connection cap, timeouts, header size,
 the webroot (and its escapes)."""
+import base64
 import os
 import resource
 import select
@@ -206,3 +207,68 @@ def test_webroot_serves_files_and_nothing_outside(spawn, tmp_path):
         assert "do not serve" not in r.text
     expect_fault(requests.post(srv.http + "/index.html", timeout=REQUEST_TIMEOUT), 405,
                  "ERR_METHOD")
+
+
+def raw_exchange(srv, scheme, request):
+    """One raw request on a new connection (HTTPS or plain): (status, body bytes)."""
+    if scheme == "https":
+        sock = tls_connect(srv.port)
+        sock.do_handshake()
+    else:
+        sock = socket.create_connection(("127.0.0.1", srv.http_port), timeout=5)
+    sock.sendall(request)
+    data = b""
+    while b"\r\n\r\n" not in data or not data.rstrip().endswith(b"}"):
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    sock.close()
+    head, _, body = data.partition(b"\r\n\r\n")
+    return int(head.split()[1]), body
+
+
+CREDENTIAL_EDGES = [
+    # (name, schemes, header lines given the admin's password): a NUL in a credential, or
+    # a credential header twice, is a 400 naming what is wrong, never a login
+    ("NUL in X-Auth-User", ["https"],
+     lambda pw: b"X-Auth-User: admin\x00junk\r\nX-Auth-Key: " + pw + b"\r\n", b"NUL"),
+    ("NUL in X-Auth-Key", ["https"],
+     lambda pw: b"X-Auth-User: admin\r\nX-Auth-Key: " + pw + b"\x00junk\r\n", b"NUL"),
+    ("NUL in another header", ["https"],
+     lambda pw: b"X-Auth-User: admin\r\nX-Auth-Key: " + pw + b"\r\nX-Note: a\x00b\r\n", b"NUL"),
+    ("two Authorization", ["https", "http"],
+     lambda pw: b"Authorization: Basic " + base64.b64encode(b"admin:" + pw) +
+     b"\r\nAuthorization: Basic " + base64.b64encode(b"admin:wrong") + b"\r\n",
+     b"Authorization: sent more than once"),
+    ("Authorization in two spellings", ["https", "http"],
+     lambda pw: b"Authorization: Basic " + base64.b64encode(b"admin:" + pw) +
+     b"\r\nauthorization: Bearer x\r\n", b"Authorization: sent more than once"),
+    ("two X-Auth-User", ["https", "http"],
+     lambda pw: b"X-Auth-User: nobody\r\nX-Auth-User: admin\r\nX-Auth-Key: " + pw + b"\r\n",
+     b"X-Auth-User: sent more than once"),
+    ("two X-Auth-Key", ["https", "http"],
+     lambda pw: b"X-Auth-User: admin\r\nX-Auth-Key: x\r\nX-Auth-Key: " + pw + b"\r\n",
+     b"X-Auth-Key: sent more than once"),
+    ("two X-Auth-Session", ["https", "http"],
+     lambda pw: b"X-Auth-Session: a\r\nX-Auth-Session: b\r\n",
+     b"X-Auth-Session: sent more than once"),
+]
+
+
+@pytest.mark.parametrize("name, schemes, headers, why", CREDENTIAL_EDGES,
+                         ids=[c[0] for c in CREDENTIAL_EDGES])
+@pytest.mark.parametrize("path", ["/api/system/v1/version", "/api/access/v1"])
+def test_credential_header_edges_are_refused(server, name, schemes, headers, why, path):
+    pw = server.admin_password.encode()
+    method = b"POST" if path == "/api/access/v1" else b"GET"
+    for scheme in schemes:
+        req = (method + b" " + path.encode() + b" HTTP/1.1\r\nHost: x\r\n" + headers(pw) +
+               b"Content-Length: 0\r\n\r\n")
+        status, body = raw_exchange(server, scheme, req)
+        assert status == 400 and b"ERR_INVALID_ARG" in body and why in body, \
+            (name, scheme, status, body)
+    # the same request without the edge logs in
+    good = (method + b" " + path.encode() + b" HTTP/1.1\r\nHost: x\r\nX-Auth-User: admin\r\n"
+            b"X-Auth-Key: " + pw + b"\r\nContent-Length: 0\r\n\r\n")
+    assert raw_exchange(server, "https", good)[0] in (200, 201)
