@@ -58,6 +58,9 @@ static const struct opt opts[] = {
      "idle, read and write timeout of a connection (60)"},
     {"header-timeout", OPT_INT, OFF(header_timeout_s), 1, 3600, "SECONDS",
      "time an HTTPS request may take to arrive whole, handshake included (20)"},
+    {"hsts-max-age", OPT_INT, OFF(hsts_max_age_s), 0, 63072000, "SECONDS",
+     "Strict-Transport-Security on HTTPS answers, once browsers trust the box's "
+     "certificate; 0: not sent (0)"},
     {"session-timeout", OPT_INT, OFF(session_timeout_min), 1, 1440, "MINUTES",
      "idle timeout of a login session for new users (15)"},
     {"session-max-hours", OPT_INT, OFF(session_max_hours), 1, 720, "HOURS",

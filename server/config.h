@@ -23,6 +23,7 @@ struct config {
 	long long max_connections;
 	long long timeout_s;
 	long long header_timeout_s;
+	long long hsts_max_age_s; /* 0: no Strict-Transport-Security */
 	long long session_timeout_min;
 	long long session_max_hours;
 	long long helper_threads;

@@ -69,6 +69,7 @@ struct http_server {
 	size_t inflight;
 	size_t unflushed; /* replies handed to evhttp and not yet written out */
 	bool stopping;    /* no longer accepting: streams are told to finish */
+	char hsts[48];    /* "max-age=N", or empty */
 	size_t tls_conns; /* open TLS connections, for the cap */
 	size_t tls_peak;  /* the most open since the heap was last trimmed */
 	struct event *trim;
@@ -248,10 +249,16 @@ static void request_free(struct request *r)
 	free(r);
 }
 
+static SSL *conn_ssl(struct evhttp_connection *conn);
+
 static void add_common_headers(struct request *r, const char *service)
 {
 	struct evkeyvalq *h = evhttp_request_get_output_headers(r->ev);
 	evhttp_add_header(h, "X-Spindle-Version", PACKAGE_VERSION);
+	/* a JSON answer is never to be sniffed into something a browser would run */
+	evhttp_add_header(h, "X-Content-Type-Options", "nosniff");
+	if (r->srv->hsts[0] && conn_ssl(evhttp_request_get_connection(r->ev)))
+		evhttp_add_header(h, "Strict-Transport-Security", r->srv->hsts);
 	/* The appliance's global version header ("nas.2013.1.1"): product.version. */
 	evhttp_add_header(h, "X-Zfssa-Version", "spindle." PACKAGE_VERSION);
 	const struct service_hdr *s = service_of(r->srv, service);
@@ -1200,8 +1207,7 @@ static void static_headers(struct request *r)
 {
 	struct evkeyvalq *h = evhttp_request_get_output_headers(r->ev);
 	evhttp_add_header(h, "Content-Security-Policy", static_csp);
-	evhttp_add_header(h, "X-Content-Type-Options", "nosniff");
-	evhttp_add_header(h, "Referrer-Policy", "no-referrer");
+	evhttp_add_header(h, "Referrer-Policy", "no-referrer"); /* nosniff: every answer's */
 }
 
 static void static_not_found(struct request *r, const char *path)
@@ -1462,6 +1468,8 @@ struct http_server *http_new(struct event_base *base, const struct router *rt,
 	srv->base = base;
 	srv->rt = rt;
 	srv->opt = *opt;
+	if (opt->hsts_max_age_s > 0)
+		snprintf(srv->hsts, sizeof(srv->hsts), "max-age=%lld", opt->hsts_max_age_s);
 	srv->ssl = ssl;
 	LIST_INIT(&srv->streams);
 	LIST_INIT(&srv->tls);

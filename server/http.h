@@ -31,6 +31,7 @@ struct http_options {
 	const char *webroot;     /* static files at /, or NULL */
 	long long max_body, max_header, max_connections, timeout_s;
 	long long header_timeout_s; /* an HTTPS request's deadline, from its first byte */
+	long long hsts_max_age_s;   /* Strict-Transport-Security on HTTPS answers; 0: none */
 	const struct http_service *services;
 	size_t nservices;
 };

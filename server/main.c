@@ -287,6 +287,7 @@ int main(int argc, char **argv)
 	    .max_connections = cfg.max_connections,
 	    .timeout_s = cfg.timeout_s,
 	    .header_timeout_s = cfg.header_timeout_s,
+	    .hsts_max_age_s = cfg.hsts_max_age_s,
 	    .services = services,
 	    .nservices = nservices,
 	};

@@ -364,3 +364,22 @@ def s_client(port, *args):
 def test_key_exchange_and_ciphers(box, args, ok):
     done, out = s_client(box.port, *args)
     assert done == ok, out[-600:]
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_api_answers_are_not_sniffed_and_hsts_is_off_by_default(box, scheme):
+    c = box.client(scheme=scheme)
+    for resp in (c.get("/api/system/v1/health"), c.get("/api/user/v1/users"),
+                 c.get("/api/no/such")):
+        assert resp.headers.get("X-Content-Type-Options") == "nosniff", resp.headers
+        assert "Strict-Transport-Security" not in resp.headers, resp.headers
+
+
+def test_hsts_when_configured(spawn):
+    """--hsts-max-age: on HTTPS answers (API and console), never on the plain listener."""
+    srv = spawn("--hsts-max-age", "31536000")
+    for path in ("/api/system/v1/health", "/api/no/such", "/"):
+        resp = srv.client(scheme="https").get(path)
+        assert resp.headers.get("Strict-Transport-Security") == "max-age=31536000", path
+        assert "Strict-Transport-Security" not in srv.client(scheme="http").get(path).headers
+        assert resp.headers.get("X-Content-Type-Options") == "nosniff", path
