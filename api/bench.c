@@ -383,11 +383,23 @@ static json_t *bench_sweep_hrefs(json_t *sweep)
 	return api_href(sweep, SWEEP_HREF);
 }
 
+static void sweep_submitted(void *arg, json_t *sweep, const struct fault *f)
+{
+	struct request *r = arg;
+	if (!sweep) {
+		reply_fault(r, f);
+		return;
+	}
+	bench_sweep_hrefs(sweep);
+	reply_header(r, "Location", json_string_value(json_object_get(sweep, "href")));
+	reply_json(r, 201, json_pack("{s:o}", "sweep", sweep));
+}
+
 void bench_sweeps_create(struct request *r)
 {
 	struct evbuffer *in = evhttp_request_get_input_buffer(r->ev);
 	struct fault f = {0};
-	json_t *body, *sweep;
+	json_t *body;
 	if (evbuffer_get_length(in) == 0) {
 		reply_error(r, ERR_MISSING_ARG, "body: required: {\"spec\": ..., \"axes\": ...}");
 		return;
@@ -400,15 +412,8 @@ void bench_sweeps_create(struct request *r)
 		reply_fault(r, &f);
 		return;
 	}
-	int rc = sweeps_submit(body, &r->who, r->peer, &sweep, &f);
+	sweeps_submit(body, &r->who, r->peer, sweep_submitted, r);
 	json_decref(body);
-	if (rc < 0) {
-		reply_fault(r, &f);
-		return;
-	}
-	bench_sweep_hrefs(sweep);
-	reply_header(r, "Location", json_string_value(json_object_get(sweep, "href")));
-	reply_json(r, 201, json_pack("{s:o}", "sweep", sweep));
 }
 
 /* ?limit=&before=: newest first, ids below before to page back. */
@@ -455,19 +460,24 @@ void bench_sweeps_get(struct request *r)
 	reply_json(r, 200, json_pack("{s:o}", "sweep", bench_sweep_hrefs(sweep)));
 }
 
-void bench_sweeps_delete(struct request *r)
+static void sweep_deleted(void *arg, json_t *sweep, const struct fault *f)
 {
-	struct fault f = {0};
-	json_t *sweep;
-	bool cancelled;
-	int64_t id;
-	if (bench_path_id(r, "sweep", &id, &f) < 0 ||
-	    sweeps_delete(id, &r->who, r->peer, &cancelled, &sweep, &f) < 0) {
-		reply_fault(r, &f);
-		return;
-	}
-	if (cancelled)
+	struct request *r = arg;
+	if (f)
+		reply_fault(r, f);
+	else if (sweep) /* cancelled: it ends as its runs do */
 		reply_json(r, 202, json_pack("{s:o}", "sweep", bench_sweep_hrefs(sweep)));
 	else
 		reply_empty(r, 204);
+}
+
+void bench_sweeps_delete(struct request *r)
+{
+	struct fault f = {0};
+	int64_t id;
+	if (bench_path_id(r, "sweep", &id, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	sweeps_delete(id, &r->who, r->peer, sweep_deleted, r);
 }

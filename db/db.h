@@ -309,7 +309,10 @@ struct db_sweep_run {
 };
 
 void db_sweep_clear(struct db_sweep *s);
-int db_sweep_insert(struct db *db, struct db_sweep *s);            /* sets s->id */
+int db_sweep_insert(struct db *db, struct db_sweep *s); /* sets s->id */
+/* The sweep and its runs (their sweep set to its id) in one transaction: all of them, or
+ * none (a crash or a full disk midway leaves no part of a sweep to run). Sets the ids. */
+int db_sweep_insert_runs(struct db *db, struct db_sweep *s, struct db_run *const *runs, size_t n);
 int db_sweep_get(struct db *db, int64_t id, struct db_sweep *out); /* DB_NOTFOUND */
 /* Newest first (by id), at most limit, ids below before (0: any). */
 int db_sweep_list(struct db *db, int64_t before, int limit,

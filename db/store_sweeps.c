@@ -83,6 +83,24 @@ int db_sweep_insert(struct db *db, struct db_sweep *s)
 	return 0;
 }
 
+int db_sweep_insert_runs(struct db *db, struct db_sweep *s, struct db_run *const *runs, size_t n)
+{
+	if (db_begin(db) < 0)
+		return -1;
+	int rc = db_sweep_insert(db, s);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		runs[i]->sweep = s->id;
+		rc = db_run_insert(db, runs[i]);
+	}
+	rc = db_end(db, rc);
+	if (rc != 0) {
+		s->id = 0;
+		for (size_t i = 0; i < n; i++)
+			runs[i]->id = runs[i]->sweep = 0;
+	}
+	return rc;
+}
+
 int db_sweep_get(struct db *db, int64_t id, struct db_sweep *out)
 {
 	sqlite3_stmt *st = db_stmt(db, DB_STMT_SWEEP_GET, sql_sweep_get);

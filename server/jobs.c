@@ -129,6 +129,7 @@ static struct {
 	struct job_target_rules rules;  /* the bench dirs and the settings for targets */
 	TAILQ_HEAD(job_list, job) live; /* queued and running, oldest first */
 	unsigned running, queued, watchers;
+	unsigned reserved;           /* places in the queue of batches being stored */
 	uint64_t ended[JOB_NSTATES]; /* jobs ended by this process, by end state (/metrics) */
 	struct event *kick, *flush;
 	bool subscribed, stopping, ready;
@@ -1122,7 +1123,7 @@ static int job_check(struct job *j, const json_t *body, bool queue, bool *target
 		                 "runtime_s: ramp and runtime of %.1f s exceed the limit of %d s "
 		                 "(bench_max_runtime)",
 		                 (double)total / 1000, jobs.cfg.max_runtime_s);
-	if (queue && jobs.queued >= JOBS_MAX_QUEUED) {
+	if (queue && jobs.queued + jobs.reserved >= JOBS_MAX_QUEUED) {
 		f->retry_after = 60;
 		return fault_set(f, ERR_BUSY, "jobs: %d jobs are queued already", JOBS_MAX_QUEUED);
 	}
@@ -1134,28 +1135,152 @@ static int job_check(struct job *j, const json_t *body, bool queue, bool *target
 	return 0;
 }
 
-int jobs_check(const json_t *body, struct fault *f)
+struct jobs_batch {
+	struct identity who;
+	struct job **jobs;
+	size_t n, cap;
+};
+
+struct jobs_batch *jobs_batch_new(const struct identity *who)
+{
+	struct jobs_batch *b = xcalloc(1, sizeof(*b));
+	b->who = *who;
+	return b;
+}
+
+void jobs_batch_free(struct jobs_batch *b)
+{
+	if (!b)
+		return;
+	for (size_t i = 0; i < b->n; i++)
+		job_free(b->jobs[i]);
+	free(b->jobs);
+	free(b);
+}
+
+/* The row of a checked job, queued. */
+static void job_row(struct job *j, const struct identity *who)
+{
+	struct db_run *run = &j->run;
+	snprintf(run->name, sizeof(run->name), "%s",
+	         j->spec.name[0] ? j->spec.name : spec_pattern_name(j->spec.pattern));
+	snprintf(run->label, sizeof(run->label), "%s", j->spec.label);
+	snprintf(run->owner, sizeof(run->owner), "%s", who->user);
+	job_set_state(j, JOB_QUEUED);
+	run->ctime = util_now();
+}
+
+/* Its spec as stored, which is what the worker gets: with the resolved target. */
+static void job_row_spec(struct job *j)
+{
+	snprintf(j->spec.target, sizeof(j->spec.target), "%s", j->run.target);
+	json_t *canon = spec_to_json(&j->spec);
+	free(j->run.spec);
+	j->run.spec = json_dumps(canon, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(canon);
+}
+
+int jobs_batch_add(struct jobs_batch *b, const json_t *body, struct fault *f)
 {
 	struct job *j = job_new();
 	bool target_refused;
-	int rc = job_check(j, body, false, &target_refused, f);
-	job_free(j);
-	return rc;
+	if (job_check(j, body, false, &target_refused, f) < 0) {
+		job_free(j);
+		return -1;
+	}
+	if (!j->spec.target[0] && !j->spec.name[0]) {
+		/* an unnamed job's file is named after its id, which no run has before storing */
+		job_free(j);
+		return fault_set(f, ERR_MISSING_ARG, "name: required for a run of a sweep");
+	}
+	job_row(j, &b->who);
+	job_row_spec(j);
+	b->jobs = util_grow(b->jobs, &b->cap, b->n, sizeof(*b->jobs));
+	b->jobs[b->n++] = j;
+	return 0;
+}
+
+struct batch_store {
+	struct jobs_batch *b;
+	struct db_sweep *s;
+	char peer[64];
+	jobs_batch_done_fn done;
+	void *arg;
+	int rc;
+	bool full;
+};
+
+/* On the writer thread: the sweep and its runs, one transaction. */
+static void batch_store_work(struct db *db, void *arg)
+{
+	struct batch_store *w = arg;
+	struct jobs_batch *b = w->b;
+	struct db_run **rows = xcalloc(b->n ? b->n : 1, sizeof(*rows));
+	for (size_t i = 0; i < b->n; i++)
+		rows[i] = &b->jobs[i]->run;
+	w->rc = db_sweep_insert_runs(db, w->s, rows, b->n);
+	w->full = w->rc != 0 && db_full(db);
+	free(rows);
+}
+
+/* On the loop: stored, the runs join the queue (at the next start when stopping). */
+static void batch_store_done(void *arg)
+{
+	struct batch_store *w = arg;
+	struct jobs_batch *b = w->b;
+	struct fault f = {0};
+	jobs.reserved -= (unsigned)b->n;
+	if (w->rc != 0) {
+		fault_store(&f, w->full, "sweep");
+	} else {
+		for (size_t i = 0; i < b->n; i++) {
+			struct job *j = b->jobs[i];
+			audit_log(b->who.user, w->peer, "bench.submit", j->run.target, true,
+			          "job %lld (%s), %s", (long long)j->run.id, j->run.name,
+			          spec_pattern_name(j->spec.pattern));
+			if (jobs.stopping) { /* stored as queued: the next start takes it */
+				job_free(j);
+				continue;
+			}
+			job_link(j);
+			jobs.queued++;
+			job_env_begin(j);
+		}
+		b->n = 0; /* the queue has them now */
+	}
+	w->done(w->arg, w->rc != 0 ? &f : NULL);
+	jobs_batch_free(b);
+	free(w);
+}
+
+void jobs_batch_submit(struct jobs_batch *b, struct db_sweep *s, const char *peer,
+                       jobs_batch_done_fn done, void *arg)
+{
+	struct fault f = {0};
+	if (jobs_queue_room() < b->n) {
+		f.retry_after = 60;
+		fault_set(&f, ERR_BUSY, "jobs: %zu runs, but the queue takes %u more jobs now",
+		          b->n, jobs_queue_room());
+		done(arg, &f);
+		jobs_batch_free(b);
+		return;
+	}
+	struct batch_store *w = xcalloc(1, sizeof(*w));
+	*w = (struct batch_store){.b = b, .s = s, .done = done, .arg = arg};
+	snprintf(w->peer, sizeof(w->peer), "%s", peer);
+	jobs.reserved += (unsigned)b->n;
+	/* the writer's commit waits for the disk, which a benchmark may be saturating */
+	dbw_submit(jobs.db, batch_store_work, batch_store_done, w);
 }
 
 unsigned jobs_queue_room(void)
 {
-	return jobs.queued < JOBS_MAX_QUEUED ? JOBS_MAX_QUEUED - jobs.queued : 0;
+	unsigned taken = jobs.queued + jobs.reserved;
+	return taken < JOBS_MAX_QUEUED ? JOBS_MAX_QUEUED - taken : 0;
 }
 
 int jobs_submit(const json_t *body, const struct identity *who, const char *peer, json_t **out,
                 struct fault *f)
-{
-	return jobs_submit_in_sweep(body, 0, who, peer, out, f);
-}
-
-int jobs_submit_in_sweep(const json_t *body, int64_t sweep, const struct identity *who,
-                         const char *peer, json_t **out, struct fault *f)
 {
 	struct job *j = job_new();
 	bool target_refused;
@@ -1167,13 +1292,7 @@ int jobs_submit_in_sweep(const json_t *body, int64_t sweep, const struct identit
 		return -1;
 	}
 	struct db_run *run = &j->run;
-	snprintf(run->name, sizeof(run->name), "%s",
-	         j->spec.name[0] ? j->spec.name : spec_pattern_name(j->spec.pattern));
-	snprintf(run->label, sizeof(run->label), "%s", j->spec.label);
-	snprintf(run->owner, sizeof(run->owner), "%s", who->user);
-	run->sweep = sweep;
-	job_set_state(j, JOB_QUEUED);
-	run->ctime = util_now();
+	job_row(j, who);
 	run->spec = xstrdup("{}");
 	if (db_run_insert(jobs.db, run) < 0) {
 		bool full = db_full(jobs.db);
@@ -1187,12 +1306,7 @@ int jobs_submit_in_sweep(const json_t *body, int64_t sweep, const struct identit
 		job_free(j);
 		return -1;
 	}
-	snprintf(j->spec.target, sizeof(j->spec.target), "%s", run->target);
-	json_t *canon = spec_to_json(&j->spec);
-	free(run->spec);
-	run->spec = json_dumps(canon, JSON_COMPACT | JSON_SORT_KEYS);
-	json_decref(canon);
-	/* the stored spec is what the worker gets: with the resolved target */
+	job_row_spec(j);
 	if (job_store(j) < 0) {
 		bool full = db_full(jobs.db);
 		db_run_delete(jobs.db, run->id);
@@ -1262,6 +1376,54 @@ int jobs_get(int64_t id, json_t **out, struct fault *f)
 	return 0;
 }
 
+/* Cancels the live job j; *out (when out is not NULL) is what it reads as now. */
+static int job_cancel(struct job *j, const struct identity *who, const char *peer, json_t **out,
+                      struct fault *f)
+{
+	int64_t id = j->run.id;
+	audit_log(who->user, peer, "bench.cancel", j->run.target, true, "job %lld (%s), %s",
+	          (long long)id, j->run.name, j->run.state);
+	if (j->child) {
+		if (!j->cancel) {
+			j->cancel = true;
+			snprintf(j->cancel_by, sizeof(j->cancel_by), "%s", who->user);
+			/* SIGTERM: the worker stops and reports what it did; child.c sends
+			 * SIGKILL if it has not gone after the grace period */
+			child_kill(j->child, SIGTERM);
+		}
+		if (out)
+			*out = job_json(j, true);
+		return 0;
+	}
+	if (j->unstored) { /* nothing to delete yet: the row reads as it did */
+		f->retry_after = JOBS_FLUSH_S;
+		return fault_set(f, j->unstored_full ? ERR_NO_SPACE : ERR_BUSY,
+		                 "job: job %lld has ended, but its end is not stored yet (%s); "
+		                 "it is tried again every %d s",
+		                 (long long)id,
+		                 j->unstored_full ? "the state filesystem is full"
+		                                  : "the database refused it",
+		                 JOBS_FLUSH_S);
+	}
+	if (j->finishing) { /* it has stopped already: its end, as it is being stored */
+		if (out)
+			*out = run_json(j->final, NULL, true);
+		return 0;
+	}
+	jobs.queued--;
+	snprintf(j->run.reason, sizeof(j->run.reason), "cancelled by %s before it started",
+	         who->user);
+	/* the answer is the row as it will be stored (the store may take a moment) */
+	if (out) {
+		struct db_run ended = j->run;
+		run_set_state(&ended, JOB_CANCELLED);
+		ended.end_time = util_now();
+		*out = run_json(&ended, NULL, true);
+	}
+	job_finish(j, JOB_CANCELLED);
+	return 0;
+}
+
 int jobs_delete(int64_t id, const struct identity *who, const char *peer, bool *cancelled,
                 json_t **out, struct fault *f)
 {
@@ -1270,44 +1432,7 @@ int jobs_delete(int64_t id, const struct identity *who, const char *peer, bool *
 	struct job *j = job_live(id);
 	if (j) {
 		*cancelled = true;
-		audit_log(who->user, peer, "bench.cancel", j->run.target, true, "job %lld (%s), %s",
-		          (long long)id, j->run.name, j->run.state);
-		if (j->child) {
-			if (!j->cancel) {
-				j->cancel = true;
-				snprintf(j->cancel_by, sizeof(j->cancel_by), "%s", who->user);
-				/* SIGTERM: the worker stops and reports what it did; child.c sends
-				 * SIGKILL if it has not gone after the grace period */
-				child_kill(j->child, SIGTERM);
-			}
-			*out = job_json(j, true);
-			return 0;
-		}
-		if (j->unstored) { /* nothing to delete yet: the row reads as it did */
-			f->retry_after = JOBS_FLUSH_S;
-			return fault_set(
-			    f, j->unstored_full ? ERR_NO_SPACE : ERR_BUSY,
-			    "job: job %lld has ended, but its end is not stored yet (%s); "
-			    "it is tried again every %d s",
-			    (long long)id,
-			    j->unstored_full ? "the state filesystem is full"
-			                     : "the database refused it",
-			    JOBS_FLUSH_S);
-		}
-		if (j->finishing) { /* it has stopped already: its end, as it is being stored */
-			*out = run_json(j->final, NULL, true);
-			return 0;
-		}
-		jobs.queued--;
-		snprintf(j->run.reason, sizeof(j->run.reason), "cancelled by %s before it started",
-		         who->user);
-		/* the answer is the row as it will be stored (the store may take a moment) */
-		struct db_run ended = j->run;
-		run_set_state(&ended, JOB_CANCELLED);
-		ended.end_time = util_now();
-		*out = run_json(&ended, NULL, true);
-		job_finish(j, JOB_CANCELLED);
-		return 0;
+		return job_cancel(j, who, peer, out, f);
 	}
 	/* finished: deleting its record is an administrator's call */
 	struct db_run *run = xmalloc(sizeof(*run));
@@ -1349,11 +1474,9 @@ unsigned jobs_cancel_sweep(int64_t sweep, const struct identity *who, const char
 	unsigned done = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct fault f = {0};
-		bool cancelled;
-		json_t *o = NULL;
-		if (jobs_delete(ids[i], who, peer, &cancelled, &o, &f) == 0 && cancelled)
+		struct job *j = job_live(ids[i]);
+		if (j && job_cancel(j, who, peer, NULL, &f) == 0) /* no answer of each to make */
 			done++;
-		json_decref(o);
 	}
 	free(ids);
 	return done;

@@ -66,15 +66,23 @@ void jobs_shutdown(void);
 int jobs_submit(const json_t *spec, const struct identity *who, const char *peer, json_t **out,
                 struct fault *f);
 
-/* For sweeps (sweeps.h). The checks jobs_submit makes of a spec and its target, without
- * queuing anything or writing the audit log. */
-int jobs_check(const json_t *spec, struct fault *f);
 /* How many more jobs the queue takes now. */
 unsigned jobs_queue_room(void);
-/* jobs_submit for a run of the sweep (bench_runs.sweep; 0: none). The runs of one sweep
- * start one at a time. */
-int jobs_submit_in_sweep(const json_t *spec, int64_t sweep, const struct identity *who,
-                         const char *peer, json_t **out, struct fault *f);
+struct db_sweep;
+struct jobs_batch;
+/* For sweeps (sweeps.h): a sweep's runs, each checked as jobs_submit checks a job when it
+ * is added, then stored with the sweep in one transaction and queued, or none of them is
+ * stored. The runs of one sweep start one at a time. */
+struct jobs_batch *jobs_batch_new(const struct identity *who);
+/* -1 with the fault of the spec (or its target); nothing is stored. */
+int jobs_batch_add(struct jobs_batch *b, const json_t *spec, struct fault *f);
+/* Stores s (setting its id) and the runs in one transaction on the writer thread (dbw.h),
+ * then queues them, audits each and calls done on the loop: f NULL when stored, else why
+ * nothing was. Takes b; s must live until done. */
+typedef void (*jobs_batch_done_fn)(void *arg, const struct fault *f);
+void jobs_batch_submit(struct jobs_batch *b, struct db_sweep *s, const char *peer,
+                       jobs_batch_done_fn done, void *arg);
+void jobs_batch_free(struct jobs_batch *b);
 /* Cancels every queued and running job of the sweep, as jobs_delete does one; how many. */
 unsigned jobs_cancel_sweep(int64_t sweep, const struct identity *who, const char *peer);
 

@@ -327,10 +327,12 @@ int main(int argc, char **argv)
 	problems_shutdown();
 	/* Children last among the answerers: killed, reaped, their callbacks run. */
 	child_shutdown();
+	/* What was handed to the writer is stored (jobs that ended meanwhile are recorded), and
+	 * its done callbacks, some of which answer requests (a sweep stored), run while the
+	 * connections live; what comes later (sessions' last use) is written in place. */
+	dbw_shutdown();
 	http_free(d.http);
 	auth_shutdown();
-	/* What was handed to the writer is stored (jobs that ended meanwhile are recorded). */
-	dbw_shutdown();
 	db_close(db);
 	router_free(rt);
 	SSL_CTX_free(ssl);

@@ -14,6 +14,7 @@
 
 #include "audit.h"
 #include "db/db.h"
+#include "dbw.h"
 #include "jobs.h"
 #include "log.h"
 #include "util.h"
@@ -386,67 +387,100 @@ static int sweep_body(const json_t *body, struct db_sweep *s, const json_t **spe
 	return axes_read(json_object_get(body, "axes"), a, f);
 }
 
-int sweeps_submit(const json_t *body, const struct identity *who, const char *peer, json_t **out,
-                  struct fault *f)
+/* A sweep on its way through the writer thread (dbw.h), and whom to answer. */
+struct sweep_op {
+	struct db_sweep s;
+	size_t runs;
+	char user[DB_NAME_MAX + 1], peer[64];
+	sweeps_done_fn done;
+	void *arg;
+	int rc;
+	bool full;
+};
+
+static struct sweep_op *sweep_op_new(const struct identity *who, const char *peer,
+                                     sweeps_done_fn done, void *arg)
 {
-	struct db_sweep s = {0};
+	struct sweep_op *op = xcalloc(1, sizeof(*op));
+	snprintf(op->user, sizeof(op->user), "%s", who->user);
+	snprintf(op->peer, sizeof(op->peer), "%s", peer);
+	op->done = done;
+	op->arg = arg;
+	return op;
+}
+
+static void sweep_op_free(struct sweep_op *op)
+{
+	db_sweep_clear(&op->s);
+	free(op);
+}
+
+/* Answers with the sweep as it reads now. */
+static void sweep_op_answer(struct sweep_op *op)
+{
+	struct fault f = {0};
+	json_t *out = sweep_json(&op->s, true, &f);
+	op->done(op->arg, out, out ? NULL : &f);
+	sweep_op_free(op);
+}
+
+static void submit_stored(void *arg, const struct fault *f)
+{
+	struct sweep_op *op = arg;
+	if (f) {
+		log_warn("sweeps: sweep %s of %zu runs not stored: %s", op->s.name, op->runs,
+		         f->details);
+		op->done(op->arg, NULL, f);
+		sweep_op_free(op);
+		return;
+	}
+	audit_log(op->user, op->peer, "bench.sweep", op->s.name, true, "sweep %lld (%s), %zu runs",
+	          (long long)op->s.id, op->s.name, op->runs);
+	log_info("sweeps: sweep %lld (%s): %zu runs queued", (long long)op->s.id, op->s.name,
+	         op->runs);
+	sweep_op_answer(op);
+}
+
+void sweeps_submit(const json_t *body, const struct identity *who, const char *peer,
+                   sweeps_done_fn done, void *arg)
+{
+	struct sweep_op *op = sweep_op_new(who, peer, done, arg);
 	const json_t *base = NULL;
 	struct axes a;
-	if (sweep_body(body, &s, &base, &a, f) < 0)
-		return -1;
+	struct fault f = {0};
+	if (sweep_body(body, &op->s, &base, &a, &f) < 0)
+		goto refused;
 	if (jobs_queue_room() < a.combinations) {
-		f->retry_after = 60;
-		return fault_set(f, ERR_BUSY,
-		                 "axes: %zu combinations, but the queue takes %u more jobs now",
-		                 a.combinations, jobs_queue_room());
+		f.retry_after = 60;
+		fault_set(&f, ERR_BUSY,
+		          "axes: %zu combinations, but the queue takes %u more jobs now",
+		          a.combinations, jobs_queue_room());
+		goto refused;
 	}
-	/* every combination as a job would be checked, before anything is stored */
+	/* every combination checked as a job, then the sweep and all its runs stored in one
+	 * transaction: a bad combination, a full disk or a crash leaves no part of it */
+	struct jobs_batch *b = jobs_batch_new(who);
 	for (size_t c = 0; c < a.combinations; c++) {
-		json_t *spec = axes_spec(&a, c, base, s.name, s.label);
+		json_t *spec = axes_spec(&a, c, base, op->s.name, op->s.label);
 		struct fault why = {0};
-		int rc = jobs_check(spec, &why);
+		int rc = jobs_batch_add(b, spec, &why);
 		json_decref(spec);
-		if (rc < 0)
-			return axes_fault(&a, c, base, &why, f);
-	}
-	snprintf(s.owner, sizeof(s.owner), "%s", who->user);
-	s.ctime = util_now();
-	s.spec = json_dumps(base, JSON_COMPACT);
-	s.axes = json_dumps(json_object_get(body, "axes"), JSON_COMPACT);
-	if (db_sweep_insert(sweeps.db, &s) < 0) {
-		db_sweep_clear(&s);
-		return fault_store(f, db_full(sweeps.db), "sweep");
-	}
-	for (size_t c = 0; c < a.combinations; c++) {
-		json_t *spec = axes_spec(&a, c, base, s.name, s.label), *job;
-		struct fault why = {0};
-		int rc = jobs_submit_in_sweep(spec, s.id, who, peer, &job, &why);
-		json_decref(spec);
-		if (rc == 0) {
-			json_decref(job);
-			continue;
+		if (rc < 0) {
+			jobs_batch_free(b);
+			axes_fault(&a, c, base, &why, &f);
+			goto refused;
 		}
-		/* the checks passed a moment ago: the store (or the disk) failed */
-		if (c == 0) {
-			db_sweep_delete(sweeps.db, s.id);
-		} else {
-			jobs_cancel_sweep(s.id, who, peer);
-			db_sweep_set_cancelled(sweeps.db, s.id);
-		}
-		log_warn("sweeps: sweep %lld: run %zu of %zu not queued: %s", (long long)s.id,
-		         c + 1, a.combinations, why.details);
-		fault_set(f, why.kind, "sweep: run %zu of %zu could not be queued%s: %s", c + 1,
-		          a.combinations, c ? " (the sweep is cancelled)" : "", why.details);
-		db_sweep_clear(&s);
-		return -1;
 	}
-	audit_log(who->user, peer, "bench.sweep", s.name, true, "sweep %lld (%s), %zu runs",
-	          (long long)s.id, s.name, a.combinations);
-	log_info("sweeps: sweep %lld (%s): %zu runs queued", (long long)s.id, s.name,
-	         a.combinations);
-	*out = sweep_json(&s, true, f);
-	db_sweep_clear(&s);
-	return *out ? 0 : -1;
+	snprintf(op->s.owner, sizeof(op->s.owner), "%s", who->user);
+	op->s.ctime = util_now();
+	op->s.spec = json_dumps(base, JSON_COMPACT);
+	op->s.axes = json_dumps(json_object_get(body, "axes"), JSON_COMPACT);
+	op->runs = a.combinations;
+	jobs_batch_submit(b, &op->s, peer, submit_stored, op);
+	return;
+refused:
+	done(arg, NULL, &f);
+	sweep_op_free(op);
 }
 
 struct list_ctx {
@@ -487,51 +521,85 @@ int sweeps_get(int64_t id, json_t **out, struct fault *f)
 	return *out ? 0 : -1;
 }
 
-int sweeps_delete(int64_t id, const struct identity *who, const char *peer, bool *cancelled,
-                  json_t **out, struct fault *f)
+static void mark_work(struct db *db, void *arg)
 {
-	struct db_sweep s;
-	struct runs_ctx c;
-	*out = NULL;
-	*cancelled = false;
-	if (sweep_load(id, &s, f) < 0)
-		return -1;
-	struct axes none = {0};
-	if (sweep_read_runs(&s, &none, false, &c, f) < 0) {
-		db_sweep_clear(&s);
-		return -1;
+	struct sweep_op *op = arg;
+	op->rc = db_sweep_set_cancelled(db, op->s.id);
+	op->full = op->rc != 0 && db_full(db);
+}
+
+/* Marked cancelled (or already so): its jobs are cancelled, whose final rows the writer
+ * stores after the mark. */
+static void mark_done(void *arg)
+{
+	struct sweep_op *op = arg;
+	struct fault f = {0};
+	if (op->rc != 0) {
+		fault_store(&f, op->full, "sweep");
+		op->done(op->arg, NULL, &f);
+		sweep_op_free(op);
+		return;
 	}
+	struct identity who = {0};
+	snprintf(who.user, sizeof(who.user), "%s", op->user);
+	unsigned n = jobs_cancel_sweep(op->s.id, &who, op->peer);
+	op->s.cancelled = true;
+	audit_log(op->user, op->peer, "bench.sweep.cancel", op->s.name, true,
+	          "sweep %lld (%s), %u jobs cancelled", (long long)op->s.id, op->s.name, n);
+	sweep_op_answer(op);
+}
+
+static void delete_work(struct db *db, void *arg)
+{
+	struct sweep_op *op = arg;
+	op->rc = db_sweep_delete(db, op->s.id);
+	op->full = op->rc != 0 && op->rc != DB_NOTFOUND && db_full(db);
+}
+
+static void delete_done(void *arg)
+{
+	struct sweep_op *op = arg;
+	struct fault f = {0};
+	if (op->rc == DB_NOTFOUND)
+		fault_set(&f, ERR_NOT_FOUND, "sweep: no sweep %lld", (long long)op->s.id);
+	else if (op->rc)
+		fault_store(&f, op->full, "sweep");
+	else
+		audit_log(op->user, op->peer, "bench.sweep.delete", op->s.name, true,
+		          "sweep %lld (%s) and its runs", (long long)op->s.id, op->s.name);
+	op->done(op->arg, NULL, op->rc ? &f : NULL);
+	sweep_op_free(op);
+}
+
+void sweeps_delete(int64_t id, const struct identity *who, const char *peer, sweeps_done_fn done,
+                   void *arg)
+{
+	struct sweep_op *op = sweep_op_new(who, peer, done, arg);
+	struct runs_ctx c;
+	struct fault f = {0};
+	struct axes none = {0};
+	if (sweep_load(id, &op->s, &f) < 0 || sweep_read_runs(&op->s, &none, false, &c, &f) < 0)
+		goto refused;
+	/* the writes go through the writer thread: a mark or a delete waiting there for the
+	 * write lock (while a benchmark's rows are being stored) holds no one else up */
 	if (sweep_live(&c)) {
-		unsigned n = jobs_cancel_sweep(id, who, peer);
-		int rc = s.cancelled ? 0 : db_sweep_set_cancelled(sweeps.db, id);
-		if (rc != 0) {
-			db_sweep_clear(&s);
-			return fault_store(f, db_full(sweeps.db), "sweep");
-		}
-		s.cancelled = true;
-		audit_log(who->user, peer, "bench.sweep.cancel", s.name, true,
-		          "sweep %lld (%s), %u jobs cancelled", (long long)id, s.name, n);
-		*cancelled = true;
-		*out = sweep_json(&s, true, f);
-		db_sweep_clear(&s);
-		return *out ? 0 : -1;
+		if (op->s.cancelled)
+			mark_done(op);
+		else
+			dbw_submit(sweeps.db, mark_work, mark_done, op);
+		return;
 	}
 	/* ended: deleting its record is an administrator's call, as for a job */
 	if (!(who->perms & PERM_SETTINGS_MODIFY)) {
-		db_sweep_clear(&s);
-		return fault_set(f, ERR_DENIED,
-		                 "authorization: deleting an ended sweep needs settings:modify");
+		fault_set(&f, ERR_DENIED,
+		          "authorization: deleting an ended sweep needs settings:modify");
+		goto refused;
 	}
-	int rc = db_sweep_delete(sweeps.db, id);
-	if (rc == 0)
-		audit_log(who->user, peer, "bench.sweep.delete", s.name, true,
-		          "sweep %lld (%s) and its runs", (long long)id, s.name);
-	db_sweep_clear(&s);
-	if (rc == DB_NOTFOUND)
-		return fault_set(f, ERR_NOT_FOUND, "sweep: no sweep %lld", (long long)id);
-	if (rc)
-		return fault_store(f, db_full(sweeps.db), "sweep");
-	return 0;
+	dbw_submit(sweeps.db, delete_work, delete_done, op);
+	return;
+refused:
+	done(arg, NULL, &f);
+	sweep_op_free(op);
 }
 
 /* ---- the knee */

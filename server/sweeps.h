@@ -25,19 +25,25 @@ struct db;
 
 void sweeps_init(struct db *db);
 
-/* POST: {"name", "label", "spec", "axes"}; *out the new sweep (new reference). Nothing is
- * stored or queued unless every combination passes the checks of a job. */
-int sweeps_submit(const json_t *body, const struct identity *who, const char *peer, json_t **out,
-                  struct fault *f);
+/* The answer of a submit or a delete, on the loop: sweep (a new reference for the callee)
+ * is the sweep as it now reads, or NULL: then f says why, or (a delete) it is gone. */
+typedef void (*sweeps_done_fn)(void *arg, json_t *sweep, const struct fault *f);
+
+/* POST: {"name", "label", "spec", "axes"}; done gets the new sweep. Nothing is stored or
+ * queued unless every combination passes the checks of a job; then the sweep and its runs
+ * are stored in one transaction, on the writer thread (dbw.h). done may run before this
+ * returns (a refusal). */
+void sweeps_submit(const json_t *body, const struct identity *who, const char *peer,
+                   sweeps_done_fn done, void *arg);
 /* Newest first, ids below before (0: any), at most limit; without table and knee. */
 int sweeps_list(int64_t before, int limit, json_t **out, struct fault *f);
 /* With its table and knee. ERR_NOT_FOUND. */
 int sweeps_get(int64_t id, json_t **out, struct fault *f);
-/* DELETE: cancels the queued and running jobs of a sweep that has not ended (*cancelled
- * true, *out the sweep), or deletes one that has, with its runs (needs settings:modify;
- * *out NULL). */
-int sweeps_delete(int64_t id, const struct identity *who, const char *peer, bool *cancelled,
-                  json_t **out, struct fault *f);
+/* DELETE: cancels the queued and running jobs of a sweep that has not ended (done gets
+ * the sweep), or deletes one that has, with its runs (needs settings:modify; done gets
+ * NULL and no fault). The writes go through the writer thread. */
+void sweeps_delete(int64_t id, const struct identity *who, const char *peer, sweeps_done_fn done,
+                   void *arg);
 
 /* ---- the knee (pure: no state, no I/O) */
 

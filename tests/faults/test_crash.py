@@ -117,3 +117,46 @@ def test_kill_9_mid_job_just_after_a_flush(tmp_path):
         if srv.running:
             srv.kill()
         shutil.rmtree(bench, ignore_errors=True)
+
+
+def test_kill_9_while_a_sweep_is_stored(tmp_path):
+    """A sweep of 256 runs and kill -9 while it is being stored, at several moments: after
+    the restart there is either no sweep or the sweep with all of its runs, none of them
+    started out of a half-stored sweep. (Each run stored on its own left 18 to 73 runs
+    of a sweep that said 256, and they ran.)"""
+    bench = Path(tempfile.mkdtemp(prefix="spindle-faults-",
+                                  dir=os.environ.get("SPINDLE_TEST_TMP", "/var/tmp")))
+    srv = Server(tmp_path / "state", "--bench-dirs", bench, "--bench-worker", WORKER)
+    body = {"name": "big", "spec": {"pattern": "randrw", "size": "1M", "block_size": "4k",
+                                    "io_size": "64k"},
+            "axes": {"threads": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16],
+                     "iodepth": [1], "block_size": ["4k", "8k", "16k", "32k"],
+                     "rwmix_read": [10, 20, 30, 40]}}
+    try:
+        outcomes = []
+        for delay in (0.0, 0.02, 0.05, 0.1, 0.2):
+            admin = srv.start().admin()
+            sent = threading.Thread(target=lambda: srv.client(admin.token).post(
+                "/api/bench/v1/sweeps", json=body), daemon=True)
+            sent.start()
+            time.sleep(delay)
+            srv.kill()
+            sent.join(10)
+            assert integrity(srv.state_dir) == "ok"
+            admin = srv.start().admin()
+            for sweep in expect(admin.get("/api/bench/v1/sweeps?limit=200"), 200)["sweeps"]:
+                runs = expect(admin.get(f"{JOBS}?sweep={sweep['id']}&limit=1000"), 200)["jobs"]
+                assert sweep["runs"] == len(runs) == 256, (delay, sweep["id"], len(runs))
+                outcomes.append(delay)
+                # cancelled (202), then its record deleted (204), for the next round
+                expect(admin.delete(f"/api/bench/v1/sweeps/{sweep['id']}"), 202)
+                deadline = time.monotonic() + 30 * SLOW
+                while admin.delete(f"/api/bench/v1/sweeps/{sweep['id']}").status_code != 204:
+                    assert time.monotonic() < deadline, "the cancelled sweep did not end"
+                    time.sleep(0.2)
+            srv.stop()
+        print(f"sweeps found whole after a kill at: {outcomes} s")
+    finally:
+        if srv.running:
+            srv.kill()
+        shutil.rmtree(bench, ignore_errors=True)
