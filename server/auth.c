@@ -57,7 +57,17 @@
 #define THROTTLE_BACKOFF_MIN 30
 #define THROTTLE_BACKOFF_MAX (15 * 60)
 #define THROTTLE_MAX_ENTRIES 10000 /* per table; memory stays bounded under a flood */
-#define THROTTLE_KEY_MAX     160   /* "user\naddress": a valid name, an address, and room */
+
+/* Password checks cost a KDF each (~0.3 s of a helper thread at the default iterations),
+ * and any request may carry a password: without a bound, a flood of wrong ones from many
+ * addresses queued the owner's login behind seconds of them. Checks from an address
+ * that passed one within THROTTLE_WINDOW (known good) go straight to the helper threads.
+ * All others share a lane: at most all threads but one running at once, KDF_LANE_WAITING
+ * more in line and KDF_PER_ADDRESS from one address; past that, 429. So the owner's
+ * login waits behind at most one lane's worth of checks, whatever the flood. */
+#define KDF_LANE_WAITING 16
+#define KDF_PER_ADDRESS  2
+#define THROTTLE_KEY_MAX 160 /* "user\naddress": a valid name, an address, and room */
 
 /* ---- Authorizations */
 
@@ -152,13 +162,17 @@ static struct {
 	struct event *store_ev;  /* store_tick, armed while the disk owes us something */
 	char (*pending_del)[33]; /* jtis of ended sessions whose rows must still go */
 	size_t npending_del, pending_del_cap;
-	uint64_t gen;               /* bumped by auth_users_changed() */
-	struct hmap sessions;       /* jti -> struct session */
-	struct hmap tokens;         /* token string -> struct session (not owned) */
-	struct hmap users;          /* user name -> struct user_info */
-	struct hmap throttle_pairs; /* "user\naddress" -> struct throttle */
-	struct hmap throttle_addrs; /* address -> struct throttle */
-	struct hmap throttle_users; /* user name -> struct throttle (every address) */
+	uint64_t gen;                        /* bumped by auth_users_changed() */
+	uint64_t revokes;                    /* sessions ended, for auth_changes() */
+	struct hmap sessions;                /* jti -> struct session */
+	struct hmap tokens;                  /* token string -> struct session (not owned) */
+	struct hmap users;                   /* user name -> struct user_info */
+	struct hmap throttle_pairs;          /* "user\naddress" -> struct throttle */
+	struct hmap throttle_addrs;          /* address -> struct throttle */
+	struct hmap throttle_users;          /* user name -> struct throttle (every address) */
+	struct hmap good_addrs;              /* address -> int64_t *: when it last passed a check */
+	unsigned lane_running, lane_waiting; /* checks of the lane (KDF_LANE_WAITING) */
+	struct lane_job *lane_head, **lane_tail;
 	struct hmap creds;          /* HMAC(user, password) -> struct cred */
 	unsigned char cred_key[32]; /* random per process: the HMAC's key */
 } auth;
@@ -236,6 +250,25 @@ static int auth_user_info(const char *name, const struct user_info **out)
 void auth_users_changed(void)
 {
 	auth.gen++;
+}
+
+uint64_t auth_changes(void)
+{
+	return auth.gen + auth.revokes;
+}
+
+bool auth_identity_current(const struct identity *who)
+{
+	const struct user_info *ui;
+	int rc = auth_user_info(who->user, &ui);
+	if (rc < 0)
+		return true; /* the database cannot say: not a reason to cut anyone off */
+	if (rc != 0 || ui->perms != who->perms || ui->pwtag != who->pwtag)
+		return false;
+	if (!who->jti[0])
+		return true;
+	const struct session *s = hmap_get(&auth.sessions, who->jti, strlen(who->jti));
+	return s && util_now() < s->s.expires;
 }
 
 int auth_may_manage(const struct identity *actor, const char *user, struct fault *f)
@@ -322,6 +355,7 @@ static void session_row_delete(const struct session *s)
 /* Out of memory, and out of the database when from_db. */
 static void session_drop(struct session *s, bool from_db)
 {
+	auth.revokes++; /* streams opened with it end (auth_identity_current) */
 	if (from_db)
 		session_row_delete(s);
 	session_forget_token(s);
@@ -492,6 +526,7 @@ int auth_verify(const char *token, struct identity *who, struct fault *f)
 	memcpy(who->user, s->s.user, sizeof(who->user));
 	memcpy(who->jti, s->s.jti, sizeof(who->jti));
 	who->perms = ui->perms;
+	who->pwtag = ui->pwtag;
 	who->api_token = s->s.kind == DB_SESSION_TOKEN;
 	who->expires = session_ends(s, ui);
 	return 0;
@@ -634,6 +669,131 @@ static int throttle_user_wait(const char *user, const char *pair, int64_t now)
 	return (int)(tu->locked_until - now);
 }
 
+/* ---- the lane of password checks from addresses not known good (KDF_LANE_WAITING) */
+
+/* refuse answers a check that will not run, with f. */
+typedef void (*lane_refuse_fn)(void *arg, const struct fault *f);
+
+struct lane_job {
+	workq_fn work, done;
+	lane_refuse_fn refuse;
+	void *arg;
+	struct lane_job *next;
+};
+
+static bool good_stale(void *val, void *ctx)
+{
+	int64_t *t = val;
+	if (*(const int64_t *)ctx - *t < THROTTLE_WINDOW)
+		return false;
+	free(t);
+	return true;
+}
+
+static bool addr_known_good(const char *peer, int64_t now)
+{
+	const int64_t *t = hmap_get(&auth.good_addrs, peer, strlen(peer));
+	return t && now - *t < THROTTLE_WINDOW;
+}
+
+/* A check passed from peer (good), or failed (no longer known good). */
+static void addr_checked(const char *peer, bool good, int64_t now)
+{
+	size_t len = strlen(peer);
+	int64_t *t = hmap_get(&auth.good_addrs, peer, len);
+	if (!good) {
+		free(hmap_del(&auth.good_addrs, peer, len));
+		return;
+	}
+	if (!t) {
+		if (auth.good_addrs.n >= THROTTLE_MAX_ENTRIES)
+			hmap_filter(&auth.good_addrs, good_stale, &now);
+		if (auth.good_addrs.n >= THROTTLE_MAX_ENTRIES)
+			return; /* they are in the lane, then, as any other */
+		t = xmalloc(sizeof(*t));
+		hmap_put(&auth.good_addrs, peer, len, t);
+	}
+	*t = now;
+}
+
+static unsigned lane_max(void)
+{
+	int n = workq_threads(auth.wq) - 1; /* one thread is always there for the known */
+	return n > 0 ? (unsigned)n : 1;
+}
+
+static void lane_done(void *arg);
+
+static void lane_work(void *arg)
+{
+	struct lane_job *lj = arg;
+	lj->work(lj->arg);
+}
+
+static void lane_pump(void)
+{
+	while (auth.lane_head && auth.lane_running < lane_max()) {
+		struct lane_job *lj = auth.lane_head;
+		auth.lane_head = lj->next;
+		if (!auth.lane_head)
+			auth.lane_tail = &auth.lane_head;
+		auth.lane_waiting--;
+		if (workq_submit(auth.wq, lane_work, lane_done, lj) == 0) {
+			auth.lane_running++;
+			continue;
+		}
+		/* the threads' queue is full, or they are stopping: answered now, not later */
+		struct fault f = {0};
+		fault_set(&f, ERR_BUSY, "too many logins in progress; retry shortly");
+		lj->refuse(lj->arg, &f);
+		free(lj);
+	}
+}
+
+static void lane_done(void *arg)
+{
+	struct lane_job *lj = arg;
+	auth.lane_running--;
+	lj->done(lj->arg);
+	free(lj);
+	lane_pump();
+}
+
+/* A password check (work on a helper thread, done on the loop) for peer: at once for a
+ * known good address, else through the lane. -1 with a 429 (or 503) fault, nothing run. */
+static int kdf_submit(const char *peer, workq_fn work, workq_fn done, lane_refuse_fn refuse,
+                      void *arg, struct fault *f)
+{
+	int64_t now = util_now();
+	if (addr_known_good(peer, now)) {
+		if (workq_submit(auth.wq, work, done, arg) == 0)
+			return 0;
+		return fault_set(f, ERR_BUSY, "too many logins in progress; retry shortly");
+	}
+	const struct throttle *ta = throttle_get(&auth.throttle_addrs, peer, false, now);
+	if (ta && ta->inflight > KDF_PER_ADDRESS) { /* (this check counts among them) */
+		f->retry_after = 1;
+		return fault_set(
+		    f, ERR_TOO_MANY,
+		    "credentials: %d password checks from this address are in progress; "
+		    "retry when they end",
+		    ta->inflight - 1);
+	}
+	if (auth.lane_waiting >= KDF_LANE_WAITING) {
+		f->retry_after = 1;
+		return fault_set(
+		    f, ERR_TOO_MANY,
+		    "credentials: too many password checks in progress; retry shortly");
+	}
+	struct lane_job *lj = xcalloc(1, sizeof(*lj));
+	*lj = (struct lane_job){work, done, refuse, arg, NULL};
+	*auth.lane_tail = lj;
+	auth.lane_tail = &lj->next;
+	auth.lane_waiting++;
+	lane_pump();
+	return 0;
+}
+
 /* -1 with a 429 fault while (user, peer), peer, or user for peer is locked: asked before
  * anything else looks at a password, so that no way of checking one (a login, a
  * remembered credential, a check in flight) answers a locked guesser. */
@@ -693,6 +853,7 @@ int auth_password_result(const char *user, const char *peer, bool ok)
 	peer = peer ? peer : "";
 	throttle_pair_key(user, peer, pair);
 	auth_password_cancel(user, peer);
+	addr_checked(peer, ok, now);
 	if (ok) {
 		/* Success clears this pair's record only: the owner's login must not reset the
 		 * name's count against guessers elsewhere, nor one valid account the count of
@@ -780,6 +941,15 @@ static void login_fail(struct login_job *j, enum fault_kind kind, const char *de
 	struct fault f;
 	fault_set(&f, kind, "%s", details);
 	j->cb(j->arg, NULL, &f);
+	login_job_free(j);
+}
+
+/* A login whose check will not run (kdf_submit's lane). */
+static void login_refuse(void *p, const struct fault *f)
+{
+	struct login_job *j = p;
+	auth_password_cancel(j->user, j->peer);
+	j->cb(j->arg, NULL, f);
 	login_job_free(j);
 }
 
@@ -892,9 +1062,11 @@ void auth_login(const char *user, const char *password, const char *peer, auth_l
 		log_warn("auth: no randomness for the unknown users' hash");
 	snprintf(j->stored, sizeof(j->stored), "%s", j->known ? u.pwhash : auth.dummy_hash);
 	j->floor = auth.kdf_floor;
-	if (workq_submit(auth.wq, login_work, login_done, j) < 0) {
+	struct fault busy = {0};
+	if (kdf_submit(j->peer, login_work, login_done, login_refuse, j, &busy) < 0) {
 		auth_password_cancel(j->user, j->peer);
-		login_fail(j, ERR_BUSY, "too many logins in progress; retry shortly");
+		j->cb(j->arg, NULL, &busy); /* with its Retry-After */
+		login_job_free(j);
 		return;
 	}
 }
@@ -956,6 +1128,7 @@ static void cred_identity(const struct cred *c, const struct user_info *ui, stru
 	memset(who, 0, sizeof(*who));
 	memcpy(who->user, c->user, sizeof(who->user));
 	who->perms = ui->perms;
+	who->pwtag = ui->pwtag;
 	who->expires = c->verified + CRED_MAX_AGE_S; /* no session: jti stays empty */
 }
 
@@ -1061,6 +1234,17 @@ static void cred_work(void *p)
 	struct cred_job *j = p;
 	j->ok = kdf_verify_floor(j->password, j->stored, j->floor) && j->known;
 	OPENSSL_cleanse(j->password, strlen(j->password));
+}
+
+/* Credentials whose check will not run (kdf_submit's lane): their waiters hear why. */
+static void cred_refuse(void *p, const struct fault *f)
+{
+	struct cred_job *j = p;
+	struct cred *c = hmap_get(&auth.creds, (const char *)j->mac, 32);
+	auth_password_cancel(j->user, j->peer);
+	if (c)
+		cred_answer(c, f);
+	cred_job_free(j);
 }
 
 static void cred_done(void *p)
@@ -1180,10 +1364,9 @@ void auth_credentials(const char *user, const char *password, const char *peer, 
 	c->waiters->cb = cb;
 	c->waiters->arg = arg;
 	hmap_put(&auth.creds, (const char *)c->mac, sizeof(c->mac), c);
-	if (workq_submit(auth.wq, cred_work, cred_done, j) < 0) {
+	if (kdf_submit(j->peer, cred_work, cred_done, cred_refuse, j, &f) < 0) {
 		auth_password_cancel(j->user, j->peer);
 		cred_job_free(j);
-		fault_set(&f, ERR_BUSY, "too many logins in progress; retry shortly");
 		cred_answer(c, &f);
 	}
 }
@@ -1574,6 +1757,7 @@ static void auth_tick(evutil_socket_t fd, short what, void *arg)
 	hmap_filter(&auth.throttle_pairs, throttle_stale, &t.now);
 	hmap_filter(&auth.throttle_addrs, throttle_stale, &t.now);
 	hmap_filter(&auth.throttle_users, throttle_stale, &t.now);
+	hmap_filter(&auth.good_addrs, good_stale, &t.now);
 }
 
 /* ---- Start-up */
@@ -1773,6 +1957,7 @@ int auth_init(struct event_base *base, struct db *db, struct workq *wq,
 	auth.base = base;
 	auth.db = db;
 	auth.wq = wq;
+	auth.lane_tail = &auth.lane_head;
 	auth.cfg = *cfg;
 	auth.state_dir = xstrdup(cfg->state_dir ? cfg->state_dir : ".");
 	auth.cfg.state_dir = auth.state_dir;
@@ -1859,6 +2044,7 @@ void auth_shutdown(void)
 	hmap_clear(&auth.throttle_pairs, free);
 	hmap_clear(&auth.throttle_addrs, free);
 	hmap_clear(&auth.throttle_users, free);
+	hmap_clear(&auth.good_addrs, free);
 	hmap_clear(&auth.creds, cred_shutdown);
 	free(auth.state_dir);
 	audit_init(NULL);                     /* the database is about to close */

@@ -41,6 +41,7 @@ struct identity {
 	char jti[33];
 	bool api_token;
 	int64_t expires; /* when this session ends if unused (sliding) or for good */
+	uint64_t pwtag;  /* the password it was checked against (moves when it changes) */
 };
 
 struct auth_config {
@@ -49,6 +50,13 @@ struct auth_config {
 	int session_timeout_min; /* default idle timeout for new users */
 	int session_max_hours;   /* absolute lifetime of a login token */
 };
+
+/* Moves whenever a user, a role, a password or a session changes or ends: a cheap test
+ * of whether auth_identity_current() may say something new. */
+uint64_t auth_changes(void);
+/* Whether who, as authenticated when a stream opened, still holds: the user exists with
+ * the same password and authorizations, and its session (if any) is alive. */
+bool auth_identity_current(const struct identity *who);
 
 /* Loads or creates STATE/jwt.key (0600, 32 random bytes); creates user admin with a
  * random password (STATE/initial-admin-password, 0600) and the built-in roles when the

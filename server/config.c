@@ -58,6 +58,9 @@ static const struct opt opts[] = {
      "idle, read and write timeout of a connection (60)"},
     {"header-timeout", OPT_INT, OFF(header_timeout_s), 1, 3600, "SECONDS",
      "time an HTTPS request may take to arrive whole, handshake included (20)"},
+    {"tls-handshake-rate", OPT_INT, OFF(tls_handshake_rate), 0, 1000000, "N",
+     "TLS handshakes a second one address (an IPv6 /64) may start, four seconds' worth at "
+     "once; more are refused before the key exchange; 0: no bound (100)"},
     {"hsts-max-age", OPT_INT, OFF(hsts_max_age_s), 0, 63072000, "SECONDS",
      "Strict-Transport-Security on HTTPS answers, once browsers trust the box's "
      "certificate; 0: not sent (0)"},
@@ -337,6 +340,7 @@ static void config_defaults(struct config *cfg)
 	cfg->max_connections = 1024;
 	cfg->timeout_s = 60;
 	cfg->header_timeout_s = 20;
+	cfg->tls_handshake_rate = 100;
 	cfg->session_timeout_min = 15;
 	cfg->session_max_hours = 12;
 	cfg->helper_threads = 2;

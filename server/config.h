@@ -23,7 +23,8 @@ struct config {
 	long long max_connections;
 	long long timeout_s;
 	long long header_timeout_s;
-	long long hsts_max_age_s; /* 0: no Strict-Transport-Security */
+	long long hsts_max_age_s;     /* 0: no Strict-Transport-Security */
+	long long tls_handshake_rate; /* per address and second; 0: no bound */
 	long long session_timeout_min;
 	long long session_max_hours;
 	long long helper_threads;

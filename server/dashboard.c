@@ -438,8 +438,13 @@ static void sse_hook(struct stream *s, enum stream_event ev, void *arg)
 	}
 	static const char bye[] = "{\"fault\":{\"message\":\"ERR_BUSY\","
 	                          "\"details\":\"server: shutting down\",\"code\":503}}";
-	stream_event(s, NULL, "end", bye, sizeof(bye) - 1);
-	sse_end(c, "shutting down");
+	static const char gone[] =
+	    "{\"fault\":{\"message\":\"ERR_UNAUTHORIZED\",\"details\":\"credentials: the user, "
+	    "its password or authorizations changed, or its session ended\",\"code\":401}}";
+	bool access = ev == STREAM_ACCESS_ENDED;
+	stream_event(s, NULL, "end", access ? gone : bye,
+	             access ? sizeof(gone) - 1 : sizeof(bye) - 1);
+	sse_end(c, access ? "its access changed" : "shutting down");
 }
 
 /* Before every send: the session behind the stream must still be alive and allowed to read

@@ -3,6 +3,7 @@
  * and authorized there, and only then reaches its handler in api/. */
 #define _GNU_SOURCE
 #include "http.h"
+#include "hmap.h"
 #include "log.h"
 #include "util.h"
 #include "config.h"
@@ -67,11 +68,14 @@ struct http_server {
 	size_t nservices;
 	LIST_HEAD(stream_list, stream) streams; /* open streamed replies */
 	size_t inflight;
-	size_t unflushed; /* replies handed to evhttp and not yet written out */
-	bool stopping;    /* no longer accepting: streams are told to finish */
-	char hsts[48];    /* "max-age=N", or empty */
-	size_t tls_conns; /* open TLS connections, for the cap */
-	size_t tls_peak;  /* the most open since the heap was last trimmed */
+	size_t unflushed;     /* replies handed to evhttp and not yet written out */
+	bool stopping;        /* no longer accepting: streams are told to finish */
+	char hsts[48];        /* "max-age=N", or empty */
+	struct hmap hs;       /* address -> struct hs_bucket: handshakes it may start */
+	struct event *access; /* streams_access, every second */
+	uint64_t access_seen; /* auth_changes() when the streams were last checked */
+	size_t tls_conns;     /* open TLS connections, for the cap */
+	size_t tls_peak;      /* the most open since the heap was last trimmed */
 	struct event *trim;
 	LIST_HEAD(tls_list, tls_conn) tls; /* those with a deadline event */
 	char *webroot_real;
@@ -151,6 +155,91 @@ static struct tls_conn *tls_conn_of(struct evhttp_connection *conn)
 	struct bufferevent *bev = conn ? evhttp_connection_get_bufferevent(conn) : NULL;
 	SSL *ssl = bev ? bufferevent_openssl_get_ssl(bev) : NULL;
 	return ssl ? SSL_get_ex_data(ssl, ssl_conn_index) : NULL;
+}
+
+/* ---- handshakes per address
+ *
+ * A full handshake costs the loop about a millisecond (an X25519 exchange and a
+ * signature), and a ClientHello can be replayed without any work of the client's. Each
+ * address (an IPv6 one by its /64) has a bucket of handshake_rate a second, HS_BURST_S
+ * seconds' worth deep; a ClientHello past it is refused before the key exchange. The
+ * table is bounded: when it is full, buckets that have filled up again are dropped, and
+ * while it stays full a newcomer is not counted. */
+#define HS_BURST_S     4
+#define HS_MAX_ENTRIES 10000
+
+struct hs_bucket {
+	double tokens;
+	uint64_t at_ns;
+};
+
+struct hs_now {
+	uint64_t now_ns;
+	double rate;
+};
+
+static double hs_level(const struct hs_bucket *b, const struct hs_now *n)
+{
+	double t = b->tokens + (double)(n->now_ns - b->at_ns) / 1e9 * n->rate;
+	return t < n->rate * HS_BURST_S ? t : n->rate * HS_BURST_S;
+}
+
+static bool hs_full(void *val, void *ctx)
+{
+	const struct hs_now *n = ctx;
+	if (hs_level(val, n) < n->rate * HS_BURST_S)
+		return false;
+	free(val);
+	return true;
+}
+
+/* The key of a peer: its IPv4 address, or an IPv6 address's /64 prefix. */
+static bool hs_key(int fd, char *key, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	if (fd < 0 || getpeername(fd, (struct sockaddr *)&ss, &sl) < 0)
+		return false;
+	if (ss.ss_family == AF_INET)
+		return inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, key,
+		                 (socklen_t)len) != NULL;
+	if (ss.ss_family != AF_INET6)
+		return false;
+	struct in6_addr a = ((struct sockaddr_in6 *)&ss)->sin6_addr;
+	if (!IN6_IS_ADDR_V4MAPPED(&a))
+		memset(a.s6_addr + 8, 0, 8);
+	return inet_ntop(AF_INET6, &a, key, (socklen_t)len) != NULL;
+}
+
+static int hs_client_hello(SSL *ssl, int *alert, void *arg)
+{
+	(void)arg;
+	struct http_server *srv = live_srv;
+	char key[INET6_ADDRSTRLEN];
+	if (!srv || srv->opt.handshake_rate <= 0 || !hs_key(SSL_get_fd(ssl), key, sizeof(key)))
+		return SSL_CLIENT_HELLO_SUCCESS;
+	struct hs_now n = {util_mono_ns(), (double)srv->opt.handshake_rate};
+	size_t klen = strlen(key);
+	struct hs_bucket *b = hmap_get(&srv->hs, key, klen);
+	if (!b) {
+		if (srv->hs.n >= HS_MAX_ENTRIES)
+			hmap_filter(&srv->hs, hs_full, &n);
+		if (srv->hs.n >= HS_MAX_ENTRIES)
+			return SSL_CLIENT_HELLO_SUCCESS;
+		b = xmalloc(sizeof(*b));
+		*b = (struct hs_bucket){n.rate * HS_BURST_S, n.now_ns};
+		hmap_put(&srv->hs, key, klen, b);
+	}
+	b->tokens = hs_level(b, &n);
+	b->at_ns = n.now_ns;
+	if (b->tokens < 1) {
+		log_debug("https: %s starts more than %lld handshakes a second: refused", key,
+		          srv->opt.handshake_rate);
+		*alert = SSL_AD_HANDSHAKE_FAILURE;
+		return SSL_CLIENT_HELLO_ERROR;
+	}
+	b->tokens -= 1;
+	return SSL_CLIENT_HELLO_SUCCESS;
 }
 
 /* Failed as evhttp fails a connection that timed out: it frees it, and tc with it. */
@@ -764,6 +853,31 @@ static void streams_stop(evutil_socket_t fd, short what, void *arg)
 		s->stopping = true;
 		stream_tell(s, STREAM_SERVER_STOPPING);
 		s = LIST_FIRST(&srv->streams);
+	}
+}
+
+/* Every second, once users, roles, passwords or sessions have changed: a stream whose
+ * identity no longer holds is told to end (its owner says why), as a new request with the
+ * same credentials would be refused. */
+static void streams_access(evutil_socket_t fd, short what, void *arg)
+{
+	struct http_server *srv = arg;
+	uint64_t changes = auth_changes();
+	if (changes == srv->access_seen)
+		return;
+	srv->access_seen = changes;
+	struct stream *s = LIST_FIRST(&srv->streams);
+	while (s) {
+		if (s->stopping || s->ending || !s->r->authenticated ||
+		    auth_identity_current(&s->r->who)) {
+			s = LIST_NEXT(s, link);
+			continue;
+		}
+		log_info("streams: %s's stream to %s ends: its access changed", s->r->who.user,
+		         s->r->peer);
+		s->stopping = true;
+		stream_tell(s, STREAM_ACCESS_ENDED);
+		s = LIST_FIRST(&srv->streams); /* the owner may have ended others */
 	}
 }
 
@@ -1474,6 +1588,9 @@ struct http_server *http_new(struct event_base *base, const struct router *rt,
 	LIST_INIT(&srv->streams);
 	LIST_INIT(&srv->tls);
 	srv->trim = evtimer_new(base, tls_trim, srv);
+	srv->access = event_new(base, -1, EV_PERSIST, streams_access, srv);
+	struct timeval second = {1, 0};
+	event_add(srv->access, &second);
 	srv->nservices = opt->nservices;
 	srv->services = xcalloc(opt->nservices, sizeof(*srv->services));
 	for (size_t i = 0; i < opt->nservices; i++) {
@@ -1494,6 +1611,8 @@ struct http_server *http_new(struct event_base *base, const struct router *rt,
 	}
 	if (ssl_conn_index < 0)
 		ssl_conn_index = SSL_get_ex_new_index(0, NULL, NULL, NULL, ssl_conn_gone);
+	if (ssl)
+		SSL_CTX_set_client_hello_cb(ssl, hs_client_hello, NULL);
 	live_srv = srv;
 	return srv;
 }
@@ -1550,7 +1669,9 @@ void http_free(struct http_server *srv)
 	}
 	live_srv = NULL;
 	event_free(srv->trim);
+	event_free(srv->access);
 	free(srv->services);
 	free(srv->webroot_real);
+	hmap_clear(&srv->hs, free);
 	free(srv);
 }

@@ -32,6 +32,7 @@ struct http_options {
 	long long max_body, max_header, max_connections, timeout_s;
 	long long header_timeout_s; /* an HTTPS request's deadline, from its first byte */
 	long long hsts_max_age_s;   /* Strict-Transport-Security on HTTPS answers; 0: none */
+	long long handshake_rate;   /* TLS handshakes a second one address may start; 0: any */
 	const struct http_service *services;
 	size_t nservices;
 };

@@ -488,9 +488,13 @@ static void watcher_end(struct watcher *w, const struct db_run *run)
 static void watcher_hook(struct stream *s, enum stream_event ev, void *arg)
 {
 	struct watcher *w = arg;
-	if (ev == STREAM_SERVER_STOPPING) {
+	if (ev == STREAM_SERVER_STOPPING || ev == STREAM_ACCESS_ENDED) {
 		struct db_run tmp = w->job->run;
-		snprintf(tmp.reason, sizeof(tmp.reason), "the server is stopping");
+		snprintf(tmp.reason, sizeof(tmp.reason), "%s",
+		         ev == STREAM_SERVER_STOPPING
+		             ? "the server is stopping"
+		             : "the stream's user, its password or authorizations changed, or its "
+		               "session ended");
 		watcher_end(w, &tmp);
 		return;
 	}

@@ -288,6 +288,7 @@ int main(int argc, char **argv)
 	    .timeout_s = cfg.timeout_s,
 	    .header_timeout_s = cfg.header_timeout_s,
 	    .hsts_max_age_s = cfg.hsts_max_age_s,
+	    .handshake_rate = cfg.tls_handshake_rate,
 	    .services = services,
 	    .nservices = nservices,
 	};

@@ -25,6 +25,8 @@ enum stream_format {
 enum stream_event {
 	STREAM_CLIENT_GONE,     /* the connection closed: s is freed when the hook returns */
 	STREAM_SERVER_STOPPING, /* shutting down (or a HEAD request): end it soon */
+	STREAM_ACCESS_ENDED,    /* its user was deleted, or its password, authorizations or
+	                         * session changed or ended: end it now, saying so */
 };
 typedef void (*stream_hook)(struct stream *s, enum stream_event ev, void *arg);
 

@@ -165,6 +165,11 @@ void workq_set_limit(struct workq *wq, size_t max_pending)
 	pthread_mutex_unlock(&wq->lock);
 }
 
+int workq_threads(const struct workq *wq)
+{
+	return wq->nthreads;
+}
+
 size_t workq_pending(const struct workq *wq)
 {
 	/* Read without the lock (it's const): a gauge for metrics, not a decision. */

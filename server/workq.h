@@ -18,6 +18,7 @@ int workq_submit(struct workq *wq, workq_fn work, workq_fn done, void *arg);
  * queue whose callers must not be refused (what they hand over is already in memory). */
 void workq_set_limit(struct workq *wq, size_t max_pending);
 size_t workq_pending(const struct workq *wq);
+int workq_threads(const struct workq *wq);
 /* Finishes queued work, runs its done callbacks, joins the threads. */
 void workq_free(struct workq *wq);
 

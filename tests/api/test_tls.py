@@ -383,3 +383,26 @@ def test_hsts_when_configured(spawn):
         assert resp.headers.get("Strict-Transport-Security") == "max-age=31536000", path
         assert "Strict-Transport-Security" not in srv.client(scheme="http").get(path).headers
         assert resp.headers.get("X-Content-Type-Options") == "nosniff", path
+
+
+def handshake(port, source):
+    raw = socket.create_connection(("127.0.0.1", port), timeout=REQUEST_TIMEOUT,
+                                   source_address=(source, 0))
+    try:
+        with tls_context().wrap_socket(raw):
+            return True
+    except (ssl.SSLError, OSError):
+        return False
+
+
+def test_handshakes_per_address_are_bounded(spawn):
+    """--tls-handshake-rate 5: an address may start 20 handshakes at once (four seconds'
+    worth), then 5 a second; past that its ClientHello is refused before the key exchange,
+    and other addresses are not held to its count."""
+    srv = spawn("--tls-handshake-rate", "5")
+    results = [handshake(srv.port, "127.0.0.7") for _ in range(30)]
+    assert all(results[:20]) and not all(results[20:]), results
+    assert handshake(srv.port, "127.0.0.8")  # another address
+    time.sleep(1.2)                          # the bucket refills at 5 a second
+    assert handshake(srv.port, "127.0.0.7")
+    assert srv.client(scheme="https").get("/api/system/v1/health").status_code == 200

@@ -23,6 +23,12 @@ cleanup() {
 }
 trap cleanup EXIT
 for m in proc sys dev; do umount -R -l "$DIR/$m" 2>/dev/null || true; done
+umount -R -l "$DIR" 2>/dev/null || true
+# never rm -rf through a mount of the host's /dev or /sys
+if awk -v d="$DIR" '$5 == d || index($5, d "/") == 1 { found = 1 } END { exit !found }' /proc/self/mountinfo; then
+	echo "pristine: something is still mounted under $DIR; unmount it first"
+	exit 1
+fi
 rm -rf "$DIR"
 echo "pristine: debootstrap --variant=minbase --include=git,ca-certificates bookworm from $mirror"
 debootstrap --variant=minbase --include=git,ca-certificates bookworm "$DIR" "$mirror" >/dev/null
@@ -38,6 +44,9 @@ if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
 	cp /usr/local/share/ca-certificates/*.crt "$DIR/usr/local/share/ca-certificates/"
 	chroot "$DIR" update-ca-certificates >/dev/null
 fi
+# the root a mount of its own, as / is on a real box: systemd-nspawn (the boot test) needs
+# to remount /, and a benchmark's environment finds its filesystem in /proc/self/mountinfo
+mount --bind "$DIR" "$DIR" && mounts+=("$DIR")
 mount -t proc proc "$DIR/proc" && mounts+=("$DIR/proc")
 mount --rbind /sys "$DIR/sys" && mount --make-rslave "$DIR/sys" && mounts+=("$DIR/sys")
 mount --rbind /dev "$DIR/dev" && mount --make-rslave "$DIR/dev" && mounts+=("$DIR/dev")
