@@ -23,15 +23,20 @@ def tls_connect(port, timeout=5.0):
     return ctx.wrap_socket(raw, server_hostname="localhost", do_handshake_on_connect=False)
 
 
-def http_get(sock, path="/api/system/v1/health"):
-    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+def read_answer(sock):
+    """A JSON answer's bytes, head and body, or what came before the connection closed."""
     data = b""
     while b"\r\n\r\n" not in data or not data.rstrip().endswith(b"}"):
-        chunk = sock.recv(4096)
+        chunk = sock.recv(65536)
         if not chunk:
             break
         data += chunk
     return data
+
+
+def http_get(sock, path="/api/system/v1/health"):
+    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    return read_answer(sock)
 
 
 def test_connection_cap_holds_newcomers_until_one_closes(spawn):
@@ -217,12 +222,7 @@ def raw_exchange(srv, scheme, request):
     else:
         sock = socket.create_connection(("127.0.0.1", srv.http_port), timeout=5)
     sock.sendall(request)
-    data = b""
-    while b"\r\n\r\n" not in data or not data.rstrip().endswith(b"}"):
-        chunk = sock.recv(65536)
-        if not chunk:
-            break
-        data += chunk
+    data = read_answer(sock)
     sock.close()
     head, _, body = data.partition(b"\r\n\r\n")
     return int(head.split()[1]), body

@@ -217,27 +217,24 @@ def test_a_lit_led_says_since_when(spawn, tmp_path):
             assert time.monotonic() < deadline, m["spindle_locator_leds_lit"]
             time.sleep(0.1)
 
+    def restarted(srv):
+        """The metrics of a new daemon on the same state, once it has seen the LED."""
+        srv.stop()
+        srv = spawn(*hw, state_dir=state)
+        deadline = time.monotonic() + 5 * SLOW     # the first inventory scan
+        while True:
+            m = parse(srv.client().get(METRICS).text)
+            if m["spindle_locator_leds_lit"][""] or time.monotonic() > deadline:
+                return srv, m
+            time.sleep(0.1)
+
     since, before = lit(srv, True)
     assert list(since) == ['{led="chassis/system"}'], since
     assert int(before) <= since['{led="chassis/system"}'] <= time.time(), (before, since)
-    srv.stop()
-    srv = spawn(*hw, state_dir=state)
-    deadline = time.monotonic() + 5 * SLOW     # the first inventory scan
-    while True:
-        m = parse(srv.client().get(METRICS).text)
-        if m["spindle_locator_leds_lit"][""] or time.monotonic() > deadline:
-            break
-        time.sleep(0.1)
+    srv, m = restarted(srv)
     assert m["spindle_locator_led_lit_since_seconds"] == since
     # and again: a start that finds the LED lit keeps the time it was lit
-    srv.stop()
-    srv = spawn(*hw, state_dir=state)
-    deadline = time.monotonic() + 5 * SLOW
-    while True:
-        m = parse(srv.client().get(METRICS).text)
-        if m["spindle_locator_leds_lit"][""] or time.monotonic() > deadline:
-            break
-        time.sleep(0.1)
+    srv, m = restarted(srv)
     assert m["spindle_locator_led_lit_since_seconds"] == since
     assert lit(srv, False)[0] == {}
 
