@@ -31,18 +31,16 @@ static int64_t boot_time(const char *proc_root)
 {
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "%s/proc/stat", proc_root);
-	FILE *fp = fopen(path, "re");
-	char line[256];
+	char *text = util_read_file(path, NULL); /* (a FIFO there reads as empty) */
 	int64_t btime = 0;
-	while (fp && fgets(line, sizeof(line), fp)) {
+	for (const char *l = text; l && *l; l += strcspn(l, "\n"), l += *l == '\n') {
 		long long v;
-		if (sscanf(line, "btime %lld", &v) == 1) {
+		if (sscanf(l, "btime %lld", &v) == 1) {
 			btime = v;
 			break;
 		}
 	}
-	if (fp)
-		fclose(fp);
+	free(text);
 	return btime;
 }
 
@@ -51,13 +49,9 @@ static void read_line(const char *root, const char *rel, char *buf, size_t len)
 {
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	buf[0] = '\0';
-	FILE *fp = fopen(path, "re");
-	if (!fp)
-		return;
-	if (!fgets(buf, (int)len, fp))
-		buf[0] = '\0';
-	fclose(fp);
+	char *text = util_read_file(path, NULL); /* (a FIFO there reads as empty) */
+	snprintf(buf, len, "%s", text ? text : "");
+	free(text);
 	size_t n = strcspn(buf, "\r\n");
 	while (n > 0 && buf[n - 1] == ' ')
 		n--;

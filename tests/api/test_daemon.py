@@ -331,3 +331,21 @@ def test_second_daemon_on_the_same_state_dir_refuses_to_start(spawn, tmp_path):
     assert first.stop()[0] == 0
     second = spawn(*bench, state_dir=first.state_dir)
     assert second.admin().get(queued["href"]).status_code == 200
+
+
+def test_fifos_where_proc_files_should_be_hold_nothing(spawn, tmp_path):
+    """Every file the collector reads under --proc-root (and the capacity reader's
+    mounts) a FIFO that nobody writes: opening one without O_NONBLOCK held the loop for
+    good; now each reads as empty, the sample is skipped, and the daemon answers."""
+    root = tmp_path / "root"
+    for rel in ("proc/stat", "proc/diskstats", "proc/net/dev", "proc/meminfo",
+                "proc/pressure/cpu", "proc/pressure/io", "proc/pressure/memory",
+                "proc/self/mountinfo", "proc/mounts", "proc/spl/kstat/zfs/arcstats"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        os.mkfifo(root / rel)
+    srv = spawn("--proc-root", root, "--sys-root", root)
+    admin = srv.admin()
+    time.sleep(2.5)  # two collector ticks, and the capacity reader's first pass
+    for _ in range(3):
+        expect(admin.get("/api/status/v1/dashboard"), 200)
+        expect(srv.client().get("/api/system/v1/health"), 200)
