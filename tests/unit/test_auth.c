@@ -390,7 +390,8 @@ int main(void)
 				event_base_loop(base, EVLOOP_ONCE);
 			busy += par[i].f.kind == ERR_TOO_MANY;
 		}
-		is_int(busy, 5, "10 parallel guesses: 5 refused up front");
+		/* from an address not known good, KDF_PER_ADDRESS (2) are checked at once */
+		is_int(busy, 8, "10 parallel guesses from a new address: 8 refused up front");
 	}
 	/* address throttle */
 	{
