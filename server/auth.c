@@ -62,9 +62,9 @@
  * and any request may carry a password: without a bound, a flood of wrong ones from many
  * addresses queued the owner's login behind seconds of them. Checks from an address
  * that passed one within THROTTLE_WINDOW (known good) go straight to the helper threads.
- * All others share a lane: at most all threads but one running at once, KDF_LANE_WAITING
- * more in line and KDF_PER_ADDRESS from one address; past that, 429. So the owner's
- * login waits behind at most one lane's worth of checks, whatever the flood. */
+ * All others share a lane: at most all threads but one running at once and KDF_LANE_WAITING
+ * more in line; and no address has more than KDF_PER_ADDRESS in flight. Past that, 429. So the
+ * owner's login waits behind at most one lane's worth of checks, whatever the flood. */
 #define KDF_LANE_WAITING 16
 #define KDF_PER_ADDRESS  2
 #define THROTTLE_KEY_MAX 160 /* "user\naddress": a valid name, an address, and room */
@@ -765,25 +765,26 @@ static int kdf_submit(const char *peer, workq_fn work, workq_fn done, lane_refus
                       void *arg, struct fault *f)
 {
 	int64_t now = util_now();
+	/* one address, known good or not (one valid account makes an address good) */
+	const struct throttle *ta = throttle_get(&auth.throttle_addrs, peer, false, now);
+	if (ta && ta->inflight > KDF_PER_ADDRESS) { /* (this check counts among them) */
+		fault_set(f, ERR_TOO_MANY,
+		          "credentials: %d password checks from this address are in progress; "
+		          "retry when they end",
+		          ta->inflight - 1);
+		f->retry_after = 1; /* (after fault_set, which clears it) */
+		return -1;
+	}
 	if (addr_known_good(peer, now)) {
 		if (workq_submit(auth.wq, work, done, arg) == 0)
 			return 0;
 		return fault_set(f, ERR_BUSY, "too many logins in progress; retry shortly");
 	}
-	const struct throttle *ta = throttle_get(&auth.throttle_addrs, peer, false, now);
-	if (ta && ta->inflight > KDF_PER_ADDRESS) { /* (this check counts among them) */
-		f->retry_after = 1;
-		return fault_set(
-		    f, ERR_TOO_MANY,
-		    "credentials: %d password checks from this address are in progress; "
-		    "retry when they end",
-		    ta->inflight - 1);
-	}
 	if (auth.lane_waiting >= KDF_LANE_WAITING) {
+		fault_set(f, ERR_TOO_MANY,
+		          "credentials: too many password checks in progress; retry shortly");
 		f->retry_after = 1;
-		return fault_set(
-		    f, ERR_TOO_MANY,
-		    "credentials: too many password checks in progress; retry shortly");
+		return -1;
 	}
 	struct lane_job *lj = xcalloc(1, sizeof(*lj));
 	*lj = (struct lane_job){work, done, refuse, arg, NULL};
@@ -1563,6 +1564,7 @@ static bool tick_expire_cb(void *val, void *ctx)
 	OPENSSL_cleanse(s, sizeof(*s));
 	free(s);
 	t->dropped++;
+	auth.revokes++; /* streams opened with it end (auth_identity_current) */
 	return true;
 }
 

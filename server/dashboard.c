@@ -499,9 +499,10 @@ int dashboard_events_admit(struct fault *f)
 {
 	if (dash.fanout.n < DASHBOARD_EVENTS_MAX)
 		return 0;
-	f->retry_after = 5;
-	return fault_set(f, ERR_BUSY, "events: %d streams are open, the most served",
-	                 DASHBOARD_EVENTS_MAX);
+	fault_set(f, ERR_BUSY, "events: %d streams are open, the most served",
+	          DASHBOARD_EVENTS_MAX);
+	f->retry_after = 5; /* (after fault_set, which clears it) */
+	return -1;
 }
 
 void dashboard_events_attach(struct stream *s, const char *token, const char *user)

@@ -269,7 +269,9 @@ static void tls_conn_input(struct evbuffer *buf, const struct evbuffer_cb_info *
 		return;
 	tls_conn_arm(tc);
 	struct evbuffer_ptr at;
-	if (!tc->nul && evbuffer_ptr_set(buf, &at, info->orig_size, EVBUFFER_PTR_SET) == 0 &&
+	/* (the new bytes are the last n_added, whatever was drained since the last call) */
+	size_t from = evbuffer_get_length(buf) - info->n_added;
+	if (!tc->nul && evbuffer_ptr_set(buf, &at, from, EVBUFFER_PTR_SET) == 0 &&
 	    evbuffer_search(buf, "", 1, &at).pos >= 0)
 		tc->nul = true;
 }

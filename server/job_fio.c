@@ -627,12 +627,13 @@ static int import_num(const json_t *o, const char *where, const char *key, doubl
 
 /* fio's clat_ns (or lat_ns) as our latency summary, and its bins (json+) as our histogram
  * ({"scheme":...}); percentiles from fio's "percentile" member, else from the bins. */
-static int import_lat(const json_t *clat, json_int_t n, const char *dir, json_t *out,
+/* at: where clat is in the document ("jobs[0].read.clat_ns"), for the faults */
+static int import_lat(const json_t *clat, const char *at, json_int_t n, json_t *out,
                       struct fault *f)
 {
-	char where[48];
+	char where[64];
 	double x;
-	snprintf(where, sizeof(where), "jobs[0].%s.clat_ns", dir);
+	snprintf(where, sizeof(where), "%s", at);
 	static const char *const keys[] = {"min", "max", "mean", "stddev"};
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		if (import_num(clat, where, keys[i], IMPORT_NS_MAX, false, &x, f) < 0)
@@ -645,7 +646,7 @@ static int import_lat(const json_t *clat, json_int_t n, const char *dir, json_t 
 	const json_t *pcts = json_object_get(clat, "percentile");
 	const char *pkey;
 	const json_t *pv;
-	snprintf(where, sizeof(where), "jobs[0].%s.clat_ns.percentile", dir);
+	snprintf(where, sizeof(where), "%s.percentile", at);
 	json_object_foreach((json_t *)pcts, pkey, pv)
 	{
 		if (import_num(pcts, where, pkey, IMPORT_NS_MAX, false, &x, f) < 0)
@@ -674,9 +675,9 @@ static int import_lat(const json_t *clat, json_int_t n, const char *dir, json_t 
 				free(h);
 				return fault_set(
 				    f, ERR_INVALID_ARG,
-				    "jobs[0].%s.clat_ns.bins: '%.40s' is not a latency in "
-				    "ns with a count (their sum below 2^62)",
-				    dir, key);
+				    "%s.bins: '%.40s' is not a latency in ns with a count (their "
+				    "sum below 2^62)",
+				    at, key);
 			}
 			h->counts[job_fio_hist_index(val)] += (uint64_t)json_integer_value(v);
 			h->count += (uint64_t)json_integer_value(v);
@@ -685,10 +686,9 @@ static int import_lat(const json_t *clat, json_int_t n, const char *dir, json_t 
 			uint64_t got = h->count;
 			json_decref(sum);
 			free(h);
-			return fault_set(
-			    f, ERR_INVALID_ARG,
-			    "jobs[0].%s.clat_ns.bins: they count %llu I/Os, N says %lld", dir,
-			    (unsigned long long)got, (long long)n);
+			return fault_set(f, ERR_INVALID_ARG,
+			                 "%s.bins: they count %llu I/Os, N says %lld", at,
+			                 (unsigned long long)got, (long long)n);
 		}
 		h->min = n ? (uint64_t)integer(clat, "min") : UINT64_MAX;
 		h->max = (uint64_t)integer(clat, "max");
@@ -698,12 +698,12 @@ static int import_lat(const json_t *clat, json_int_t n, const char *dir, json_t 
 		char key[32];
 		snprintf(key, sizeof(key), "%f", hist_pcts[i]);
 		const json_t *v = json_object_get(pct, key);
-		json_int_t at = 0;
+		json_int_t ns = 0;
 		if (json_is_number(v))
-			at = integer(pct, key);
+			ns = integer(pct, key);
 		else if (h)
-			at = (json_int_t)hist_percentile(h, hist_pcts[i]);
-		json_object_set_new(sum, hist_pct_names[i], json_integer(at));
+			ns = (json_int_t)hist_percentile(h, hist_pcts[i]);
+		json_object_set_new(sum, hist_pct_names[i], json_integer(ns));
 	}
 	json_object_set_new(out, "latency_ns", sum);
 	if (h)
@@ -737,9 +737,10 @@ static int import_dir(const json_t *job, const char *dir, json_t *res, struct fa
 	    import_num(d, where, "runtime", IMPORT_MS_MAX, false, &x, f) < 0)
 		return -1;
 	json_int_t n = integer(d, "total_ios");
-	const json_t *clat = json_object_get(d, "clat_ns");
+	const char *member = "clat_ns";
+	const json_t *clat = json_object_get(d, member);
 	if (!json_is_object(clat))
-		clat = json_object_get(d, "lat_ns");
+		clat = json_object_get(d, member = "lat_ns");
 	if (n > 0 && !json_is_object(clat)) {
 		char what[80];
 		snprintf(what, sizeof(what), "jobs[0].%s.clat_ns: required with I/Os", dir);
@@ -748,7 +749,9 @@ static int import_dir(const json_t *job, const char *dir, json_t *res, struct fa
 	json_t *o =
 	    json_pack("{s:I, s:I, s:f, s:I}", "ops", n, "bytes", integer(d, "io_bytes"), "iops",
 	              round(num(d, "iops") * 10) / 10, "bytes_per_s", integer(d, "bw_bytes"));
-	if (import_lat(clat, n, dir, o, f) < 0) {
+	char at[48];
+	snprintf(at, sizeof(at), "jobs[0].%s.%s", dir, member);
+	if (import_lat(clat, at, n, o, f) < 0) {
 		json_decref(o);
 		return -1;
 	}
@@ -908,9 +911,16 @@ int job_fio_import(const json_t *doc, struct db_run *run, struct fault *f)
 	const json_t *slat = json_object_get(sync, "lat_ns");
 	if (json_is_object(slat)) {
 		json_t *tmp = json_object();
-		if (import_lat(slat, integer(sync, "total_ios"), "sync", tmp, f) == 0)
+		int rc =
+		    import_lat(slat, "jobs[0].sync.lat_ns", integer(sync, "total_ios"), tmp, f);
+		if (rc == 0)
 			json_object_set(sres, "latency_ns", json_object_get(tmp, "latency_ns"));
 		json_decref(tmp);
+		if (rc < 0) {
+			json_decref(sres);
+			json_decref(res);
+			return -1;
+		}
 	}
 	char when[32];
 	double iops =

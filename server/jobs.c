@@ -1128,8 +1128,9 @@ static int job_check(struct job *j, const json_t *body, bool queue, bool *target
 		                 "(bench_max_runtime)",
 		                 (double)total / 1000, jobs.cfg.max_runtime_s);
 	if (queue && jobs.queued + jobs.reserved >= JOBS_MAX_QUEUED) {
-		f->retry_after = 60;
-		return fault_set(f, ERR_BUSY, "jobs: %d jobs are queued already", JOBS_MAX_QUEUED);
+		fault_set(f, ERR_BUSY, "jobs: %d jobs are queued already", JOBS_MAX_QUEUED);
+		f->retry_after = 60; /* (after fault_set, which clears it) */
+		return -1;
 	}
 	if (job_target(j, f) < 0 ||
 	    job_target_check_space(&jobs.rules, &j->spec, &j->where, f) < 0) {
@@ -1262,9 +1263,9 @@ void jobs_batch_submit(struct jobs_batch *b, struct db_sweep *s, const char *pee
 {
 	struct fault f = {0};
 	if (jobs_queue_room() < b->n) {
-		f.retry_after = 60;
 		fault_set(&f, ERR_BUSY, "jobs: %zu runs, but the queue takes %u more jobs now",
 		          b->n, jobs_queue_room());
+		f.retry_after = 60; /* (after fault_set, which clears it) */
 		done(arg, &f);
 		jobs_batch_free(b);
 		return;
@@ -1400,14 +1401,15 @@ static int job_cancel(struct job *j, const struct identity *who, const char *pee
 		return 0;
 	}
 	if (j->unstored) { /* nothing to delete yet: the row reads as it did */
-		f->retry_after = JOBS_FLUSH_S;
-		return fault_set(f, j->unstored_full ? ERR_NO_SPACE : ERR_BUSY,
-		                 "job: job %lld has ended, but its end is not stored yet (%s); "
-		                 "it is tried again every %d s",
-		                 (long long)id,
-		                 j->unstored_full ? "the state filesystem is full"
-		                                  : "the database refused it",
-		                 JOBS_FLUSH_S);
+		fault_set(f, j->unstored_full ? ERR_NO_SPACE : ERR_BUSY,
+		          "job: job %lld has ended, but its end is not stored yet (%s); "
+		          "it is tried again every %d s",
+		          (long long)id,
+		          j->unstored_full ? "the state filesystem is full"
+		                           : "the database refused it",
+		          JOBS_FLUSH_S);
+		f->retry_after = JOBS_FLUSH_S; /* (after fault_set, which clears it) */
+		return -1;
 	}
 	if (j->finishing) { /* it has stopped already: its end, as it is being stored */
 		if (out)
@@ -1547,9 +1549,9 @@ int jobs_watch_admit(struct fault *f)
 {
 	if (jobs.watchers < JOBS_MAX_WATCHERS)
 		return 0;
-	f->retry_after = 5;
-	return fault_set(f, ERR_BUSY, "progress: %d streams are open, the most served",
-	                 JOBS_MAX_WATCHERS);
+	fault_set(f, ERR_BUSY, "progress: %d streams are open, the most served", JOBS_MAX_WATCHERS);
+	f->retry_after = 5; /* (after fault_set, which clears it) */
+	return -1;
 }
 
 void jobs_watch(int64_t id, struct stream *s, bool sse)

@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: ISC */
-/* SPDX-License-Identifier: ISC */
 /* Locator LEDs over the hardware inventory. The loop owns a snapshot of the inventory and
  * the recorded LED states; a helper thread of its own scans sysfs, reads LEDs back and
  * writes them; ledctl and ipmitool run as child processes (ledctl through the root

@@ -168,8 +168,9 @@ static int axes_fault(const struct axes *a, size_t c, const json_t *base, const 
 	}
 	if (blame < a->n && a->n > 1 && n < sizeof(combo))
 		snprintf(combo + n, sizeof(combo) - n, ")");
-	struct fault out = {.retry_after = why->retry_after};
+	struct fault out = {0};
 	fault_set(&out, why->kind, "axes: %s: %s", combo, why->details);
+	out.retry_after = why->retry_after; /* (after fault_set, which clears it) */
 	*f = out;
 	return -1;
 }
@@ -451,10 +452,10 @@ void sweeps_submit(const json_t *body, const struct identity *who, const char *p
 	if (sweep_body(body, &op->s, &base, &a, &f) < 0)
 		goto refused;
 	if (jobs_queue_room() < a.combinations) {
-		f.retry_after = 60;
 		fault_set(&f, ERR_BUSY,
 		          "axes: %zu combinations, but the queue takes %u more jobs now",
 		          a.combinations, jobs_queue_room());
+		f.retry_after = 60; /* (after fault_set, which clears it) */
 		goto refused;
 	}
 	/* every combination checked as a job, then the sweep and all its runs stored in one

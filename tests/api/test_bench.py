@@ -804,8 +804,11 @@ def test_an_end_the_database_refuses_is_kept_and_stored_later(tmp_path):
             got = wait_state(admin, job["id"], {"failed", "done", "cancelled"}, timeout=30)
             assert got["state"] == "failed" and "SIGKILL" in got["reason"], got
             assert stored() == "running"
-            fault = expect_fault(admin.delete(f"{JOBS}/{job['id']}"), 503, "ERR_BUSY")
+            resp = admin.delete(f"{JOBS}/{job['id']}")
+            fault = expect_fault(resp, 503, "ERR_BUSY")
             assert "not stored yet" in fault["details"], fault
+            # when it is tried again (a Retry-After set before fault_set was lost: 1 s)
+            assert resp.headers["Retry-After"] == "2", resp.headers
         finally:
             held.execute("ROLLBACK")
             held.close()

@@ -337,6 +337,9 @@ def test_import_faults(env):
         (lambda j, d: d["disk_util"][0].update(read_ios=1e300) if d.get("disk_util")
          else d.update(disk_util=[{"name": "x", "read_ios": 1e300}]), "disk_util[0].read_ios"),
         (lambda j, d: d.update(timestamp=2**62), "timestamp"),
+        (lambda j, _: j.update(sync={"total_ios": 4, "lat_ns": {"min": 1, "max": 9,
+                                                                  "mean": 1e300}}),
+         "jobs[0].sync.lat_ns.mean"),
     ]:
         resp = admin.post(f"{JOBS}/import", json=wrecked(fn))
         assert resp.status_code == 400, (field, resp.text[:200])

@@ -1,5 +1,4 @@
 # SPDX-License-Identifier: ISC
-# SPDX-License-Identifier: ISC
 """GET /metrics: the Prometheus text exposition, and who may scrape it (the --metrics-allow
 address list, or a token with stat:read)."""
 import re
