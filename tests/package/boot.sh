@@ -196,11 +196,12 @@ boot() { # starts the container, waits until systemd says the boot is over
 		sleep 0.1
 	done
 	[ -n "$LEADER" ] || { cat "$WORK/console.log"; die "the container did not start"; }
-	# (until PID 1 has made its bus, systemctl cannot ask it)
+	# (until PID 1 has made /run/systemd/system, systemctl says "offline"; until it has made
+	# its bus, it cannot ask it)
 	local state="" deadline=$((SECONDS + 120))
 	while [ "$SECONDS" -lt "$deadline" ]; do
 		state=$(timeout 120 nsenter -t "$LEADER" -a systemctl is-system-running --wait 2>&1) || true
-		case "$state" in *"Failed to connect"*) sleep 0.2 ;; *) break ;; esac
+		case "$state" in *"Failed to connect"* | offline) sleep 0.2 ;; *) break ;; esac
 	done
 	case "$state" in
 	running | degraded) ;;
