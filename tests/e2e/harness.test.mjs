@@ -54,7 +54,12 @@ async function open(t, path, variant) {
   return { p, w };
 }
 
-function assertCaught(w, pattern) {
+// The problem may be reported a moment after the page loaded (a CSP violation event comes
+// after its console message on a busy machine): waited for, up to 10 s.
+async function assertCaught(w, pattern) {
+  const deadline = Date.now() + 10000;
+  while (!w.problems().some((text) => pattern.test(text)) && Date.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 50));
   assert.ok(w.problems().some((text) => pattern.test(text)),
     `expected a problem matching ${pattern}; got:\n${w.problems().join('\n') || '(none)'}`);
   assert.throws(() => w.assertClean(), pattern);
@@ -70,27 +75,27 @@ test('a clean page passes every check', async (t) => {
 test('an inline script is a CSP violation', async (t) => {
   const { p, w } = await open(t, '/inline-script.html');
   assert.notEqual(await p.title(), 'ran');
-  assertCaught(w, /CSP violation: script-src.* blocked inline/);
+  await assertCaught(w, /CSP violation: script-src.* blocked inline/);
 });
 
 test('a style attribute is a CSP violation', async (t) => {
   const { w } = await open(t, '/inline-style.html');
-  assertCaught(w, /CSP violation: style-src.* blocked inline/);
+  await assertCaught(w, /CSP violation: style-src.* blocked inline/);
 });
 
 test('console.error is caught', async (t) => {
   const { w } = await open(t, '/console.html');
-  assertCaught(w, /console error: something broke/);
+  await assertCaught(w, /console error: something broke/);
 });
 
 test('an uncaught exception is caught', async (t) => {
   const { w } = await open(t, '/throws.html');
-  assertCaught(w, /page error: .*uncaught in the page/);
+  await assertCaught(w, /page error: .*uncaught in the page/);
 });
 
 test('an answer >= 400 is caught, unless expected', async (t) => {
   const { w } = await open(t, '/fetch404.html');
-  assertCaught(w, /answer 404: GET .*\/nosuch\.json/);
+  await assertCaught(w, /answer 404: GET .*\/nosuch\.json/);
 
   const context = await newContext(browser);
   t.after(() => context.close());
@@ -110,7 +115,7 @@ test('a failed request is caught', async (t) => {
   await p.route('**/broken.js', (route) => route.abort('connectionrefused'));
   await p.goto(`${box.https}/broken.html`);
   await p.waitForTimeout(150);
-  assertCaught(w, /request failed: GET .*\/broken\.js: net::ERR_CONNECTION_REFUSED/);
+  await assertCaught(w, /request failed: GET .*\/broken\.js: net::ERR_CONNECTION_REFUSED/);
 });
 
 test('axe finds serious violations, and loading it breaks no CSP', async (t) => {
