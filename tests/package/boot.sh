@@ -163,7 +163,7 @@ base_root() {
 }
 
 inside() { # COMMAND...: run in the container (all its namespaces), as root
-	nsenter -t "$LEADER" -a env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 HOME=/root "$@"
+	nsenter -t "$LEADER" -a -r -w env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 HOME=/root "$@"
 }
 # boot_client.py COMMAND...: its "ok:" and "FAILED:" lines become this test's checks; its
 # status is returned (a crash without a FAILED line is a failed check too).
@@ -190,9 +190,19 @@ boot() { # starts the container, waits until systemd says the boot is over
 			--system-call-filter=bpf ${LOOP:+--bind="$LOOP"}
 	) >>"$WORK/console.log" 2>&1 </dev/null &
 	NSPAWN=$!
+	# The container's PID 1: the descendant of nspawn in a PID namespace of its own (nspawn
+	# may fork a helper first, as it does inside a chroot).
 	LEADER=""
+	local ours p
+	ours=$(readlink /proc/self/ns/pid)
 	for _ in $(seq 1 100); do
-		LEADER=$(pgrep -P "$NSPAWN" | head -1) && [ -n "$LEADER" ] && break
+		for p in $(pgrep -P "$NSPAWN") $(for c in $(pgrep -P "$NSPAWN"); do pgrep -P "$c"; done); do
+			if [ "$(readlink "/proc/$p/ns/pid" 2>/dev/null)" != "$ours" ] &&
+				[ "$(cat "/proc/$p/comm" 2>/dev/null)" = systemd ]; then
+				LEADER=$p
+				break 2
+			fi
+		done
 		sleep 0.1
 	done
 	[ -n "$LEADER" ] || { cat "$WORK/console.log"; die "the container did not start"; }
@@ -200,7 +210,7 @@ boot() { # starts the container, waits until systemd says the boot is over
 	# its bus, it cannot ask it)
 	local state="" deadline=$((SECONDS + 120))
 	while [ "$SECONDS" -lt "$deadline" ]; do
-		state=$(timeout 120 nsenter -t "$LEADER" -a systemctl is-system-running --wait 2>&1) || true
+		state=$(timeout 120 nsenter -t "$LEADER" -a -r -w systemctl is-system-running --wait 2>&1) || true
 		case "$state" in *"Failed to connect"* | offline) sleep 0.2 ;; *) break ;; esac
 	done
 	case "$state" in
