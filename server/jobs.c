@@ -1175,6 +1175,22 @@ static void job_row(struct job *j, const struct identity *who)
 	run->ctime = util_now();
 }
 
+static void job_audit_submit(const struct job *j, const char *user, const char *peer)
+{
+	audit_log(user, peer, "bench.submit", j->run.target, true, "job %lld (%s), %s",
+	          (long long)j->run.id, j->run.name, spec_pattern_name(j->spec.pattern));
+}
+
+/* A job stored as queued joins the queue, audited as submitted; its environment is
+ * resolved before it may start. */
+static void job_enqueue(struct job *j, const char *user, const char *peer)
+{
+	job_audit_submit(j, user, peer);
+	job_link(j);
+	jobs.queued++;
+	job_env_begin(j);
+}
+
 /* Its spec as stored, which is what the worker gets: with the resolved target. */
 static void job_row_spec(struct job *j)
 {
@@ -1240,16 +1256,12 @@ static void batch_store_done(void *arg)
 	} else {
 		for (size_t i = 0; i < b->n; i++) {
 			struct job *j = b->jobs[i];
-			audit_log(b->who.user, w->peer, "bench.submit", j->run.target, true,
-			          "job %lld (%s), %s", (long long)j->run.id, j->run.name,
-			          spec_pattern_name(j->spec.pattern));
 			if (jobs.stopping) { /* stored as queued: the next start takes it */
+				job_audit_submit(j, b->who.user, w->peer);
 				job_free(j);
 				continue;
 			}
-			job_link(j);
-			jobs.queued++;
-			job_env_begin(j);
+			job_enqueue(j, b->who.user, w->peer);
 		}
 		b->n = 0; /* the queue has them now */
 	}
@@ -1318,11 +1330,7 @@ int jobs_submit(const json_t *body, const struct identity *who, const char *peer
 		job_free(j);
 		return fault_store(f, full, "job");
 	}
-	audit_log(who->user, peer, "bench.submit", run->target, true, "job %lld (%s), %s",
-	          (long long)run->id, run->name, spec_pattern_name(j->spec.pattern));
-	job_link(j);
-	jobs.queued++;
-	job_env_begin(j);
+	job_enqueue(j, who->user, peer);
 	*out = job_json(j, true);
 	return 0;
 }
