@@ -78,6 +78,7 @@ struct http_server {
 	size_t tls_peak;      /* the most open since the heap was last trimmed */
 	struct event *trim;
 	LIST_HEAD(tls_list, tls_conn) tls; /* those with a deadline event */
+	struct hmap nul_plain; /* plain connections a NUL byte arrived on (see plain_input) */
 	char *webroot_real;
 };
 
@@ -259,20 +260,27 @@ static void tls_conn_arm(struct tls_conn *tc)
 	}
 }
 
-/* Bytes of a new request: its clock starts. A NUL among them marks the connection: no
- * request of ours holds one (bodies are JSON, which has none raw), and evhttp would cut a
- * header at it ("X-Auth-User: admin\0junk" read as admin), so the request is refused. */
+/* Whether the bytes that just arrived in buf hold a NUL. No request of ours holds one
+ * (bodies are JSON, which has none raw), and evhttp would cut a header at it
+ * ("X-Auth-User: admin\0junk" read as admin), so a connection it arrives on has its
+ * request refused. */
+static bool input_has_nul(struct evbuffer *buf, const struct evbuffer_cb_info *info)
+{
+	struct evbuffer_ptr at;
+	/* (the new bytes are the last n_added, whatever was drained since the last call) */
+	size_t from = evbuffer_get_length(buf) - info->n_added;
+	return evbuffer_ptr_set(buf, &at, from, EVBUFFER_PTR_SET) == 0 &&
+	       evbuffer_search(buf, "", 1, &at).pos >= 0;
+}
+
+/* Bytes of a new request: its clock starts; a NUL marks the connection. */
 static void tls_conn_input(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
 {
 	struct tls_conn *tc = arg;
 	if (!info->n_added)
 		return;
 	tls_conn_arm(tc);
-	struct evbuffer_ptr at;
-	/* (the new bytes are the last n_added, whatever was drained since the last call) */
-	size_t from = evbuffer_get_length(buf) - info->n_added;
-	if (!tc->nul && evbuffer_ptr_set(buf, &at, from, EVBUFFER_PTR_SET) == 0 &&
-	    evbuffer_search(buf, "", 1, &at).pos >= 0)
+	if (!tc->nul && input_has_nul(buf, info))
 		tc->nul = true;
 }
 
@@ -318,6 +326,58 @@ static struct bufferevent *https_bevcb(struct event_base *base, void *arg)
 		log_warn("connection cap of %lld reached; not accepting until one closes",
 		         srv->opt.max_connections);
 	}
+	return bev;
+}
+
+/* --- plain connections: the NUL mark.
+ *
+ * A plain connection has no SSL object whose ex_data would tell when it is freed, and
+ * evhttp 2.1 has no hook for a new connection, so no state of ours lives beside it.
+ * Only the connections a NUL arrived on are remembered, in srv->nul_plain keyed by
+ * their bufferevent, and forgotten when their request is refused (which closes them),
+ * when they close after a request (conn_closed), or when a new connection's bufferevent
+ * turns up at the same address (plain_bevcb: the one remembered is long gone, and a
+ * mark must not pass to a stranger). One that sends a NUL and goes before any request
+ * is complete stays until then; past PLAIN_NUL_MAX such marks a NUL fails its
+ * connection at once instead (closed, unanswered), so the set stays bounded. */
+#define PLAIN_NUL_MAX 4096
+
+static void plain_input(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
+{
+	struct bufferevent *bev = arg; /* alive: this callback dies with its buffer */
+	struct http_server *srv = live_srv;
+	if (!info->n_added || !srv || hmap_get(&srv->nul_plain, (char *)&bev, sizeof(bev)) ||
+	    !input_has_nul(buf, info))
+		return;
+	if (srv->nul_plain.n >= PLAIN_NUL_MAX) {
+		log_debug("http: a NUL byte arrived with %zu connections so marked; closing",
+		          srv->nul_plain.n);
+		bufferevent_trigger_event(bev, BEV_EVENT_READING | BEV_EVENT_ERROR, 0);
+		return;
+	}
+	hmap_put(&srv->nul_plain, (char *)&bev, sizeof(bev), bev);
+}
+
+static void plain_forget(struct http_server *srv, struct bufferevent *bev)
+{
+	if (srv && bev && srv->nul_plain.n)
+		hmap_del(&srv->nul_plain, (char *)&bev, sizeof(bev));
+}
+
+static bool plain_nul(const struct http_server *srv, struct evhttp_connection *conn)
+{
+	struct bufferevent *bev = conn ? evhttp_connection_get_bufferevent(conn) : NULL;
+	return bev && srv->nul_plain.n && hmap_get(&srv->nul_plain, (char *)&bev, sizeof(bev));
+}
+
+static struct bufferevent *plain_bevcb(struct event_base *base, void *arg)
+{
+	struct http_server *srv = arg;
+	struct bufferevent *bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+	if (!bev)
+		return NULL;
+	plain_forget(srv, bev);
+	evbuffer_add_cb(bufferevent_get_input(bev), plain_input, bev);
 	return bev;
 }
 
@@ -432,6 +492,8 @@ static void conn_closed(struct evhttp_connection *conn, void *arg)
 		SSL_shutdown(ssl);
 		ERR_clear_error(); /* a peer already gone is no fault of the next connection */
 	}
+	if (!ssl)
+		plain_forget(live_srv, evhttp_connection_get_bufferevent(conn));
 	if (arg)
 		stream_conn_closed(arg);
 }
@@ -1478,7 +1540,10 @@ static void http_request(struct evhttp_request *req, void *arg)
 	}
 
 	const struct tls_conn *tc = tls_conn_of(conn);
-	if (tc && tc->nul) {
+	if (tc ? tc->nul : plain_nul(srv, conn)) {
+		/* (the connection closes with this answer: its mark goes now) */
+		if (!tc)
+			plain_forget(srv, evhttp_connection_get_bufferevent(conn));
 		reply_header(r, "Connection", "close");
 		reply_error(r, ERR_INVALID_ARG,
 		            "request: holds a NUL byte, which no header or body "
@@ -1550,8 +1615,7 @@ static int bind_listener(struct http_server *srv, struct listener *l, const char
 	                 EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT | EVHTTP_REQ_UNKNOWN);
 	evhttp_set_default_content_type(l->http, "application/json");
 	evhttp_set_gencb(l->http, http_request, l);
-	if (tls)
-		evhttp_set_bevcb(l->http, https_bevcb, srv);
+	evhttp_set_bevcb(l->http, tls ? https_bevcb : plain_bevcb, srv);
 	l->sock = evhttp_bind_socket_with_handle(l->http, host, (ev_uint16_t)port);
 	if (!l->sock) {
 		log_err("cannot listen on %s (%s): %s", addr, tls ? "https" : "http",
@@ -1675,5 +1739,6 @@ void http_free(struct http_server *srv)
 	free(srv->services);
 	free(srv->webroot_real);
 	hmap_clear(&srv->hs, free);
+	hmap_clear(&srv->nul_plain, NULL);
 	free(srv);
 }

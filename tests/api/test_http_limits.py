@@ -231,11 +231,11 @@ def raw_exchange(srv, scheme, request):
 CREDENTIAL_EDGES = [
     # (name, schemes, header lines given the admin's password): a NUL in a credential, or
     # a credential header twice, is a 400 naming what is wrong, never a login
-    ("NUL in X-Auth-User", ["https"],
+    ("NUL in X-Auth-User", ["https", "http"],
      lambda pw: b"X-Auth-User: admin\x00junk\r\nX-Auth-Key: " + pw + b"\r\n", b"NUL"),
-    ("NUL in X-Auth-Key", ["https"],
+    ("NUL in X-Auth-Key", ["https", "http"],
      lambda pw: b"X-Auth-User: admin\r\nX-Auth-Key: " + pw + b"\x00junk\r\n", b"NUL"),
-    ("NUL in another header", ["https"],
+    ("NUL in another header", ["https", "http"],
      lambda pw: b"X-Auth-User: admin\r\nX-Auth-Key: " + pw + b"\r\nX-Note: a\x00b\r\n", b"NUL"),
     ("two Authorization", ["https", "http"],
      lambda pw: b"Authorization: Basic " + base64.b64encode(b"admin:" + pw) +
@@ -271,4 +271,31 @@ def test_credential_header_edges_are_refused(server, name, schemes, headers, why
     # the same request without the edge logs in
     good = (method + b" " + path.encode() + b" HTTP/1.1\r\nHost: x\r\nX-Auth-User: admin\r\n"
             b"X-Auth-Key: " + pw + b"\r\nContent-Length: 0\r\n\r\n")
-    assert raw_exchange(server, "https", good)[0] in (200, 201)
+    for scheme in schemes:
+        assert raw_exchange(server, scheme, good)[0] in (200, 201), (name, scheme)
+
+
+def test_a_nul_on_a_plain_connection_is_its_own(server):
+    """The plain listener keeps no state per connection: the mark a NUL leaves is refused on
+    a connection that answered a request before it, and is not inherited by the connections
+    that come after, even when many marked ones went away before their request was whole."""
+    pw = server.admin_password.encode()
+    good = (b"GET /api/system/v1/version HTTP/1.1\r\nHost: x\r\nX-Auth-User: admin\r\n"
+            b"X-Auth-Key: " + pw + b"\r\n\r\n")
+    bad = (b"GET /api/system/v1/version HTTP/1.1\r\nHost: x\r\nX-Auth-User: admin\x00junk"
+           b"\r\nX-Auth-Key: " + pw + b"\r\n\r\n")
+    # keep-alive: a good request answered, then a NUL on the same connection
+    sock = socket.create_connection(("127.0.0.1", server.http_port), timeout=5)
+    sock.sendall(good)
+    assert read_answer(sock).split()[1] == b"200"
+    sock.sendall(bad)
+    answer = read_answer(sock)
+    assert answer.split()[1] == b"400" and b"NUL" in answer, answer
+    sock.close()
+    # connections that send a NUL and leave before their request is whole
+    for _ in range(300):
+        s = socket.create_connection(("127.0.0.1", server.http_port), timeout=5)
+        s.sendall(b"GET / HTTP/1.1\r\nX-Note: a\x00")
+        s.close()
+    for _ in range(20):
+        assert raw_exchange(server, "http", good)[0] == 200
