@@ -140,6 +140,27 @@ test('a short job: live progress, then its result', async (t) => {
   await shots(page, 'bench-job');
 });
 
+test('a run opened before its environment is resolved shows it once it has started', async (t) => {
+  const page = await newPage(t);
+  await loginTo(page, 'bench');
+  // the first load of the job page answers as the server does while the job waits for
+  // its environment (on a busy box, the page can be quicker than the resolution)
+  let held = true;
+  await page.route(/\/api\/bench\/v1\/jobs\/\d+$/, async (route) => {
+    if (!held || route.request().method() !== 'GET') return route.continue();
+    held = false;
+    const res = await route.fetch();
+    const body = await res.json();
+    body.job.environment = null;
+    return route.fulfill({ response: res, json: body });
+  });
+  await submit(page, { label: 'e2e-env', runTime: '2' });
+  assert.equal(held, false, 'the job page was loaded through the route');
+  await page.waitForSelector('#bench-env > summary', { timeout: RUN_MS });
+  await page.waitForSelector('#bench-result', { timeout: RUN_MS });
+  assert.equal(await page.locator('#bench-env').count(), 1, 'shown once');
+});
+
 test('a second run compared with the first', async (t) => {
   assert.ok(first, 'the first run exists');
   const page = await newPage(t);

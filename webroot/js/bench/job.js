@@ -316,12 +316,21 @@ export async function render(main, ctx) {
   };
   drawTimes();
 
+  // The environment is resolved while the job waits to start: a page opened on a queued
+  // job shows it once a later load of the job has it.
+  const spec = h('details', { class: 'bench-spec' }, h('summary', { text: 'Spec' }), dl(specText(job.spec)));
+  let env = null;
+  const drawEnv = () => {
+    if (env || !job.environment) return;
+    env = envDetails(job.environment);
+    if (env) spec.after(env);
+  };
+
   main.append(
     h('p', { class: 'crumbs' }, h('a', { href: '#/bench', text: 'Benchmarks' })),
     h('div', { class: 'toolbar' }, h('h1', { text: `Run ${jobTitle(job)}` }), badge),
     times,
-    h('details', { class: 'bench-spec' }, h('summary', { text: 'Spec' }), dl(specText(job.spec))),
-    ...[envDetails(job.environment)].filter(Boolean), // (append() would write "null")
+    spec,
     status,
     section('bench-ps-title', 'Per second', charts.el),
     resultBox,
@@ -386,6 +395,7 @@ export async function render(main, ctx) {
     clear(status);
     badge.replaceChildren(stateBadge(job.state));
     drawTimes();
+    drawEnv();
     if (job.reason) {
       const what = { failed: 'Failed', cancelled: 'Cancelled', interrupted: 'Interrupted' }[job.state] || 'Ended';
       status.append(h('p', { class: job.state === 'failed' ? 'error' : 'note', id: 'bench-reason', role: 'status', text: `${what}: ${job.reason}` }));
@@ -411,6 +421,7 @@ export async function render(main, ctx) {
     v.start();
   };
 
+  drawEnv();
   const live = LIVE.has(job.state);
   if (live) showLive();
   else await showEnd();
@@ -418,6 +429,7 @@ export async function render(main, ctx) {
   // the recorded seconds, then (while it runs) each new one; a finished run's stream is
   // answered whole
   let ended = !live;
+  let envAsked = false;
   const onLine = (o) => {
     if (o.type === 'interval') {
       const p = intervalPoint(o);
@@ -430,6 +442,16 @@ export async function render(main, ctx) {
         eta = o.eta_s;
         etaAt = Date.now();
         if (!job.started) job.started = new Date(Date.now() - o.t_s * 1000).toISOString();
+        if (!job.environment && !envAsked) {
+          // it has started, so its environment is stored
+          envAsked = true;
+          loadJob(id, ctx.signal)
+            .then((j) => {
+              job.environment = j.environment;
+              drawEnv();
+            })
+            .catch(() => {});
+        }
         tick();
         charts.draw(job.spec && job.spec.runtime_s ? (job.spec.ramp_s || 0) + job.spec.runtime_s + 0.5 : null);
       }
@@ -447,6 +469,7 @@ export async function render(main, ctx) {
       eta = job.eta_s;
       etaAt = Date.now();
       bar.value = job.progress_pct || 0;
+      drawEnv();
       tick();
     }
   };
