@@ -127,35 +127,6 @@ static void config_usage(FILE *out)
 	    "Exit status: 0 on a clean stop, 1 on a start-up failure, 2 on bad options.\n");
 }
 
-int config_split_addr(const char *s, char *host, size_t hostlen, unsigned *port)
-{
-	const char *colon;
-	if (s[0] == '[') {
-		const char *close = strchr(s, ']');
-		if (!close || close[1] != ':')
-			return -1;
-		if ((size_t)(close - s - 1) >= hostlen)
-			return -1;
-		memcpy(host, s + 1, (size_t)(close - s - 1));
-		host[close - s - 1] = '\0';
-		colon = close + 1;
-	} else {
-		colon = strrchr(s, ':');
-		if (!colon || (size_t)(colon - s) >= hostlen || memchr(s, ':', (size_t)(colon - s)))
-			return -1;
-		memcpy(host, s, (size_t)(colon - s));
-		host[colon - s] = '\0';
-	}
-	long long p;
-	if (util_parse_ll(colon + 1, 0, 65535, &p) < 0)
-		return -1;
-	unsigned char buf[16];
-	if (inet_pton(AF_INET, host, buf) != 1 && inet_pton(AF_INET6, host, buf) != 1)
-		return -1;
-	*port = (unsigned)p;
-	return 0;
-}
-
 static bool config_addr_is_loopback(const char *host)
 {
 	struct in_addr a4;
@@ -220,7 +191,7 @@ static int opt_set(struct config *cfg, const struct opt *o, const char *val, con
 		}
 		char host[INET6_ADDRSTRLEN];
 		unsigned port;
-		if (o->type == OPT_ADDR && config_split_addr(val, host, sizeof(host), &port) < 0) {
+		if (o->type == OPT_ADDR && util_split_addr(val, host, sizeof(host), &port) < 0) {
 			fprintf(
 			    stderr,
 			    "spindled: %s: --%s: '%s' is not ADDR:PORT with a numeric address\n",
@@ -469,7 +440,7 @@ enum config_result config_load(struct config *cfg, int argc, char **argv)
 	if (cfg->http_listen && !cfg->allow_insecure_http) {
 		char host[INET6_ADDRSTRLEN];
 		unsigned port;
-		config_split_addr(cfg->http_listen, host, sizeof(host), &port);
+		util_split_addr(cfg->http_listen, host, sizeof(host), &port);
 		if (!config_addr_is_loopback(host)) {
 			fprintf(stderr,
 			        "spindled: --http-listen %s is not a loopback address; "

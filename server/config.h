@@ -61,7 +61,5 @@ enum config_result { CONFIG_OK, CONFIG_EXIT_OK, CONFIG_ERROR };
 enum config_result config_load(struct config *cfg, int argc, char **argv);
 void config_free(struct config *cfg);
 
-/* Splits "ADDR:PORT" / "[v6]:PORT" into host and port; -1 if malformed. */
-int config_split_addr(const char *s, char *host, size_t hostlen, unsigned *port);
 
 #endif

@@ -6,7 +6,6 @@
 #include "hmap.h"
 #include "log.h"
 #include "util.h"
-#include "config.h"
 #include "suggest.h"
 
 #include <errno.h>
@@ -1590,7 +1589,7 @@ static int bind_listener(struct http_server *srv, struct listener *l, const char
 {
 	char host[INET6_ADDRSTRLEN];
 	unsigned port;
-	if (config_split_addr(addr, host, sizeof(host), &port) < 0) {
+	if (util_split_addr(addr, host, sizeof(host), &port) < 0) {
 		log_err("listen address '%s' is not ADDR:PORT", addr);
 		return -1;
 	}

@@ -4,6 +4,7 @@
 #include "util.h"
 #include "log.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -372,4 +373,33 @@ void util_utf8_clean(char *s, bool controls)
 		}
 		p += n;
 	}
+}
+
+int util_split_addr(const char *s, char *host, size_t hostlen, unsigned *port)
+{
+	const char *colon;
+	if (s[0] == '[') {
+		const char *close = strchr(s, ']');
+		if (!close || close[1] != ':')
+			return -1;
+		if ((size_t)(close - s - 1) >= hostlen)
+			return -1;
+		memcpy(host, s + 1, (size_t)(close - s - 1));
+		host[close - s - 1] = '\0';
+		colon = close + 1;
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon || (size_t)(colon - s) >= hostlen || memchr(s, ':', (size_t)(colon - s)))
+			return -1;
+		memcpy(host, s, (size_t)(colon - s));
+		host[colon - s] = '\0';
+	}
+	long long p;
+	if (util_parse_ll(colon + 1, 0, 65535, &p) < 0)
+		return -1;
+	unsigned char buf[16];
+	if (inet_pton(AF_INET, host, buf) != 1 && inet_pton(AF_INET6, host, buf) != 1)
+		return -1;
+	*port = (unsigned)p;
+	return 0;
 }

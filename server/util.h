@@ -62,6 +62,9 @@ size_t util_b64url(const void *buf, size_t len, char *out);
 
 /* Strict integer parsing: whole string, base 10, within [min,max]; -1 otherwise. */
 int util_parse_ll(const char *s, long long min, long long max, long long *out);
+/* Splits "ADDR:PORT" / "[v6]:PORT" (a numeric address) into host and port; -1 if
+ * malformed. */
+int util_split_addr(const char *s, char *host, size_t hostlen, unsigned *port);
 
 /* In place: every byte that does not start a valid UTF-8 sequence (overlong forms,
  * surrogates and code points past U+10FFFF included) becomes '?', and with controls also
