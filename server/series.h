@@ -16,7 +16,8 @@
  *   rollups hold exactly the same numbers.
  * Everything here runs on the loop thread unless it says otherwise. This header is the
  * store's face for the rest of the daemon; behind it are series.c (memory and queries),
- * series_writer.c (the writer thread) and series_pack.c (the packed formats). */
+ * series_writer.c (the writer thread) and series_pack.c (the packed formats), each
+ * above the next; series_defs.h holds what all three share. */
 #ifndef SPINDLE_SERIES_H
 #define SPINDLE_SERIES_H
 
@@ -24,23 +25,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SERIES_RING      4096 /* seconds kept in memory per series (power of two) */
-#define SERIES_CHUNK     10   /* seconds between flushes: the most a crash loses */
-#define SERIES_MAX_VALUE 1e15
+#include "series_defs.h"
 
-struct workq;
 struct series;
-
-struct series_retention {
-	int64_t second_h, minute_h, hour_h; /* hours each granularity is kept */
-};
-
-struct series_config {
-	const char *db_path; /* the database, migrated (db_open); opened again for samples */
-	struct workq *wq;    /* helper threads for queries that read the disk; NULL: inline */
-	bool unpaced;        /* tests and benchmarks: no pause between maintenance steps */
-	struct series_retention retention;
-};
 
 /* Opens the samples connection, loads the series and starts the writer thread. */
 int series_init(const struct series_config *cfg, char *err, size_t errlen);
@@ -68,8 +55,6 @@ int64_t series_incore_bytes(const struct series *s);
 /* Packed bytes stored for it (plus an estimate of the rows' overhead). */
 int64_t series_disk_bytes(const struct series *s);
 
-/* v rounded to the 3 decimals kept (NaN stays NaN): what series_put() stores. */
-double series_round(double v);
 /* The value of second t (the second that starts at t), before series_commit(t). */
 void series_put(struct series *s, int64_t t, double v);
 /* Second t is complete: series without a value for it have a gap there. Flushes at
@@ -86,11 +71,6 @@ void series_unsubscribe(series_commit_fn fn, void *arg);
 void series_retention_set(const struct series_retention *r); /* prunes soon after */
 
 /* --- queries */
-
-struct series_agg {
-	double min, max, sum;
-	int64_t count; /* seconds with a value; 0: none (then min, max, sum are 0) */
-};
 
 struct series_query {
 	struct series **series; /* referenced by the store until done */

@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "series.h"
+#include "series_defs.h"
 #include "util.h" /* struct buf */
 
 /* --- blocks */

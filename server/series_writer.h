@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "series.h"
+#include "series_defs.h"
 #include "series_pack.h"
 
 enum series_batch_kind { SERIES_BATCH_FLUSH, SERIES_BATCH_PURGE };
