@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /* /api/bench/v1: benchmark jobs, their progress and results, comparisons, presets. The
- * supervisor (server/jobs.c, job_report.c) checks and runs; this file translates HTTP:
+ * supervisor (server/bench/jobs.c, job_report.c) checks and runs; this file translates HTTP:
  * ids in paths and queries, hrefs, the progress stream. */
 #include <stdlib.h>
 #include <string.h>
@@ -369,7 +369,7 @@ fail:
 	reply_fault(r, &f);
 }
 
-/* ---- sweeps: one spec over a matrix of values (server/sweeps.c) */
+/* ---- sweeps: one spec over a matrix of values (server/bench/sweeps.c) */
 
 #define SWEEP_HREF     "/api/bench/v1/sweeps/{id}"
 #define SWEEP_BODY_MAX (256 * 1024) /* a spec and axes of a few values each */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: ISC */
-/* /api/hardware/v1: chassis, their disks, and locator LEDs (server/leds.c). */
+/* /api/hardware/v1: chassis, their disks, and locator LEDs (server/hardware/leds.c). */
 #include "api.h"
 #include "leds.h"
 

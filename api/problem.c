@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: ISC */
-/* /api/problem/v1: the open problems (server/problems.c), in the guide's shape. */
+/* /api/problem/v1: the open problems (server/hardware/problems.c), in the guide's shape. */
 #include "api.h"
 #include "problems.h"
 

@@ -72,7 +72,7 @@ static const char migrate_step1[] =
     ") STRICT;"
     "CREATE INDEX audit_time ON audit(time);";
 
-/* Step 2: the locator LEDs as last set, so a restart keeps them (server/leds.c). */
+/* Step 2: the locator LEDs as last set, so a restart keeps them (server/hardware/leds.c). */
 static const char migrate_step2[] =
     "CREATE TABLE led_state ("
     " component TEXT PRIMARY KEY NOT NULL," /* "chassis/<id>" or "disk/<id>" */
@@ -81,7 +81,7 @@ static const char migrate_step2[] =
     " mtime INTEGER NOT NULL"
     ") STRICT, WITHOUT ROWID;";
 
-/* Step 3: analytics (server/series.c, server/datasets.c, db/store_samples.c). Each flush
+/* Step 3: analytics (server/analytics/series.c, server/analytics/datasets.c, db/store_samples.c). Each flush
  * (every 10 s) is one analytics_recent row holding every series' packed seconds, so it
  * touches a page or two; once an hour is complete its rows become one block per series in
  * analytics_seconds, keyed k = series << 32 | hour, with the minute rollups packed per hour
@@ -149,7 +149,7 @@ static const char migrate_step4[] =
     /* Names unique per owner; also the index listings read in order. */
     "CREATE UNIQUE INDEX worksheets_owner_name ON worksheets(owner, name);";
 
-/* Step 5: benchmark runs (db/store_runs.c, server/jobs.c). spec, start and result hold the
+/* Step 5: benchmark runs (db/store_runs.c, server/bench/jobs.c). spec, start and result hold the
  * JSON the supervisor checked (the worker's start and result lines, with the collector's
  * figures added to the result); interval lines apart, one row each, so a progress stream
  * replays them in order. */

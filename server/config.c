@@ -464,7 +464,7 @@ enum config_result config_load(struct config *cfg, int argc, char **argv)
 		        cfg->bench_reserve);
 		return CONFIG_ERROR;
 	}
-	/* The LED backends one may force (server/leds.c); "auto" picks by the hardware. */
+	/* The LED backends one may force (server/hardware/leds.c); "auto" picks by the hardware. */
 	static const char *const sys_backends[] = {"auto", "leds", "ipmi", "virtual", NULL};
 	static const char *const disk_backends[] = {"auto", "ses", "ledctl", "virtual", NULL};
 	const char *const *b = sys_backends;

@@ -31,7 +31,7 @@ struct config {
 	long long audit_days;
 	char *metrics_allow; /* who scrapes /metrics without a token: CIDR list or "none" */
 
-	/* Hardware and locator LEDs (server/leds.c) */
+	/* Hardware and locator LEDs (server/hardware/leds.c) */
 	char *sys_root;           /* hardware inventory and LEDs read <sys_root>/sys */
 	char *system_led;         /* /sys/class/leds name of the system identify LED, or NULL */
 	char *system_led_backend; /* auto, leds, ipmi, virtual */

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: ISC
 """ledctl through the root helper's socket (--ledctl-socket; packaging/systemd/
-spindle-ledctl.socket, server/ledhelper.c): the daemon, which cannot run ledctl itself here
+spindle-ledctl.socket, server/hardware/ledhelper.c): the daemon, which cannot run ledctl itself here
 (not on its PATH), sends the request line; the real helper, started per connection as
 systemd's Accept=yes would, runs the fake ledctl and answers."""
 import os

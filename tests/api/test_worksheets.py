@@ -20,7 +20,7 @@ CPU_MODE = "cpu.utilization[mode]"
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
 NO_SUCH = "00000000-0000-4000-8000-000000000000"
 SUMMARY_KEYS = {"uuid", "name", "owner", "ctime", "mtime", "dataset_count", "href"}
-BYTES_PER_OWNER = 4 << 20           # WORKSHEET_BYTES_PER_OWNER (server/worksheets.h)
+BYTES_PER_OWNER = 4 << 20           # WORKSHEET_BYTES_PER_OWNER (server/analytics/worksheets.h)
 LIST_DEFAULT, LIST_MAX = 100, 1000  # WORKSHEETS_LIST_DEFAULT, WORKSHEETS_LIST_MAX
 
 

@@ -93,7 +93,7 @@ test('a session revoked by the server lands on login, and login returns to the p
 });
 
 test('the throttled login says when to try again', async (t) => {
-  // Five failures for one name from one address lock that pair for 30 s (server/auth.c);
+  // Five failures for one name from one address lock that pair for 30 s (server/access/auth.c);
   // they come from here, and the browser's attempt is the sixth.
   const user = `guesser-${process.pid}`;
   for (let i = 0; i < 5; i++) {

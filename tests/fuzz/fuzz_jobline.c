@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /* The worker's NDJSON lines as the daemon reads them: the input is what a worker wrote to
- * its stdout, cut at '\n' as the child reader does (server/child.c), each line handed to
+ * its stdout, cut at '\n' as the child reader does (server/base/child.c), each line handed to
  * job_proto_line() in a heap block of its exact length, with the state the lines before it
  * left. The first refused line ends it, as the daemon then stops the worker. What
  * job_on_line() does with an accepted line is done here too: read its figures, keep its

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: ISC
-# spindle-ledctl-helper (server/ledhelper.c), the root helper behind spindle-ledctl.socket:
+# spindle-ledctl-helper (server/hardware/ledhelper.c), the root helper behind spindle-ledctl.socket:
 # a good request runs ledctl with exactly its argument; every other request is refused
 # before anything runs. ledctl is a fake on PATH, the devices a fake sys tree.
 # Usage: tests/package/test_ledhelper.sh [HELPER] (default: the build tree's). TAP output.

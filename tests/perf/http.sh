@@ -10,7 +10,7 @@
 #   2. one keep-alive connection, wrk -t1 -c1 --latency: p50 and p99 of the dashboard;
 #   3. TLS handshakes per second, new and resumed (openssl s_time -new / -reuse);
 #   4. the TLS scan of each (tests/tls/scan.sh: testssl.sh, ffdhe groups), same key and
-#      profile (nginx set as server/tls.c sets spindled).
+#      profile (nginx set as server/net/tls.c sets spindled).
 # ROUNDS alternating rounds each; it prints every round, the medians, the ratios and the
 # aims: HTTPS dashboard >= 0.5 x nginx and >= 0.9 x bare evhttp; plain >= 0.8 x nginx; one
 # HTTPS connection p99 < 1 ms; resumed handshakes >= 0.8 x nginx.

@@ -94,7 +94,7 @@ nginx_start() {
 	nginx_tls_port=
 	if [ $# -ge 3 ]; then
 		free_port nginx_tls_port
-		# the same TLS profile as spindled's (server/tls.c), Mozilla's "intermediate" for
+		# the same TLS profile as spindled's (server/net/tls.c), Mozilla's "intermediate" for
 		# nginx: TLS 1.2 and 1.3, X25519/P-256/P-384, ECDHE with AEAD suites only
 		tls="listen 127.0.0.1:$nginx_tls_port ssl; ssl_protocols TLSv1.2 TLSv1.3;
 		ssl_ecdh_curve X25519:prime256v1:secp384r1;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /* Request body validation: types, ranges, unknown, missing and duplicate keys; the
- * "did you mean" suggestion for an unknown key (server/suggest.c). */
+ * "did you mean" suggestion for an unknown key (server/base/suggest.c). */
 #include <stdio.h>
 #include <string.h>
 

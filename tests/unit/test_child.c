@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: ISC */
-/* server/child.c: real /bin/sh children on a real event loop. */
+/* server/base/child.c: real /bin/sh children on a real event loop. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: ISC */
-/* The database writer (server/dbw.c) against a real SQLite file: work runs on its own
+/* The database writer (db/dbw.c) against a real SQLite file: work runs on its own
  * thread in the order handed over, done callbacks follow on the loop in that order, a read
  * handed over after writes sees them, shutdown drains everything, and without the writer
  * work runs in place on the caller's connection. */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: ISC */
-/* The SipHash map (server/hmap.c): the hash against SipHash-2-4's reference vectors, and
+/* The SipHash map (server/base/hmap.c): the hash against SipHash-2-4's reference vectors, and
  * the map through growth, removal, filtering and clearing. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: ISC */
-/* server/problems.c: raising by key keeps one problem with one uuid, clearing removes it,
+/* server/hardware/problems.c: raising by key keeps one problem with one uuid, clearing removes it,
  * clear_others keeps the named ones, and the sources' one-liners raise and clear. */
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: ISC */
-/* The knee of a sweep (server/sweeps.c): the smallest thread count past which IOPS grow
+/* The knee of a sweep (server/bench/sweeps.c): the smallest thread count past which IOPS grow
  * less than 5 % while p99 grows, per group of the other axes' values. */
 #include <math.h>
 #include <stdio.h>
