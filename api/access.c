@@ -6,9 +6,9 @@
 #include <openssl/evp.h>
 
 #include "api.h"
-#include "accounts.h"
+#include "access/accounts.h"
 #include "routes.h"
-#include "util.h"
+#include "base/util.h"
 
 /* Each service with the appliance's absolute uri and Spindle's href. */
 static json_t *services_json(const struct request *r)

@@ -7,10 +7,10 @@
 #include <time.h>
 
 #include "api.h"
-#include "datasets.h"
-#include "series.h"
-#include "util.h"
-#include "workq.h"
+#include "analytics/datasets.h"
+#include "analytics/series.h"
+#include "base/util.h"
+#include "base/workq.h"
 
 #define A "/api/analytics/v1"
 /* The largest answer: samples per request, and samples times keys. */

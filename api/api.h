@@ -3,7 +3,7 @@
 #ifndef SPINDLE_API_H
 #define SPINDLE_API_H
 
-#include "http.h"
+#include "net/http.h"
 
 /* api/access.c */
 void access_get(struct request *r);

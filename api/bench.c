@@ -10,11 +10,11 @@
 
 #include "api.h"
 #include "db/db.h"
-#include "job_fio.h"
-#include "job_report.h"
-#include "jobs.h"
-#include "sweeps.h"
-#include "util.h"
+#include "bench/job_fio.h"
+#include "bench/job_report.h"
+#include "bench/jobs.h"
+#include "bench/sweeps.h"
+#include "base/util.h"
 #include "worker/spec.h"
 
 /* A spec is small; its fields have types of their own (sizes as numbers or "8k"), which

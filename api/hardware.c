@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /* /api/hardware/v1: chassis, their disks, and locator LEDs (server/hardware/leds.c). */
 #include "api.h"
-#include "leds.h"
+#include "hardware/leds.h"
 
 #define HW_CHASSIS "/api/hardware/v1/chassis"
 

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "api.h"
-#include "util.h"
+#include "base/util.h"
 
 static void put(struct buf *o, char c)
 {

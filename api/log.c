@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /* /api/log/v1: the audit log. */
 #include "api.h"
-#include "audit.h"
-#include "util.h"
+#include "access/audit.h"
+#include "base/util.h"
 
 static void audit_answer(void *arg, json_t *out)
 {

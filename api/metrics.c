@@ -3,7 +3,7 @@
  * (--metrics-allow) lets scrapers in without a token; anyone else needs one with
  * stat:read, checked here. */
 #include "api.h"
-#include "metrics.h"
+#include "status/metrics.h"
 
 #include <string.h>
 #include <strings.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /* /api/problem/v1: the open problems (server/hardware/problems.c), in the guide's shape. */
 #include "api.h"
-#include "problems.h"
+#include "hardware/problems.h"
 
 void problem_list(struct request *r)
 {

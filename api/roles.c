@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /* /api/role/v1/roles: sets of authorizations that users hold. */
 #include "api.h"
-#include "accounts.h"
+#include "access/accounts.h"
 
 static const struct field role_create_fields[] = {
     {"name", FIELD_STRING, true, 1, 64},

@@ -2,8 +2,8 @@
 /* The route table: what exists, who may call it, and which handler answers. */
 #include "routes.h"
 #include "api.h"
-#include "auth.h"
-#include "util.h"
+#include "access/auth.h"
+#include "base/util.h"
 
 #define U "/api/user/v1"
 #define R "/api/role/v1"

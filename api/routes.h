@@ -4,7 +4,7 @@
 #define SPINDLE_API_ROUTES_H
 
 #include <stddef.h>
-#include "router.h"
+#include "net/router.h"
 
 extern const struct route api_routes[];
 extern const size_t api_routes_count;

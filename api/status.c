@@ -2,7 +2,7 @@
 /* /api/status/v1: the phone's dashboard (polled, with ETag) and the same as a live
  * Server-Sent Events stream. */
 #include "api.h"
-#include "dashboard.h"
+#include "status/dashboard.h"
 
 static const char *const no_query[] = {NULL};
 

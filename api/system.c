@@ -14,7 +14,7 @@
 #include <openssl/crypto.h>
 
 #include "api.h"
-#include "util.h"
+#include "base/util.h"
 
 static int64_t started_at;
 

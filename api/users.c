@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /* /api/user/v1/users: accounts and their API tokens. */
 #include "api.h"
-#include "accounts.h"
+#include "access/accounts.h"
 
 const struct field user_create_fields[] = {
     {"name", FIELD_STRING, true, 1, 64},

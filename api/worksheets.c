@@ -6,8 +6,8 @@
 #include <event2/http.h>
 
 #include "api.h"
-#include "util.h"
-#include "worksheets.h"
+#include "base/util.h"
+#include "analytics/worksheets.h"
 #include "db/db.h"
 
 #define WORKSHEETS_PATH "/api/analytics/v1/worksheets"

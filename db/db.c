@@ -14,8 +14,8 @@
 
 #include "db.h"
 #include "db_int.h"
-#include "log.h"
-#include "util.h"
+#include "base/log.h"
+#include "base/util.h"
 
 bool db_conn_full(sqlite3 *conn)
 {

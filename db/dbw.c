@@ -5,10 +5,10 @@
 
 #include <stdlib.h>
 
-#include "db/db.h"
-#include "log.h"
-#include "util.h"
-#include "workq.h"
+#include "db.h"
+#include "base/log.h"
+#include "base/util.h"
+#include "base/workq.h"
 
 struct dbw_job {
 	dbw_work_fn work;

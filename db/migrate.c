@@ -7,8 +7,8 @@
 
 #include "db.h"
 #include "db_int.h"
-#include "log.h"
-#include "util.h"
+#include "base/log.h"
+#include "base/util.h"
 
 struct migrate_step {
 	int version;
@@ -81,8 +81,8 @@ static const char migrate_step2[] =
     " mtime INTEGER NOT NULL"
     ") STRICT, WITHOUT ROWID;";
 
-/* Step 3: analytics (server/analytics/series.c, server/analytics/datasets.c, db/store_samples.c). Each flush
- * (every 10 s) is one analytics_recent row holding every series' packed seconds, so it
+/* Step 3: analytics (server/analytics/series.c, server/analytics/datasets.c, db/store_samples.c).
+ * Each flush (every 10 s) is one analytics_recent row holding every series' packed seconds, so it
  * touches a page or two; once an hour is complete its rows become one block per series in
  * analytics_seconds, keyed k = series << 32 | hour, with the minute rollups packed per hour
  * (analytics_minutes) and the hour rollups packed per day (analytics_hours). No foreign

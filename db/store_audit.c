@@ -6,7 +6,7 @@
 
 #include "db.h"
 #include "db_int.h"
-#include "log.h"
+#include "base/log.h"
 
 static const char sql_audit_insert[] =
     "INSERT INTO audit (time, user, address, action, target, details, ok)"

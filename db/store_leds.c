@@ -6,7 +6,7 @@
 
 #include "db.h"
 #include "db_int.h"
-#include "log.h"
+#include "base/log.h"
 
 static const char sql_led_put[] =
     "INSERT INTO led_state (component, locate, backend, mtime) VALUES (?1, ?2, ?3, ?4)"

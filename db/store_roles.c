@@ -6,8 +6,8 @@
 
 #include "db.h"
 #include "db_int.h"
-#include "log.h"
-#include "util.h"
+#include "base/log.h"
+#include "base/util.h"
 
 #define ROLE_SELECT                                                                                \
 	"SELECT r.rowid, r.name, r.description, r.builtin, r.ctime, r.mtime, ra.auth"              \

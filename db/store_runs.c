@@ -7,8 +7,8 @@
 
 #include "db.h"
 #include "db_int.h"
-#include "log.h"
-#include "util.h"
+#include "base/log.h"
+#include "base/util.h"
 
 static const char sql_run_insert[] =
     "INSERT INTO bench_runs (name, label, owner, state, target, ctime, spec, environment,"

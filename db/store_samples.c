@@ -12,8 +12,8 @@
 
 #include "db.h"
 #include "db_int.h"
-#include "log.h"
-#include "util.h"
+#include "base/log.h"
+#include "base/util.h"
 
 /* --- catalog and settings (main connection, loop thread) */
 

@@ -6,7 +6,7 @@
 
 #include "db.h"
 #include "db_int.h"
-#include "log.h"
+#include "base/log.h"
 
 static const char sql_session_insert[] =
     "INSERT INTO sessions (jti, user, kind, name, address, created, expires, last_seen)"

@@ -8,8 +8,8 @@
 
 #include "db.h"
 #include "db_int.h"
-#include "log.h"
-#include "util.h"
+#include "base/log.h"
+#include "base/util.h"
 
 static const char sql_sweep_insert[] =
     "INSERT INTO bench_sweeps (name, label, owner, ctime, spec, axes, cancelled)"

@@ -6,8 +6,8 @@
 
 #include "db.h"
 #include "db_int.h"
-#include "log.h"
-#include "util.h"
+#include "base/log.h"
+#include "base/util.h"
 
 #define USER_SELECT                                                                                \
 	"SELECT u.rowid, u.name, u.fullname, u.pwhash, u.session_timeout_min, u.ctime,"            \

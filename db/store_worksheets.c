@@ -8,8 +8,8 @@
 
 #include "db.h"
 #include "db_int.h"
-#include "log.h"
-#include "util.h"
+#include "base/log.h"
+#include "base/util.h"
 
 /* What a listing shows, in the order of the worksheets_summary index (migrate.c step 6). */
 #define WORKSHEET_SUMMARY "uuid, name, owner, ctime, mtime, dataset_count, bytes"

@@ -2,10 +2,10 @@
 /* Configuration: one table of options drives the flags, the INI keys, --help and checks. */
 #define _GNU_SOURCE
 #include "config.h"
-#include "cidr.h"
-#include "kdf.h"
-#include "suggest.h"
-#include "util.h"
+#include "net/cidr.h"
+#include "access/kdf.h"
+#include "base/suggest.h"
+#include "base/util.h"
 #include "worker/spec.h"
 
 #include <arpa/inet.h>

@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "log.h"
+#include "base/log.h"
 
 struct config {
 	char *config_file;
@@ -60,6 +60,5 @@ enum config_result { CONFIG_OK, CONFIG_EXIT_OK, CONFIG_ERROR };
  * message has been printed to stderr (exit 2); CONFIG_EXIT_OK after --help/--version. */
 enum config_result config_load(struct config *cfg, int argc, char **argv);
 void config_free(struct config *cfg);
-
 
 #endif

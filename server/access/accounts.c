@@ -13,9 +13,9 @@
 #include "audit.h"
 #include "auth.h"
 #include "kdf.h"
-#include "log.h"
-#include "util.h"
-#include "workq.h"
+#include "base/log.h"
+#include "base/util.h"
+#include "base/workq.h"
 #include "db/db.h"
 
 #include <stdarg.h>

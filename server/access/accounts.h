@@ -5,7 +5,7 @@
 
 #include <jansson.h>
 #include "auth.h"
-#include "fault.h"
+#include "base/fault.h"
 
 /* f is NULL on success; result is a new reference (or NULL for 204 answers) and the
  * callee takes it. */

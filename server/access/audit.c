@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: ISC */
 /* The audit trail over db/: one row per change or login, never failing the caller. */
 #include "audit.h"
-#include "dbw.h"
-#include "log.h"
-#include "util.h"
+#include "db/dbw.h"
+#include "base/log.h"
+#include "base/util.h"
 #include "db/db.h"
 
 #include <stdarg.h>

@@ -10,13 +10,13 @@
  * thread except the login_work function. */
 #include "auth.h"
 #include "audit.h"
-#include "dbw.h"
-#include "hmap.h"
+#include "db/dbw.h"
+#include "base/hmap.h"
 #include "kdf.h"
-#include "log.h"
+#include "base/log.h"
 #include "token.h"
-#include "util.h"
-#include "workq.h"
+#include "base/util.h"
+#include "base/workq.h"
 #include "db/db.h"
 
 #include <errno.h>

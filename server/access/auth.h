@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <jansson.h>
-#include "fault.h"
+#include "base/fault.h"
 
 struct db;
 struct workq;

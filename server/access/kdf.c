@@ -2,7 +2,7 @@
 /* Password hashing with PBKDF2-HMAC-SHA256 (OpenSSL). Runs on helper threads: no
  * logging, nothing but the caller's buffers and one atomic counter. */
 #include "kdf.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <stdatomic.h>
 #include <stdint.h>

@@ -2,7 +2,7 @@
 /* JWT HS256 with libjwt 1.10, hardened where 1.10 is soft: it decodes without a key
  * (alg none), compares signatures with strcmp, and validates no claims. */
 #include "token.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <stdbool.h>

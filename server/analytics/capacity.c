@@ -3,9 +3,9 @@
  * statvfs stuck on a dying disk must not hold up logins on the shared helpers). */
 #define _GNU_SOURCE
 #include "capacity.h"
-#include "log.h"
-#include "util.h"
-#include "workq.h"
+#include "base/log.h"
+#include "base/util.h"
+#include "base/workq.h"
 
 #include <dirent.h>
 #include <stdio.h>

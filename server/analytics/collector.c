@@ -7,10 +7,10 @@
  * events, /metrics). */
 #define _GNU_SOURCE
 #include "collector.h"
-#include "log.h"
-#include "problems.h"
+#include "base/log.h"
+#include "hardware/problems.h"
 #include "procfs.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <limits.h>
 #include <stdlib.h>

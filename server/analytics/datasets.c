@@ -3,11 +3,11 @@
  * collected, and the turning of each collector sample into series values. */
 #define _GNU_SOURCE
 #include "datasets.h"
-#include "audit.h"
+#include "access/audit.h"
 #include "collector.h"
 #include "db/db.h"
-#include "log.h"
-#include "util.h"
+#include "base/log.h"
+#include "base/util.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "fault.h"
+#include "base/fault.h"
 #include "series.h"
 
 struct db;

@@ -3,8 +3,8 @@
  * between ticks, parsed in place without stdio or allocation. */
 #define _GNU_SOURCE
 #include "procfs.h"
-#include "log.h"
-#include "util.h"
+#include "base/log.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -8,9 +8,9 @@
 #include "series_pack.h"
 #include "series_writer.h"
 #include "db/db.h"
-#include "log.h"
-#include "util.h"
-#include "workq.h"
+#include "base/log.h"
+#include "base/util.h"
+#include "base/workq.h"
 
 #include <limits.h>
 #include <math.h>

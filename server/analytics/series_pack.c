@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /* The series store's packed formats: see series_pack.h. */
 #include "series_pack.h"
-#include "log.h"
-#include "util.h"
+#include "base/log.h"
+#include "base/util.h"
 
 #include <math.h>
 #include <stdlib.h>

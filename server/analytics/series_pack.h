@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "series_defs.h"
-#include "util.h" /* struct buf */
+#include "base/util.h" /* struct buf */
 
 /* --- blocks */
 

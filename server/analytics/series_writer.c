@@ -5,8 +5,8 @@
 #define _GNU_SOURCE
 #include "series_writer.h"
 #include "db/db.h"
-#include "log.h"
-#include "util.h"
+#include "base/log.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <math.h>

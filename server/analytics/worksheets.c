@@ -9,11 +9,11 @@
  * for a name the owner already uses, ERR_DENIED for another user's worksheet, ERR_OVER_LIMIT
  * past WORKSHEETS_PER_OWNER or WORKSHEET_BYTES_PER_OWNER. */
 #include "worksheets.h"
-#include "audit.h"
+#include "access/audit.h"
 #include "datasets.h"
-#include "log.h"
-#include "suggest.h"
-#include "util.h"
+#include "base/log.h"
+#include "base/suggest.h"
+#include "base/util.h"
 #include "db/db.h"
 
 #include <ctype.h>

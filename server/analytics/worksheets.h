@@ -8,8 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <jansson.h>
-#include "auth.h"
-#include "fault.h"
+#include "access/auth.h"
+#include "base/fault.h"
 
 struct db;
 

@@ -19,13 +19,13 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "capacity.h"
-#include "child.h"
-#include "log.h"
-#include "procfs.h"
-#include "sysfs.h"
-#include "util.h"
-#include "workq.h"
+#include "analytics/capacity.h"
+#include "base/child.h"
+#include "base/log.h"
+#include "analytics/procfs.h"
+#include "hardware/sysfs.h"
+#include "base/util.h"
+#include "base/workq.h"
 
 #define ENV_MAX_DEVICES 64
 #define ENV_TIMEOUT_MS  10000

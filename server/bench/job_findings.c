@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
+#include "base/util.h"
 
 #define AMP_FLAG      1.5  /* disk bytes per application byte */
 #define CACHE_FLAG    50.0 /* percent of reads that did not reach the disk */

@@ -19,8 +19,8 @@
 #include <stdint.h>
 #include <jansson.h>
 
-#include "fault.h"
-#include "util.h"
+#include "base/fault.h"
+#include "base/util.h"
 #include "worker/hist.h"
 
 struct db_run;

@@ -3,7 +3,7 @@
  * of it checked for type and range, and anything else refused, as a relay checks each
  * message of its peer before use. */
 #include "job_proto.h"
-#include "util.h"
+#include "base/util.h"
 #include "worker/hist.h"
 
 #include <stdio.h>

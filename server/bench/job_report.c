@@ -13,7 +13,7 @@
 #include "job_fio.h"
 #include "job_findings.h"
 #include "jobs.h"
-#include "util.h"
+#include "base/util.h"
 #include "worker/hist.h"
 
 int job_report_result(int64_t id, bool fio, json_t **out, struct fault *f)

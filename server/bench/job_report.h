@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <jansson.h>
 
-#include "fault.h"
+#include "base/fault.h"
 
 #define JOB_REPORT_COMPARE_MAX 16 /* jobs in one comparison */
 

@@ -14,8 +14,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "sysfs.h"
-#include "util.h"
+#include "hardware/sysfs.h"
+#include "base/util.h"
 
 static bool path_inside(const char *path, const char *dir)
 {

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "fault.h"
+#include "base/fault.h"
 #include "worker/spec.h"
 
 #define JOB_TARGET_MAX_DIRS 16

@@ -28,20 +28,20 @@
 
 #include <event2/event.h>
 
-#include "audit.h"
-#include "child.h"
-#include "collector.h"
+#include "access/audit.h"
+#include "base/child.h"
+#include "analytics/collector.h"
 #include "db/db.h"
 #include "job_env.h"
 #include "job_findings.h"
 #include "job_proto.h"
 #include "job_target.h"
-#include "log.h"
-#include "problems.h"
-#include "stream.h"
-#include "util.h"
+#include "base/log.h"
+#include "hardware/problems.h"
+#include "net/stream.h"
+#include "base/util.h"
 #include "worker/spec.h"
-#include "dbw.h"
+#include "db/dbw.h"
 
 #define JOBS_MAX_QUEUED    256
 #define JOBS_MAX_WATCHERS  64

@@ -12,8 +12,8 @@
 #include <stdint.h>
 #include <jansson.h>
 
-#include "auth.h"
-#include "fault.h"
+#include "access/auth.h"
+#include "base/fault.h"
 
 struct event_base;
 struct db;

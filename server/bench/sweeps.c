@@ -12,12 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "audit.h"
+#include "access/audit.h"
 #include "db/db.h"
-#include "dbw.h"
+#include "db/dbw.h"
 #include "jobs.h"
-#include "log.h"
-#include "util.h"
+#include "base/log.h"
+#include "base/util.h"
 
 static struct {
 	struct db *db;

@@ -3,18 +3,18 @@
  * the recorded LED states; a helper thread of its own scans sysfs, reads LEDs back and
  * writes them; ledctl and ipmitool run as child processes (ledctl through the root
  * helper's socket, spindle-ledctl.socket, when spindled runs unprivileged and it is
- * there: server/ledhelper.c). Every request is an op that
+ * there: server/hardware/ledhelper.c). Every request is an op that
  * waits for a fresh enough snapshot, reads back the LEDs its answer shows, and answers. */
 #define _GNU_SOURCE
 #include "leds.h"
-#include "audit.h"
-#include "dbw.h"
-#include "child.h"
-#include "log.h"
+#include "access/audit.h"
+#include "db/dbw.h"
+#include "base/child.h"
+#include "base/log.h"
 #include "problems.h"
 #include "sysfs.h"
-#include "util.h"
-#include "workq.h"
+#include "base/util.h"
+#include "base/workq.h"
 #include "db/db.h"
 
 #include <errno.h>

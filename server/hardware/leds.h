@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: ISC */
-/* Locator LEDs, and the hardware inventory they sit on (server/sysfs.c).
+/* Locator LEDs, and the hardware inventory they sit on (server/hardware/sysfs.c).
  *
  * Each chassis and disk gets the backend the machine has for it, unless the config forces
  * one: ses (the enclosure slot's locate file), leds (a /sys/class/leds brightness file),
@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <jansson.h>
-#include "fault.h"
+#include "base/fault.h"
 
 struct event_base;
 struct db;

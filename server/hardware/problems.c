@@ -2,8 +2,8 @@
 /* Open problems, kept in memory in the order they were first seen. */
 #define _GNU_SOURCE
 #include "problems.h"
-#include "log.h"
-#include "util.h"
+#include "base/log.h"
+#include "base/util.h"
 
 #include <event2/event.h>
 #include <stdarg.h>

@@ -5,8 +5,8 @@
  * device link points at the disk's device; both are compared by their real paths. */
 #define _GNU_SOURCE
 #include "sysfs.h"
-#include "log.h"
-#include "util.h"
+#include "base/log.h"
+#include "base/util.h"
 
 #include <ctype.h>
 #include <dirent.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /* Request body validation against a field table. */
 #include "body.h"
-#include "suggest.h"
+#include "base/suggest.h"
 
 #include <string.h>
 

@@ -7,7 +7,7 @@
 
 #include <stdbool.h>
 #include <jansson.h>
-#include "fault.h"
+#include "base/fault.h"
 
 enum field_type {
 	FIELD_STRING, /* min/max: length in bytes */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /* Address lists: parsed once at start-up, matched per request with a few compares. */
 #include "cidr.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <arpa/inet.h>
 #include <stdint.h>

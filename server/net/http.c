@@ -3,10 +3,10 @@
  * and authorized there, and only then reaches its handler in api/. */
 #define _GNU_SOURCE
 #include "http.h"
-#include "hmap.h"
-#include "log.h"
-#include "util.h"
-#include "suggest.h"
+#include "base/hmap.h"
+#include "base/log.h"
+#include "base/util.h"
+#include "base/suggest.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -9,9 +9,9 @@
 #include <jansson.h>
 #include <openssl/ssl.h>
 
-#include "auth.h"
+#include "access/auth.h"
 #include "body.h"
-#include "fault.h"
+#include "base/fault.h"
 #include "router.h"
 #include "stream.h"
 

@@ -2,7 +2,7 @@
 /* The router: splits each pattern once, then matches decoded path segments.
  * A version segment "v1" also matches "v1.<minor>" (the appliance's /v1.0 form). */
 #include "router.h"
-#include "util.h"
+#include "base/util.h"
 
 #include <stdbool.h>
 #include <stdio.h>

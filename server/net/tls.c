@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /* The HTTPS context and its first-start self-signed certificate. */
 #include "tls.h"
-#include "log.h"
-#include "util.h"
+#include "base/log.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -3,17 +3,17 @@
  * the collector announces a sample, kept as bytes (and gzipped, for polls that take it),
  * and served from there: a poll or a push never touches /proc, the database or jansson. */
 #include "dashboard.h"
-#include "auth.h"
-#include "capacity.h"
-#include "collector.h"
-#include "datasets.h"
-#include "log.h"
-#include "jobs.h"
-#include "leds.h"
-#include "problems.h"
-#include "series.h"
-#include "stream.h"
-#include "util.h"
+#include "access/auth.h"
+#include "analytics/capacity.h"
+#include "analytics/collector.h"
+#include "analytics/datasets.h"
+#include "base/log.h"
+#include "bench/jobs.h"
+#include "hardware/leds.h"
+#include "hardware/problems.h"
+#include "analytics/series.h"
+#include "net/stream.h"
+#include "base/util.h"
 
 #include <math.h>
 #include <stdio.h>

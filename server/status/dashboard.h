@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "fault.h"
+#include "base/fault.h"
 
 struct event_base;
 struct stream;

@@ -11,14 +11,14 @@
  * repeated sample is the same point again, which Prometheus drops. The daemon's own
  * gauges (jobs, LEDs, problems) are read at each scrape and carry no time. */
 #include "metrics.h"
-#include "cidr.h"
-#include "collector.h"
+#include "net/cidr.h"
+#include "analytics/collector.h"
 #include "dashboard.h"
-#include "log.h"
-#include "jobs.h"
-#include "leds.h"
-#include "problems.h"
-#include "util.h"
+#include "base/log.h"
+#include "bench/jobs.h"
+#include "hardware/leds.h"
+#include "hardware/problems.h"
+#include "base/util.h"
 
 #include <stdarg.h>
 #include <stddef.h>

@@ -2,7 +2,7 @@
 /* The benchmark job spec: parsing with units, per-field errors, resolution of thread
  * groups and presets, and the canonical form spindled stores and hands to the worker. */
 #include "spec.h"
-#include "suggest.h"
+#include "base/suggest.h"
 
 #include <ctype.h>
 #include <math.h>

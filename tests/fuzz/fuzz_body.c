@@ -7,8 +7,8 @@
 
 #include "fuzz.h"
 #include "api/api.h"
-#include "body.h"
-#include "fault.h"
+#include "net/body.h"
+#include "base/fault.h"
 
 static const struct field every_type[] = {
     {"s", FIELD_STRING, false, 0, 0},

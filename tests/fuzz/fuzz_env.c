@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "job_env.h"
+#include "bench/job_env.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

@@ -8,8 +8,8 @@
 
 #include "db/db.h"
 #include "fuzz.h"
-#include "job_findings.h"
-#include "job_fio.h"
+#include "bench/job_findings.h"
+#include "bench/job_fio.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

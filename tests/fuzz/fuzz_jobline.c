@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "job_proto.h"
+#include "bench/job_proto.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

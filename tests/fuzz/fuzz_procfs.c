@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "procfs.h"
-#include "util.h"
+#include "analytics/procfs.h"
+#include "base/util.h"
 
 #define NFILES 8
 

@@ -17,8 +17,8 @@
 
 #include "fuzz.h"
 #include "api/routes.h"
-#include "router.h"
-#include "util.h"
+#include "net/router.h"
+#include "base/util.h"
 
 static struct router *rt;
 

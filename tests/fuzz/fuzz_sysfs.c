@@ -19,8 +19,8 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "sysfs.h"
-#include "util.h"
+#include "hardware/sysfs.h"
+#include "base/util.h"
 
 #define ENCDEV                                                                                     \
 	"sys/devices/pci0000:00/0000:00:03.0/0000:02:00.0/host0/port-0:0/expander-0:0/"            \

@@ -15,8 +15,8 @@
 #include <openssl/hmac.h>
 
 #include "fuzz.h"
-#include "token.h"
-#include "util.h"
+#include "access/token.h"
+#include "base/util.h"
 
 #define NOW 1767225600 /* 2026-01-01T00:00:00Z */
 

@@ -22,11 +22,11 @@
 
 #include <event2/event.h>
 
-#include "collector.h"
-#include "datasets.h"
+#include "analytics/collector.h"
+#include "analytics/datasets.h"
 #include "db/db.h"
-#include "series.h"
-#include "util.h"
+#include "analytics/series.h"
+#include "base/util.h"
 
 #define NDISKS 64
 #define NBUSY  48

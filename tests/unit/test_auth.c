@@ -4,14 +4,14 @@
  * back-off are tested without waiting. */
 #define _GNU_SOURCE
 #include "tap.h"
-#include "workq.h"
-#include "auth.h"
-#include "accounts.h"
-#include "audit.h"
-#include "kdf.h"
-#include "token.h"
-#include "util.h"
-#include "log.h"
+#include "base/workq.h"
+#include "access/auth.h"
+#include "access/accounts.h"
+#include "access/audit.h"
+#include "access/kdf.h"
+#include "access/token.h"
+#include "base/util.h"
+#include "base/log.h"
 #include "db/db.h"
 
 #include <ftw.h>

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "body.h"
-#include "suggest.h"
+#include "net/body.h"
+#include "base/suggest.h"
 #include "tap.h"
 
 static const struct field fields[] = {

@@ -14,9 +14,9 @@
 #include <event2/event.h>
 
 #include "tap.h"
-#include "child.h"
-#include "log.h"
-#include "util.h"
+#include "base/child.h"
+#include "base/log.h"
+#include "base/util.h"
 
 #define MAX_LINES 16
 

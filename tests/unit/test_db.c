@@ -11,7 +11,7 @@
 #include <sqlite3.h>
 
 #include "db/db.h"
-#include "log.h"
+#include "base/log.h"
 #include "tap.h"
 
 static char dir[PATH_MAX];

@@ -15,8 +15,8 @@
 #include <event2/thread.h>
 
 #include "db/db.h"
-#include "dbw.h"
-#include "log.h"
+#include "db/dbw.h"
+#include "base/log.h"
 #include "tap.h"
 
 #define N 200

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "tap.h"
-#include "job_findings.h"
+#include "bench/job_findings.h"
 
 #define is_num(got, want, ...)                                                                     \
 	do {                                                                                       \

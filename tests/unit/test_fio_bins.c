@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "job_fio.h"
+#include "bench/job_fio.h"
 #include "tap.h"
 
 /* The reference, written from the description above: the lowest value of fio bucket idx

@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "tap.h"
-#include "hmap.h"
-#include "util.h"
+#include "base/hmap.h"
+#include "base/util.h"
 
 /* The reference implementation's vectors: key 00..0f, message 00..(n-1). */
 static const struct {

@@ -6,7 +6,7 @@
 
 #include "tap.h"
 #include "api/api.h"
-#include "util.h"
+#include "base/util.h"
 
 static const struct {
 	const char *obj, *path, *href, *what;

@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "tap.h"
-#include "job_env.h"
-#include "util.h"
+#include "bench/job_env.h"
+#include "base/util.h"
 
 static char *dumps(const json_t *j)
 {

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "tap.h"
-#include "job_proto.h"
-#include "util.h"
+#include "bench/job_proto.h"
+#include "base/util.h"
 #include "worker/hist.h"
 
 #define START                                                                                      \

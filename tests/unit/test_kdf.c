@@ -2,8 +2,8 @@
 /* kdf_hash/kdf_verify/kdf_iterations: round trips, known answers, and refusal of every
  * malformed stored hash (a corrupt or tampered row must never verify). */
 #include "tap.h"
-#include "kdf.h"
-#include "util.h"
+#include "access/kdf.h"
+#include "base/util.h"
 
 #include <stdlib.h>
 #include <string.h>

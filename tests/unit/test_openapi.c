@@ -9,8 +9,8 @@
 
 #include "tap.h"
 #include "api/routes.h"
-#include "auth.h"
-#include "router.h"
+#include "access/auth.h"
+#include "net/router.h"
 
 #ifndef OPENAPI_JSON
 #error "build with -DOPENAPI_JSON='\"/abs/path/api/openapi.json\"'"

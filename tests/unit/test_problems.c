@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "tap.h"
-#include "problems.h"
+#include "hardware/problems.h"
 
 static const struct problem_text text = {"SP-TEST", "Fault", "It matters.", "Do this."};
 

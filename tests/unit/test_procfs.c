@@ -15,12 +15,12 @@
 #include <event2/event.h>
 
 #include "tap.h"
-#include "collector.h"
-#include "datasets.h"
+#include "analytics/collector.h"
+#include "analytics/datasets.h"
 #include "db/db.h"
-#include "procfs.h"
-#include "series.h"
-#include "util.h"
+#include "analytics/procfs.h"
+#include "analytics/series.h"
+#include "base/util.h"
 
 static char root[256];
 

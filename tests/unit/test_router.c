@@ -2,7 +2,7 @@
 /* Router: patterns, parameters, decoding, versions, 404 vs 405, HEAD, trailing slashes. */
 #include <string.h>
 
-#include "router.h"
+#include "net/router.h"
 #include "tap.h"
 
 static void h(struct request *r)

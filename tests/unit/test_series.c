@@ -12,8 +12,8 @@
 
 #include "tap.h"
 #include "db/db.h"
-#include "series.h"
-#include "util.h"
+#include "analytics/series.h"
+#include "base/util.h"
 
 static bool near(double got, double want)
 {

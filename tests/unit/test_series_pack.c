@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "tap.h"
-#include "series_pack.h"
-#include "util.h"
+#include "analytics/series_pack.h"
+#include "base/util.h"
 
 static bool near(double got, double want)
 {

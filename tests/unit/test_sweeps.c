@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "tap.h"
-#include "sweeps.h"
-#include "util.h"
+#include "bench/sweeps.h"
+#include "base/util.h"
 
 static void knee_of(const double (*rows)[3], size_t n, struct sweep_knee *k)
 {

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /* token_sign/token_verify: a good token passes; every forgery we know of is refused. */
 #include "tap.h"
-#include "token.h"
-#include "util.h"
+#include "access/token.h"
+#include "base/util.h"
 
 #include <stdint.h>
 #include <stdlib.h>
