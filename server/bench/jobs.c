@@ -14,7 +14,7 @@
  * ends (leaves the live list, its streams get their end) once its last write is stored,
  * so until then it reads as running everywhere. */
 #define _GNU_SOURCE
-#include "jobs.h"
+#include "jobs_int.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -43,97 +43,13 @@
 #include "worker/spec.h"
 #include "db/dbw.h"
 
-#define JOBS_MAX_QUEUED    256
-#define JOBS_MAX_WATCHERS  64
-#define JOBS_FLUSH_S       2 /* seconds of lines a crash may cost; written off the loop */
-#define JOBS_KILL_GRACE_MS 5000
-#define JOBS_MAX_LINE      (16u << 20) /* a result line with its histogram bins */
-#define JOBS_POOL_DISKS    64          /* disks of a ZFS pool whose figures a job sums */
-
 /* The one place the states have their names: the JSON and the store hold these. */
 static const char *const job_state_names[JOB_NSTATES] = {
     [JOB_QUEUED] = "queued", [JOB_RUNNING] = "running",     [JOB_DONE] = "done",
     [JOB_FAILED] = "failed", [JOB_CANCELLED] = "cancelled", [JOB_INTERRUPTED] = "interrupted",
 };
 
-struct watcher {
-	LIST_ENTRY(watcher) link;
-	struct job *job;
-	struct stream *s;
-	bool sse;
-};
-
-/* What the findings read of an interval line. */
-struct kept_interval {
-	double elapsed_s, iops;
-	bool measure, pass;
-};
-#define JOBS_MAX_KEPT_INTERVALS (7u * 86400) /* a week of seconds */
-
-struct job {
-	TAILQ_ENTRY(job) link; /* jobs.live */
-	struct db_run run;     /* the row as stored; spec is its JSON text */
-	enum job_state state;  /* run.state's */
-	struct spec spec;
-	struct job_target where; /* its path is run.target's */
-	struct child *child;
-	bool cancel, protocol_error;
-	bool env_pending; /* its environment is being resolved (job_env.h): it waits */
-	char cancel_by[DB_NAME_MAX + 1];
-	bool have_start, have_result, have_error;
-	json_t *result; /* the worker's result line (or the partial one) */
-	char error_msg[400];
-	int64_t seq; /* last interval's */
-	double progress_pct, eta_s;
-	double live_iops[2], live_lat_ns[2]; /* its newest interval */
-	bool measuring;
-	int64_t measure_ms; /* wall clock when the measured phase began */
-	/* interval lines not yet in the store (lines[0] is seq flushed + 1); while writing,
-	 * the first of them are with the writer */
-	char **lines;
-	size_t nlines, cap;
-	int64_t flushed;
-	bool writing;       /* lines are with the writer */
-	unsigned pending;   /* writes handed to the writer and not done: each refers to the job */
-	bool finishing;     /* stopped: its final row is written or waits for the lines to be;
-	                     * it never starts (again), whatever its row still reads */
-	bool unstored;      /* the writer failed to store the final row: it reads as ended and
-	                     * the row is handed over again on each flush until stored */
-	bool unstored_full; /* the last try failed for want of space */
-	struct db_run *final;
-	/* the collector's figures over the measured seconds */
-	unsigned dev_seconds, cpu_seconds;
-	double reads, writes, rbytes, wbytes, busy, queue, rlat_ops, wlat_ops;
-	double cpu[CPU_MODES];
-	/* the target disk's raw counters at the first and the last measured sample: the
-	 * run's totals are their differences (fio's disk_util) */
-	struct disk_sample raw_first, raw_last;
-	int64_t raw_first_time, raw_last_time;
-	/* A target on a ZFS dataset has no disk of its own (where.disk ""): its figures are
-	 * the pool's disks', from its environment (zfs.disks) */
-	char pool[DB_NAME_MAX + 1];
-	char pool_disks[JOBS_POOL_DISKS][32];
-	unsigned npool;
-	int ncpus;
-	unsigned arc_seconds;
-	double arc_hits, arc_misses, arc_iohits;
-	struct kept_interval *ivs; /* each interval's phase, length and IOPS, for the findings */
-	size_t nivs, ivs_cap;
-	LIST_HEAD(watcher_list, watcher) watchers;
-};
-
-static struct {
-	struct event_base *base;
-	struct db *db;
-	struct jobs_config cfg;
-	struct job_target_rules rules;  /* the bench dirs and the settings for targets */
-	TAILQ_HEAD(job_list, job) live; /* queued and running, oldest first */
-	unsigned running, queued, watchers;
-	unsigned reserved;           /* places in the queue of batches being stored */
-	uint64_t ended[JOB_NSTATES]; /* jobs ended by this process, by end state (/metrics) */
-	struct event *kick, *flush;
-	bool subscribed, stopping, ready;
-} jobs;
+struct jobs_state jobs;
 
 static void jobs_schedule(void);
 
@@ -155,12 +71,12 @@ int jobs_state_parse(const char *name, enum job_state *out)
 	return -1;
 }
 
-static void run_set_state(struct db_run *run, enum job_state st)
+void run_set_state(struct db_run *run, enum job_state st)
 {
 	snprintf(run->state, sizeof(run->state), "%s", jobs_state_name(st));
 }
 
-static bool run_is(const struct db_run *run, enum job_state st)
+bool run_is(const struct db_run *run, enum job_state st)
 {
 	enum job_state have;
 	return jobs_state_parse(run->state, &have) == 0 && have == st;
@@ -197,18 +113,18 @@ static void jobs_fill_sample(void *arg, struct box_sample *s)
 		    (s->bench_ops_per_s[d] > 0 ? weighted[d] / s->bench_ops_per_s[d] : 0) / 1000;
 }
 
-static json_t *iso_or_null(int64_t t)
+json_t *job_iso_or_null(int64_t t)
 {
 	char buf[32];
 	return t ? json_string(util_iso8601(t, buf, sizeof(buf))) : json_null();
 }
 
-static json_t *real1(double v)
+json_t *job_real1(double v)
 {
 	return json_real(round(v * 10) / 10);
 }
 
-static struct job *job_live(int64_t id)
+struct job *job_live(int64_t id)
 {
 	for (struct job *j = TAILQ_FIRST(&jobs.live); j; j = TAILQ_NEXT(j, link))
 		if (j->run.id == id)
@@ -220,7 +136,7 @@ static struct job *job_live(int64_t id)
 
 /* Where it reads and writes (job_target.h), into run.target as well. What the row read
  * before stays when the target is refused before a path is resolved. */
-static int job_target(struct job *j, struct fault *f)
+int job_target(struct job *j, struct fault *f)
 {
 	snprintf(j->where.path, sizeof(j->where.path), "%s", j->run.target);
 	int rc = job_target_resolve(&jobs.rules, &j->spec, j->run.id, &j->where, f);
@@ -228,7 +144,7 @@ static int job_target(struct job *j, struct fault *f)
 	return rc;
 }
 
-static struct job *job_new(void)
+struct job *job_new(void)
 {
 	struct job *j = xcalloc(1, sizeof(*j));
 	j->eta_s = -1;
@@ -236,7 +152,7 @@ static struct job *job_new(void)
 }
 
 /* *dst becomes a copy of *src with texts of its own (db_run_clear() it). */
-static void run_copy(struct db_run *dst, const struct db_run *src)
+void run_copy(struct db_run *dst, const struct db_run *src)
 {
 	*dst = *src;
 	dst->spec = src->spec ? xstrdup(src->spec) : NULL;
@@ -260,7 +176,7 @@ static void run_free(struct db_run *r)
 	}
 }
 
-static void job_free(struct job *j)
+void job_free(struct job *j)
 {
 	for (size_t i = 0; i < j->nlines; i++)
 		free(j->lines[i]);
@@ -272,7 +188,7 @@ static void job_free(struct job *j)
 	free(j);
 }
 
-static void job_link(struct job *j)
+void job_link(struct job *j)
 {
 	TAILQ_INSERT_TAIL(&jobs.live, j, link);
 }
@@ -282,14 +198,14 @@ static void job_unlink(struct job *j)
 	TAILQ_REMOVE(&jobs.live, j, link);
 }
 
-static void job_set_state(struct job *j, enum job_state st)
+void job_set_state(struct job *j, enum job_state st)
 {
 	j->state = st;
 	run_set_state(&j->run, st);
 }
 
 /* The row now, on the loop's own connection: for what the caller must know is stored. */
-static int job_store(struct job *j)
+int job_store(struct job *j)
 {
 	int rc = db_run_update(jobs.db, &j->run);
 	if (rc)
@@ -402,7 +318,7 @@ static void jobs_flush_tick(evutil_socket_t fd, short what, void *arg)
 /* ---- the environment (job_env.h) */
 
 /* Resolves the job's environment; it starts once that is stored in its row. */
-static void job_env_begin(struct job *j)
+void job_env_begin(struct job *j)
 {
 	j->env_pending = true;
 	job_env_resolve(j->run.id, j->where.path, j->where.device);
@@ -444,61 +360,6 @@ static void job_env_done(int64_t id, char *text)
 		job_pool_from_env(j, text);
 	job_write(j, run_dup(&j->run), false);
 	event_active(jobs.kick, 0, 0);
-}
-
-/* ---- progress streams */
-
-/* A line as an NDJSON line, or as the data of an SSE event named for its type. */
-static void watcher_send(struct watcher *w, const char *event, const char *line, size_t len)
-{
-	if (w->sse)
-		stream_event(w->s, NULL, event, line, len);
-	else
-		stream_line(w->s, line, len);
-}
-
-static void watcher_detach(struct watcher *w)
-{
-	LIST_REMOVE(w, link);
-	jobs.watchers--;
-	free(w);
-}
-
-static json_t *end_line(const struct db_run *run)
-{
-	json_t *o = json_pack("{s:s, s:I, s:s}", "type", "end", "id", (json_int_t)run->id, "state",
-	                      run->state);
-	if (run->reason[0])
-		json_object_set_new(o, "reason", json_string(run->reason));
-	return o;
-}
-
-/* The end line, then the end of the body (http.c sends it once the line is out). */
-static void watcher_end(struct watcher *w, const struct db_run *run)
-{
-	json_t *o = end_line(run);
-	char *text = json_dumps(o, JSON_COMPACT);
-	json_decref(o);
-	watcher_send(w, "end", text, strlen(text));
-	free(text);
-	stream_end(w->s);
-	watcher_detach(w);
-}
-
-static void watcher_hook(struct stream *s, enum stream_event ev, void *arg)
-{
-	struct watcher *w = arg;
-	if (ev == STREAM_SERVER_STOPPING || ev == STREAM_ACCESS_ENDED) {
-		struct db_run tmp = w->job->run;
-		snprintf(tmp.reason, sizeof(tmp.reason), "%s",
-		         ev == STREAM_SERVER_STOPPING
-		             ? "the server is stopping"
-		             : "the stream's user, its password or authorizations changed, or its "
-		               "session ended");
-		watcher_end(w, &tmp);
-		return;
-	}
-	watcher_detach(w);
 }
 
 /* ---- the collector's figures */
@@ -617,12 +478,12 @@ static void job_add_figures(struct job *j, json_t *res)
 		double n = j->dev_seconds;
 		dev = json_pack(
 		    "{s:s, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "disk", disk,
-		    "seconds", (int)j->dev_seconds, "reads_per_s", real1(j->reads / n),
-		    "writes_per_s", real1(j->writes / n), "ops_per_s",
-		    real1((j->reads + j->writes) / n), "read_bytes_per_s",
+		    "seconds", (int)j->dev_seconds, "reads_per_s", job_real1(j->reads / n),
+		    "writes_per_s", job_real1(j->writes / n), "ops_per_s",
+		    job_real1((j->reads + j->writes) / n), "read_bytes_per_s",
 		    json_integer((json_int_t)llround(j->rbytes / n)), "write_bytes_per_s",
 		    json_integer((json_int_t)llround(j->wbytes / n)), "busy_pct",
-		    real1(j->busy / n), "queue", real1(j->queue / n), "read_latency_ms",
+		    job_real1(j->busy / n), "queue", job_real1(j->queue / n), "read_latency_ms",
 		    json_real(j->reads > 0 ? round(j->rlat_ops / j->reads * 1000) / 1000 : 0),
 		    "write_latency_ms",
 		    json_real(j->writes > 0 ? round(j->wlat_ops / j->writes * 1000) / 1000 : 0));
@@ -668,7 +529,7 @@ static void job_add_figures(struct job *j, json_t *res)
 		json_object_set_new(cpu, "cpus", json_integer(j->ncpus));
 	for (int m = 0; m < CPU_MODES; m++)
 		json_object_set_new(cpu, mode_keys[m],
-		                    j->cpu_seconds ? real1(j->cpu[m] / j->cpu_seconds)
+		                    j->cpu_seconds ? job_real1(j->cpu[m] / j->cpu_seconds)
 		                                   : json_null());
 	json_object_set_new(res, "box_cpu", cpu);
 	if (j->arc_seconds) {
@@ -676,8 +537,9 @@ static void job_add_figures(struct job *j, json_t *res)
 		json_object_set_new(
 		    res, "arc",
 		    json_pack("{s:i, s:o, s:o, s:o}", "seconds", (int)j->arc_seconds, "hits_per_s",
-		              real1(j->arc_hits / n), "misses_per_s", real1(j->arc_misses / n),
-		              "hit_pct", all > 0 ? real1(j->arc_hits / all * 100) : json_null()));
+		              job_real1(j->arc_hits / n), "misses_per_s",
+		              job_real1(j->arc_misses / n), "hit_pct",
+		              all > 0 ? job_real1(j->arc_hits / all * 100) : json_null()));
 	}
 
 	/* the line one reads first: the worker's IOPS, the disk's, the CPU share */
@@ -685,7 +547,7 @@ static void job_add_figures(struct job *j, json_t *res)
 	const char *dirs[] = {"read", "write"};
 	for (int d = 0; d < 2; d++)
 		iops += json_number_value(json_object_get(json_object_get(res, dirs[d]), "iops"));
-	json_t *sum = json_pack("{s:o}", "iops", real1(iops));
+	json_t *sum = json_pack("{s:o}", "iops", job_real1(iops));
 	json_object_set(sum, "disk", json_object_get(dev, "disk"));
 	json_t *dops = json_object_get(dev, "ops_per_s");
 	json_object_set_new(sum, "disk_iops", dops ? json_copy(dops) : json_null());
@@ -842,7 +704,7 @@ static void job_add_findings(struct job *j, json_t *res)
 
 /* The job has stopped (or never ran): its last row goes to the writer after any lines; it
  * ends when that is stored (job_ended). Until then it reads as it did. */
-static void job_finish(struct job *j, enum job_state state)
+void job_finish(struct job *j, enum job_state state)
 {
 	struct db_run *fin = run_dup(&j->run);
 	run_set_state(fin, state);
@@ -1011,578 +873,6 @@ static void jobs_schedule(void)
 static void jobs_kick(evutil_socket_t fd, short what, void *arg)
 {
 	jobs_schedule();
-}
-
-/* ---- JSON of a job */
-
-static json_t *run_json(const struct db_run *run, const struct job *live, bool full)
-{
-	json_t *spec = run->spec ? json_loads(run->spec, 0, NULL) : NULL;
-	json_t *o = json_pack(
-	    "{s:I, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:o}", "id", (json_int_t)run->id, "name",
-	    run->name, "label", run->label, "owner", run->owner, "state", run->state, "target",
-	    run->target, "spec", spec ? spec : json_object(), "created", iso_or_null(run->ctime),
-	    "started", iso_or_null(run->start_time), "ended", iso_or_null(run->end_time));
-	if (run->reason[0])
-		json_object_set_new(o, "reason", json_string(run->reason));
-	if (run->imported)
-		json_object_set_new(o, "imported", json_true());
-	if (run->sweep)
-		json_object_set_new(o, "sweep", json_integer((json_int_t)run->sweep));
-	if (live && live->child)
-		json_object_set_new(o, "worker_pid", json_integer(child_pid(live->child)));
-	if (live) {
-		json_object_set_new(o, "progress_pct", real1(live->progress_pct));
-		json_object_set_new(o, "eta_s",
-		                    live->eta_s >= 0 ? real1(live->eta_s) : json_null());
-	} else if (run_is(run, JOB_DONE)) {
-		json_object_set_new(o, "progress_pct", json_real(100));
-	}
-	if (full) { /* null while it is being resolved; the listing stays small */
-		json_t *e = run->environment ? json_loads(run->environment, 0, NULL) : NULL;
-		json_object_set_new(o, "environment", e ? e : json_null());
-	}
-	if (run->result) {
-		json_t *res = json_loads(run->result, 0, NULL);
-		if (res && full) {
-			json_object_set_new(o, "result", res);
-		} else if (res) {
-			json_object_set(o, "summary", json_object_get(res, "summary"));
-			json_decref(res);
-		}
-	}
-	return o;
-}
-
-json_t *jobs_run_json(const struct db_run *run)
-{
-	return run_json(run, NULL, false);
-}
-
-int jobs_import(struct db_run *run, const struct identity *who, const char *peer, json_t **out,
-                struct fault *f)
-{
-	snprintf(run->owner, sizeof(run->owner), "%s", who->user);
-	/* what can be found from fio's own figures (no disk, CPU or environment of ours) */
-	json_t *res = run->result ? json_loads(run->result, 0, NULL) : NULL;
-	if (json_is_object(res)) {
-		json_t *spec = run->spec ? json_loads(run->spec, 0, NULL) : NULL;
-		json_object_set_new(res, "findings", findings_compute(spec, NULL, res, NULL));
-		json_decref(spec);
-		free(run->result);
-		run->result = json_dumps(res, JSON_COMPACT);
-	}
-	json_decref(res);
-	/* the insert writes the row's identity, the update its times and result */
-	if (db_run_insert(jobs.db, run) < 0 || db_run_update(jobs.db, run) < 0) {
-		audit_log(who->user, peer, "bench.import", run->target, false, "%s", run->name);
-		return fault_store(f, db_full(jobs.db), "job");
-	}
-	audit_log(who->user, peer, "bench.import", run->target, true, "job %lld (%s)",
-	          (long long)run->id, run->name);
-	*out = run_json(run, NULL, true);
-	return 0;
-}
-
-/* A job whose end could not be stored reads as it ended. */
-static json_t *job_json(const struct job *j, bool full)
-{
-	return j->unstored ? run_json(j->final, NULL, full) : run_json(&j->run, j, full);
-}
-
-/* ---- the API's calls */
-
-/* The spec's limits that the configuration tightens, for spec_parse_limited. */
-static const struct spec_limits *jobs_limits(void)
-{
-	static struct spec_limits lim;
-	lim.max_runtime_ms = (uint64_t)jobs.cfg.max_runtime_s * 1000;
-	lim.max_runtime_why = "bench_max_runtime";
-	return &lim;
-}
-
-static int jobs_spec_fault(const struct spec_errors *errs, struct fault *f)
-{
-	static const enum fault_kind kinds[] = {
-	    [SPEC_ERR_INVALID] = ERR_INVALID_ARG,
-	    [SPEC_ERR_UNKNOWN] = ERR_UNKNOWN_ARG,
-	    [SPEC_ERR_MISSING] = ERR_MISSING_ARG,
-	};
-	const struct spec_error *e = &errs->e[0];
-	return fault_set(f, kinds[e->kind], "%s", e->message);
-}
-
-/* What a submit checks before it stores anything: the spec, its run limit, room in the
- * queue (with queue), the target and its space. *target_refused when the target was. */
-static int job_check(struct job *j, const json_t *body, bool queue, bool *target_refused,
-                     struct fault *f)
-{
-	struct spec_errors errs;
-	*target_refused = false;
-	if (spec_parse_limited(body, jobs_limits(), &j->spec, &errs) < 0)
-		return jobs_spec_fault(&errs, f);
-	uint64_t total = j->spec.ramp_ms + j->spec.runtime_ms;
-	if (total > (uint64_t)jobs.cfg.max_runtime_s * 1000)
-		return fault_set(f, ERR_INVALID_ARG,
-		                 "runtime_s: ramp and runtime of %.1f s exceed the limit of %d s "
-		                 "(bench_max_runtime)",
-		                 (double)total / 1000, jobs.cfg.max_runtime_s);
-	if (queue && jobs.queued + jobs.reserved >= JOBS_MAX_QUEUED) {
-		fault_set(f, ERR_BUSY, "jobs: %d jobs are queued already", JOBS_MAX_QUEUED);
-		f->retry_after = 60; /* (after fault_set, which clears it) */
-		return -1;
-	}
-	if (job_target(j, f) < 0 ||
-	    job_target_check_space(&jobs.rules, &j->spec, &j->where, f) < 0) {
-		*target_refused = true;
-		return -1;
-	}
-	return 0;
-}
-
-struct jobs_batch {
-	struct identity who;
-	struct job **jobs;
-	size_t n, cap;
-};
-
-struct jobs_batch *jobs_batch_new(const struct identity *who)
-{
-	struct jobs_batch *b = xcalloc(1, sizeof(*b));
-	b->who = *who;
-	return b;
-}
-
-void jobs_batch_free(struct jobs_batch *b)
-{
-	if (!b)
-		return;
-	for (size_t i = 0; i < b->n; i++)
-		job_free(b->jobs[i]);
-	free(b->jobs);
-	free(b);
-}
-
-/* The row of a checked job, queued. */
-static void job_row(struct job *j, const struct identity *who)
-{
-	struct db_run *run = &j->run;
-	snprintf(run->name, sizeof(run->name), "%s",
-	         j->spec.name[0] ? j->spec.name : spec_pattern_name(j->spec.pattern));
-	snprintf(run->label, sizeof(run->label), "%s", j->spec.label);
-	snprintf(run->owner, sizeof(run->owner), "%s", who->user);
-	job_set_state(j, JOB_QUEUED);
-	run->ctime = util_now();
-}
-
-static void job_audit_submit(const struct job *j, const char *user, const char *peer)
-{
-	audit_log(user, peer, "bench.submit", j->run.target, true, "job %lld (%s), %s",
-	          (long long)j->run.id, j->run.name, spec_pattern_name(j->spec.pattern));
-}
-
-/* A job stored as queued joins the queue, audited as submitted; its environment is
- * resolved before it may start. */
-static void job_enqueue(struct job *j, const char *user, const char *peer)
-{
-	job_audit_submit(j, user, peer);
-	job_link(j);
-	jobs.queued++;
-	job_env_begin(j);
-}
-
-/* Its spec as stored, which is what the worker gets: with the resolved target. */
-static void job_row_spec(struct job *j)
-{
-	snprintf(j->spec.target, sizeof(j->spec.target), "%s", j->run.target);
-	json_t *canon = spec_to_json(&j->spec);
-	free(j->run.spec);
-	j->run.spec = json_dumps(canon, JSON_COMPACT | JSON_SORT_KEYS);
-	json_decref(canon);
-}
-
-int jobs_batch_add(struct jobs_batch *b, const json_t *body, struct fault *f)
-{
-	struct job *j = job_new();
-	bool target_refused;
-	if (job_check(j, body, false, &target_refused, f) < 0) {
-		job_free(j);
-		return -1;
-	}
-	if (!j->spec.target[0] && !j->spec.name[0]) {
-		/* an unnamed job's file is named after its id, which no run has before storing */
-		job_free(j);
-		return fault_set(f, ERR_MISSING_ARG, "name: required for a run of a sweep");
-	}
-	job_row(j, &b->who);
-	job_row_spec(j);
-	b->jobs = util_grow(b->jobs, &b->cap, b->n, sizeof(*b->jobs));
-	b->jobs[b->n++] = j;
-	return 0;
-}
-
-struct batch_store {
-	struct jobs_batch *b;
-	struct db_sweep *s;
-	char peer[64];
-	jobs_batch_done_fn done;
-	void *arg;
-	int rc;
-	bool full;
-};
-
-/* On the writer thread: the sweep and its runs, one transaction. */
-static void batch_store_work(struct db *db, void *arg)
-{
-	struct batch_store *w = arg;
-	struct jobs_batch *b = w->b;
-	struct db_run **rows = xcalloc(b->n ? b->n : 1, sizeof(*rows));
-	for (size_t i = 0; i < b->n; i++)
-		rows[i] = &b->jobs[i]->run;
-	w->rc = db_sweep_insert_runs(db, w->s, rows, b->n);
-	w->full = w->rc != 0 && db_full(db);
-	free(rows);
-}
-
-/* On the loop: stored, the runs join the queue (at the next start when stopping). */
-static void batch_store_done(void *arg)
-{
-	struct batch_store *w = arg;
-	struct jobs_batch *b = w->b;
-	struct fault f = {0};
-	jobs.reserved -= (unsigned)b->n;
-	if (w->rc != 0) {
-		fault_store(&f, w->full, "sweep");
-	} else {
-		for (size_t i = 0; i < b->n; i++) {
-			struct job *j = b->jobs[i];
-			if (jobs.stopping) { /* stored as queued: the next start takes it */
-				job_audit_submit(j, b->who.user, w->peer);
-				job_free(j);
-				continue;
-			}
-			job_enqueue(j, b->who.user, w->peer);
-		}
-		b->n = 0; /* the queue has them now */
-	}
-	w->done(w->arg, w->rc != 0 ? &f : NULL);
-	jobs_batch_free(b);
-	free(w);
-}
-
-void jobs_batch_submit(struct jobs_batch *b, struct db_sweep *s, const char *peer,
-                       jobs_batch_done_fn done, void *arg)
-{
-	struct fault f = {0};
-	if (jobs_queue_room() < b->n) {
-		fault_set(&f, ERR_BUSY, "jobs: %zu runs, but the queue takes %u more jobs now",
-		          b->n, jobs_queue_room());
-		f.retry_after = 60; /* (after fault_set, which clears it) */
-		done(arg, &f);
-		jobs_batch_free(b);
-		return;
-	}
-	struct batch_store *w = xcalloc(1, sizeof(*w));
-	*w = (struct batch_store){.b = b, .s = s, .done = done, .arg = arg};
-	snprintf(w->peer, sizeof(w->peer), "%s", peer);
-	jobs.reserved += (unsigned)b->n;
-	/* the writer's commit waits for the disk, which a benchmark may be saturating */
-	dbw_submit(jobs.db, batch_store_work, batch_store_done, w);
-}
-
-unsigned jobs_queue_room(void)
-{
-	unsigned taken = jobs.queued + jobs.reserved;
-	return taken < JOBS_MAX_QUEUED ? JOBS_MAX_QUEUED - taken : 0;
-}
-
-int jobs_submit(const json_t *body, const struct identity *who, const char *peer, json_t **out,
-                struct fault *f)
-{
-	struct job *j = job_new();
-	bool target_refused;
-	if (job_check(j, body, true, &target_refused, f) < 0) {
-		if (target_refused)
-			audit_log(who->user, peer, "bench.submit", j->spec.target, false, "%s",
-			          f->details);
-		job_free(j);
-		return -1;
-	}
-	struct db_run *run = &j->run;
-	job_row(j, who);
-	run->spec = xstrdup("{}");
-	if (db_run_insert(jobs.db, run) < 0) {
-		bool full = db_full(jobs.db);
-		job_free(j);
-		return fault_store(f, full, "job");
-	}
-	if (!j->spec.target[0] && job_target(j, f) < 0) {
-		/* its own file, named after the id when it has no name */
-		audit_log(who->user, peer, "bench.submit", run->target, false, "%s", f->details);
-		db_run_delete(jobs.db, run->id);
-		job_free(j);
-		return -1;
-	}
-	job_row_spec(j);
-	if (job_store(j) < 0) {
-		bool full = db_full(jobs.db);
-		db_run_delete(jobs.db, run->id);
-		job_free(j);
-		return fault_store(f, full, "job");
-	}
-	job_enqueue(j, who->user, peer);
-	*out = job_json(j, true);
-	return 0;
-}
-
-struct list_ctx {
-	json_t *arr;
-};
-
-static int list_one(void *arg, const struct db_run *run)
-{
-	struct list_ctx *c = arg;
-	const struct job *live = job_live(run->id);
-	json_array_append_new(c->arr, live ? job_json(live, false) : run_json(run, NULL, false));
-	return 0;
-}
-
-int jobs_list(const struct jobs_filter *flt, json_t **out, struct fault *f)
-{
-	struct list_ctx c = {json_array()};
-	const char *state = flt->by_state ? jobs_state_name(flt->state) : NULL;
-	if (db_run_list(jobs.db, state, flt->label, flt->start, flt->sweep, flt->limit, list_one,
-	                &c) < 0) {
-		json_decref(c.arr);
-		return fault_set(f, ERR_INTERNAL, "jobs: cannot read the runs");
-	}
-	*out = c.arr;
-	return 0;
-}
-
-int jobs_run_get(int64_t id, struct db_run *run, struct fault *f)
-{
-	struct job *live = job_live(id);
-	if (live) {
-		run_copy(run, live->unstored ? live->final : &live->run);
-		return 0;
-	}
-	int rc = db_run_get(jobs.db, id, run);
-	if (rc == DB_NOTFOUND)
-		return fault_set(f, ERR_NOT_FOUND, "job: no job %lld", (long long)id);
-	if (rc)
-		return fault_set(f, ERR_INTERNAL, "jobs: cannot read job %lld", (long long)id);
-	return 0;
-}
-
-int jobs_get(int64_t id, json_t **out, struct fault *f)
-{
-	struct db_run *run = xmalloc(sizeof(*run));
-	if (jobs_run_get(id, run, f) < 0) {
-		free(run);
-		return -1;
-	}
-	const struct job *live = job_live(run->id);
-	*out = live ? job_json(live, true) : run_json(run, NULL, true);
-	db_run_clear(run);
-	free(run);
-	return 0;
-}
-
-/* Cancels the live job j; *out (when out is not NULL) is what it reads as now. */
-static int job_cancel(struct job *j, const struct identity *who, const char *peer, json_t **out,
-                      struct fault *f)
-{
-	int64_t id = j->run.id;
-	audit_log(who->user, peer, "bench.cancel", j->run.target, true, "job %lld (%s), %s",
-	          (long long)id, j->run.name, j->run.state);
-	if (j->child) {
-		if (!j->cancel) {
-			j->cancel = true;
-			snprintf(j->cancel_by, sizeof(j->cancel_by), "%s", who->user);
-			/* SIGTERM: the worker stops and reports what it did; child.c sends
-			 * SIGKILL if it has not gone after the grace period */
-			child_kill(j->child, SIGTERM);
-		}
-		if (out)
-			*out = job_json(j, true);
-		return 0;
-	}
-	if (j->unstored) { /* nothing to delete yet: the row reads as it did */
-		fault_set(f, j->unstored_full ? ERR_NO_SPACE : ERR_BUSY,
-		          "job: job %lld has ended, but its end is not stored yet (%s); "
-		          "it is tried again every %d s",
-		          (long long)id,
-		          j->unstored_full ? "the state filesystem is full"
-		                           : "the database refused it",
-		          JOBS_FLUSH_S);
-		f->retry_after = JOBS_FLUSH_S; /* (after fault_set, which clears it) */
-		return -1;
-	}
-	if (j->finishing) { /* it has stopped already: its end, as it is being stored */
-		if (out)
-			*out = run_json(j->final, NULL, true);
-		return 0;
-	}
-	jobs.queued--;
-	snprintf(j->run.reason, sizeof(j->run.reason), "cancelled by %s before it started",
-	         who->user);
-	/* the answer is the row as it will be stored (the store may take a moment) */
-	if (out) {
-		struct db_run ended = j->run;
-		run_set_state(&ended, JOB_CANCELLED);
-		ended.end_time = util_now();
-		*out = run_json(&ended, NULL, true);
-	}
-	job_finish(j, JOB_CANCELLED);
-	return 0;
-}
-
-int jobs_delete(int64_t id, const struct identity *who, const char *peer, bool *cancelled,
-                json_t **out, struct fault *f)
-{
-	*out = NULL;
-	*cancelled = false;
-	struct job *j = job_live(id);
-	if (j) {
-		*cancelled = true;
-		return job_cancel(j, who, peer, out, f);
-	}
-	/* finished: deleting its record is an administrator's call */
-	struct db_run *run = xmalloc(sizeof(*run));
-	int rc = db_run_get(jobs.db, id, run);
-	int64_t sweep = rc == 0 ? run->sweep : 0;
-	if (rc == 0)
-		db_run_clear(run);
-	free(run);
-	if (rc == DB_NOTFOUND)
-		return fault_set(f, ERR_NOT_FOUND, "job: no job %lld", (long long)id);
-	if (!(who->perms & PERM_SETTINGS_MODIFY))
-		return fault_set(f, ERR_DENIED,
-		                 "authorization: deleting a finished run needs settings:modify");
-	/* a sweep's table is its runs in order: they go with the sweep, not one by one */
-	if (sweep)
-		return fault_set(f, ERR_STATE_CHANGED,
-		                 "job: job %lld is a run of sweep %lld; delete the sweep "
-		                 "(/api/bench/v1/sweeps/%lld) to delete its runs",
-		                 (long long)id, (long long)sweep, (long long)sweep);
-	rc = db_run_delete(jobs.db, id);
-	if (rc == DB_NOTFOUND)
-		return fault_set(f, ERR_NOT_FOUND, "job: no job %lld", (long long)id);
-	if (rc)
-		return fault_store(f, db_full(jobs.db), "job");
-	audit_log(who->user, peer, "bench.delete", "", true, "job %lld", (long long)id);
-	return 0;
-}
-
-unsigned jobs_cancel_sweep(int64_t sweep, const struct identity *who, const char *peer)
-{
-	/* the ids first: cancelling a queued job may end it (and unlink it) at once */
-	int64_t *ids = NULL;
-	size_t n = 0, cap = 0;
-	for (const struct job *j = TAILQ_FIRST(&jobs.live); j; j = TAILQ_NEXT(j, link))
-		if (j->run.sweep == sweep && !j->finishing) {
-			ids = util_grow(ids, &cap, n, sizeof(*ids));
-			ids[n++] = j->run.id;
-		}
-	unsigned done = 0;
-	for (size_t i = 0; i < n; i++) {
-		struct fault f = {0};
-		struct job *j = job_live(ids[i]);
-		if (j && job_cancel(j, who, peer, NULL, &f) == 0) /* no answer of each to make */
-			done++;
-	}
-	free(ids);
-	return done;
-}
-
-/* ---- progress */
-
-/* Lines out to a stream, or into one buffer for a whole answer. */
-struct replay_ctx {
-	struct watcher *w;
-	bool sse;
-	int64_t upto; /* stored lines past this seq are in memory too: skipped */
-	struct buf out;
-};
-
-static void replay_add(struct replay_ctx *c, const char *event, const char *line, size_t len)
-{
-	if (c->w) {
-		watcher_send(c->w, event, line, len);
-	} else if (c->sse) {
-		stream_event_format(&c->out, NULL, event, line, len);
-	} else {
-		buf_add(&c->out, line, len);
-		buf_add(&c->out, "\n", 1);
-	}
-}
-
-static int replay_row(void *arg, int64_t seq, const char *line)
-{
-	struct replay_ctx *c = arg;
-	if (seq <= c->upto)
-		replay_add(c, "interval", line, strlen(line));
-	return 0;
-}
-
-bool jobs_watchable(int64_t id)
-{
-	return job_live(id) != NULL;
-}
-
-int jobs_replay(int64_t id, bool sse, struct buf *out, struct fault *f)
-{
-	struct db_run *run = xmalloc(sizeof(*run));
-	int rc = db_run_get(jobs.db, id, run);
-	if (rc) {
-		free(run);
-		return fault_set(f, rc == DB_NOTFOUND ? ERR_NOT_FOUND : ERR_INTERNAL,
-		                 "job: no job %lld", (long long)id);
-	}
-	struct replay_ctx c = {.sse = sse, .upto = INT64_MAX, .out = *out};
-	db_run_intervals(jobs.db, id, replay_row, &c);
-	json_t *end = end_line(run);
-	char *text = json_dumps(end, JSON_COMPACT);
-	json_decref(end);
-	replay_add(&c, "end", text, strlen(text));
-	free(text);
-	*out = c.out;
-	db_run_clear(run);
-	free(run);
-	return 0;
-}
-
-int jobs_watch_admit(struct fault *f)
-{
-	if (jobs.watchers < JOBS_MAX_WATCHERS)
-		return 0;
-	fault_set(f, ERR_BUSY, "progress: %d streams are open, the most served", JOBS_MAX_WATCHERS);
-	f->retry_after = 5; /* (after fault_set, which clears it) */
-	return -1;
-}
-
-void jobs_watch(int64_t id, struct stream *s, bool sse)
-{
-	struct job *j = job_live(id);
-	if (!j) { /* (jobs_watchable said it was; nothing ran in between) */
-		stream_end(s);
-		return;
-	}
-	struct watcher *w = xcalloc(1, sizeof(*w));
-	w->job = j;
-	w->s = s;
-	w->sse = sse;
-	LIST_INSERT_HEAD(&j->watchers, w, link);
-	jobs.watchers++;
-	stream_set_hook(s, watcher_hook, w);
-	log_debug("jobs: job %lld: progress stream for %s (%u streams)", (long long)id,
-	          stream_peer(s), jobs.watchers);
-	/* what is recorded first: the stored lines, then those still in memory */
-	struct replay_ctx c = {.w = w, .sse = sse, .upto = j->flushed};
-	db_run_intervals(jobs.db, id, replay_row, &c);
-	for (size_t i = 0; i < j->nlines; i++)
-		replay_add(&c, "interval", j->lines[i], strlen(j->lines[i]));
 }
 
 /* ---- start and stop */
