@@ -2,7 +2,7 @@
 /* The HTTP front on evhttp. A request enters in http_request(), is routed, authenticated
  * and authorized there, and only then reaches its handler in api/. */
 #define _GNU_SOURCE
-#include "http.h"
+#include "http_int.h"
 #include "base/hmap.h"
 #include "base/log.h"
 #include "base/util.h"
@@ -36,50 +36,6 @@
 #include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
-
-/* libevent 2.1's type of a request whose method it does not know (http-internal.h). */
-#define EVHTTP_REQ_UNKNOWN (1 << 15)
-
-/* The largest plaintext of one TLS record (RFC 8446 5.1). */
-#define TLS_RECORD_MAX 16384
-
-struct service_hdr {
-	const char *name;
-	char header[64]; /* X-Spindle-<Service>-Api */
-	char zfssa[64];  /* X-Zfssa-<Service>-Api: the appliance's, which its clients read */
-	const char *version;
-};
-
-struct listener {
-	struct evhttp *http;
-	struct evhttp_bound_socket *sock;
-	struct http_server *srv;
-	bool tls;
-};
-
-struct http_server {
-	struct event_base *base;
-	const struct router *rt;
-	struct http_options opt;
-	SSL_CTX *ssl;
-	struct listener https, plain;
-	struct service_hdr *services;
-	size_t nservices;
-	LIST_HEAD(stream_list, stream) streams; /* open streamed replies */
-	size_t inflight;
-	size_t unflushed;     /* replies handed to evhttp and not yet written out */
-	bool stopping;        /* no longer accepting: streams are told to finish */
-	char hsts[48];        /* "max-age=N", or empty */
-	struct hmap hs;       /* address -> struct hs_bucket: handshakes it may start */
-	struct event *access; /* streams_access, every second */
-	uint64_t access_seen; /* auth_changes() when the streams were last checked */
-	size_t tls_conns;     /* open TLS connections, for the cap */
-	size_t tls_peak;      /* the most open since the heap was last trimmed */
-	struct event *trim;
-	LIST_HEAD(tls_list, tls_conn) tls; /* those with a deadline event */
-	struct hmap nul_plain; /* plain connections a NUL byte arrived on (see plain_input) */
-	char *webroot_real;
-};
 
 /* --- TLS connections: the cap, and the deadline of a request arriving.
  *
@@ -285,7 +241,7 @@ static void tls_conn_input(struct evbuffer *buf, const struct evbuffer_cb_info *
 
 /* A request arrived whole (busy) or was answered (idle: what is buffered starts the clock
  * of the next one). */
-static void tls_conn_busy(struct evhttp_connection *conn, bool busy)
+void tls_conn_busy(struct evhttp_connection *conn, bool busy)
 {
 	struct tls_conn *tc = tls_conn_of(conn);
 	if (!tc || !tc->deadline)
@@ -334,7 +290,7 @@ static struct bufferevent *https_bevcb(struct event_base *base, void *arg)
  * evhttp 2.1 has no hook for a new connection, so no state of ours lives beside it.
  * Only the connections a NUL arrived on are remembered, in srv->nul_plain keyed by
  * their bufferevent, and forgotten when their request is refused (which closes them),
- * when they close after a request (conn_closed), or when a new connection's bufferevent
+ * when they close after a request (http_conn_closed), or when a new connection's bufferevent
  * turns up at the same address (plain_bevcb: the one remembered is long gone, and a
  * mark must not pass to a stranger). One that sends a NUL and goes before any request
  * is complete stays until then; past PLAIN_NUL_MAX such marks a NUL fails its
@@ -390,7 +346,7 @@ static const struct service_hdr *service_of(const struct http_server *srv, const
 	return NULL;
 }
 
-static void request_free(struct request *r)
+void request_free(struct request *r)
 {
 	if (r->query) {
 		evhttp_clear_headers(r->query);
@@ -432,7 +388,7 @@ static const char *path_service(const char *path, char *buf, size_t len)
 	return buf;
 }
 
-static void common_headers(struct request *r)
+void reply_common_headers(struct request *r)
 {
 	const char *service = r->route ? r->route->service : NULL;
 	char svc[32];
@@ -452,7 +408,7 @@ static void reply_flushed(struct evhttp_request *req, void *arg)
 		srv->unflushed--;
 }
 
-static void track_flush(struct request *r)
+void reply_track_flush(struct request *r)
 {
 	r->srv->unflushed++;
 	evhttp_request_set_on_complete_cb(r->ev, reply_flushed, r->srv);
@@ -470,7 +426,7 @@ static SSL *conn_ssl(struct evhttp_connection *conn)
 /* bufferevent_openssl makes one TLS record (and one send()) of each evbuffer chunk, and
  * evhttp hands over a reply as separate chunks: headers, body, chunk framing. Joining the
  * head of the output into one chunk puts a small answer in one record and one segment. */
-static void tls_coalesce(struct evhttp_connection *conn)
+void tls_coalesce(struct evhttp_connection *conn)
 {
 	if (!conn_ssl(conn))
 		return;
@@ -483,8 +439,7 @@ static void tls_coalesce(struct evhttp_connection *conn)
  * the socket; bufferevent_openssl would then close the socket without a TLS close_notify,
  * which OpenSSL 3 clients report as a truncation. One SSL_shutdown() call queues the alert
  * without waiting for the peer's. arg: the connection's open stream, or NULL. */
-static void stream_conn_closed(struct stream *s);
-static void conn_closed(struct evhttp_connection *conn, void *arg)
+void http_conn_closed(struct evhttp_connection *conn, void *arg)
 {
 	SSL *ssl = conn_ssl(conn);
 	if (ssl && SSL_is_init_finished(ssl) && !(SSL_get_shutdown(ssl) & SSL_SENT_SHUTDOWN)) {
@@ -498,7 +453,7 @@ static void conn_closed(struct evhttp_connection *conn, void *arg)
 }
 
 /* The reason phrases libevent 2.1 lacks (it would say "Client Error" or "Server Error"). */
-static const char *reason_phrase(int status)
+const char *http_reason_phrase(int status)
 {
 	switch (status) {
 	case 429:
@@ -510,9 +465,9 @@ static const char *reason_phrase(int status)
 	}
 }
 
-static void finish(struct request *r, int status, struct evbuffer *body)
+void reply_finish(struct request *r, int status, struct evbuffer *body)
 {
-	common_headers(r);
+	reply_common_headers(r);
 	/* evhttp leaves out Content-Length for HEAD but would still send a body: the length
 	 * is the GET's, the body goes. */
 	if (r->method == METHOD_HEAD && status != 204 && status != 304) {
@@ -523,11 +478,11 @@ static void finish(struct request *r, int status, struct evbuffer *body)
 	}
 	if (r->method == METHOD_HEAD)
 		body = NULL;
-	track_flush(r);
+	reply_track_flush(r);
 	/* NULL once the client is gone; evhttp_send_reply() then frees the request, and it never
 	 * frees a live connection before the reply is written. */
 	struct evhttp_connection *conn = evhttp_request_get_connection(r->ev);
-	evhttp_send_reply(r->ev, status, reason_phrase(status), body);
+	evhttp_send_reply(r->ev, status, http_reason_phrase(status), body);
 	tls_coalesce(conn);
 	tls_conn_busy(conn, false);
 	r->srv->inflight--;
@@ -550,7 +505,7 @@ void reply_json(struct request *r, int status, json_t *body)
 		evbuffer_add(buf, "\n", 1);
 		json_decref(body);
 	}
-	finish(r, status, buf);
+	reply_finish(r, status, buf);
 	evbuffer_free(buf);
 }
 
@@ -586,7 +541,7 @@ void reply_error(struct request *r, enum fault_kind kind, const char *fmt, ...)
 void reply_empty(struct request *r, int status)
 {
 	evhttp_add_header(evhttp_request_get_output_headers(r->ev), "Cache-Control", "no-store");
-	finish(r, status, NULL);
+	reply_finish(r, status, NULL);
 }
 
 void reply_raw(struct request *r, int status, const char *content_type, const void *data,
@@ -595,353 +550,13 @@ void reply_raw(struct request *r, int status, const char *content_type, const vo
 	struct evbuffer *buf = evbuffer_new();
 	evbuffer_add(buf, data, len);
 	evhttp_add_header(evhttp_request_get_output_headers(r->ev), "Content-Type", content_type);
-	finish(r, status, buf);
+	reply_finish(r, status, buf);
 	evbuffer_free(buf);
 }
 
 void reply_header(struct request *r, const char *key, const char *value)
 {
 	evhttp_add_header(evhttp_request_get_output_headers(r->ev), key, value);
-}
-
-/* --- streamed replies (stream.h)
- *
- * Ending a chunked reply over TLS takes care. bufferevent_openssl always defers its "output
- * drained" callback to the loop's next turn, and evhttp's write callback runs whatever
- * completion is set at that moment without looking at the buffer. A stream ended while a
- * chunk's drain callback was still on its way had evhttp take the connection back for
- * reading with the end of the body still queued: the client never saw it. So every chunk
- * goes out with stream_written() as its completion, which learns when the output is empty
- * with no drain callback left to come, and the body is ended only then. */
-
-struct stream {
-	struct request *r;
-	enum stream_format fmt;
-	stream_hook hook;
-	void *arg;
-	struct event *beat;
-	struct event *head; /* HEAD: ends the stream once its headers are out */
-	struct evbuffer *buf;
-	bool wrote;    /* a chunk went out since the last heartbeat tick */
-	bool armed;    /* a chunk was queued; stream_written() will be called */
-	bool drained;  /* stream_written() saw the output empty: no callback is on its way */
-	bool ending;   /* the owner called stream_end(); the end waits for the drain */
-	bool stopping; /* the owner was told STREAM_SERVER_STOPPING */
-	LIST_ENTRY(stream) link;
-	struct stream_fanout *fanout; /* the one it belongs to, or NULL */
-	LIST_ENTRY(stream) member;
-};
-
-static const char *const heartbeats[] = {[STREAM_CHUNKS] = "\n", [STREAM_SSE] = ":\n\n"};
-
-static void stream_leave_fanout(struct stream *s)
-{
-	if (s->fanout) {
-		LIST_REMOVE(s, member);
-		s->fanout->n--;
-		s->fanout = NULL;
-	}
-}
-
-static void stream_free(struct stream *s)
-{
-	LIST_REMOVE(s, link);
-	stream_leave_fanout(s);
-	event_free(s->beat);
-	if (s->head)
-		event_free(s->head);
-	evbuffer_free(s->buf);
-	s->r->stream = NULL;
-	free(s);
-}
-
-static void stream_tell(struct stream *s, enum stream_event ev)
-{
-	if (s->hook)
-		s->hook(s, ev, s->arg);
-}
-
-/* The client went away: evhttp has detached the request from its connection, and only
- * evhttp_send_reply_end() frees it then. An owner that already ended the stream is not
- * told. */
-static void stream_conn_closed(struct stream *s)
-{
-	struct request *r = s->r;
-	if (!s->ending)
-		stream_tell(s, STREAM_CLIENT_GONE);
-	stream_free(s);
-	evhttp_send_reply_end(r->ev);
-	r->srv->inflight--;
-	request_free(r);
-}
-
-static void stream_finish(struct stream *s)
-{
-	struct request *r = s->r;
-	struct evhttp_connection *conn = evhttp_request_get_connection(r->ev);
-	if (conn)
-		evhttp_connection_set_closecb(conn, conn_closed, NULL);
-	stream_free(s);
-	track_flush(r);
-	tls_conn_busy(conn, false);
-	evhttp_send_reply_end(r->ev);
-	r->srv->inflight--;
-	request_free(r);
-}
-
-static void stream_written(struct evhttp_connection *conn, void *arg)
-{
-	struct stream *s = arg;
-	struct bufferevent *bev = evhttp_connection_get_bufferevent(conn);
-	if (evbuffer_get_length(bufferevent_get_output(bev)) > 0)
-		return; /* an earlier chunk's late callback: this one's is still to come */
-	s->armed = false;
-	s->drained = true;
-	if (s->ending)
-		stream_finish(s);
-}
-
-/* s->buf holds the chunk: it goes out as one chunk (one TLS record when small). */
-static void stream_send(struct stream *s)
-{
-	struct request *r = s->r;
-	if (s->ending || r->method == METHOD_HEAD || evbuffer_get_length(s->buf) == 0) {
-		evbuffer_drain(s->buf,
-		               evbuffer_get_length(s->buf)); /* empty: it would end the body */
-		return;
-	}
-	struct evhttp_connection *conn = evhttp_request_get_connection(r->ev);
-	evhttp_send_reply_chunk_with_cb(r->ev, s->buf, stream_written, s);
-	tls_coalesce(conn);
-	s->wrote = true;
-	s->armed = conn != NULL;
-	s->drained = false;
-}
-
-void stream_write(struct stream *s, const void *data, size_t len)
-{
-	evbuffer_add(s->buf, data, len);
-	stream_send(s);
-}
-
-void stream_line(struct stream *s, const char *line, size_t len)
-{
-	evbuffer_add(s->buf, line, len);
-	evbuffer_add(s->buf, "\n", 1);
-	stream_send(s);
-}
-
-void stream_event_format(struct buf *b, const char *id, const char *event, const char *data,
-                         size_t len)
-{
-	if (id)
-		buf_printf(b, "id: %s\n", id);
-	buf_printf(b, "event: %s\ndata: ", event);
-	buf_add(b, data, len);
-	buf_add(b, "\n\n", 2);
-}
-
-static void sse_format(struct evbuffer *e, const char *id, const char *event, const char *data,
-                       size_t len)
-{
-	struct buf b = {0};
-	stream_event_format(&b, id, event, data, len);
-	evbuffer_add(e, b.p, b.len);
-	buf_free(&b);
-}
-
-void stream_event(struct stream *s, const char *id, const char *event, const char *data, size_t len)
-{
-	sse_format(s->buf, id, event, data, len);
-	stream_send(s);
-}
-
-void stream_comment(struct stream *s, const char *text)
-{
-	evbuffer_add_printf(s->buf, ": %s\n\n", text);
-	stream_send(s);
-}
-
-static void stream_beat(evutil_socket_t fd, short what, void *arg)
-{
-	struct stream *s = arg;
-	if (!s->wrote)
-		stream_write(s, heartbeats[s->fmt], strlen(heartbeats[s->fmt]));
-	s->wrote = false;
-}
-
-void stream_end(struct stream *s)
-{
-	struct evhttp_connection *conn = evhttp_request_get_connection(s->r->ev);
-	event_del(s->beat);
-	stream_leave_fanout(s);
-	if (conn && !s->armed && !s->drained) {
-		/* Nothing was written after the headers. Still queued, they take the end with
-		 * them; gone out, their drain callback may be on its way, so a heartbeat (bytes
-		 * the format ignores) goes first and its completion ends the body. */
-		struct bufferevent *bev = evhttp_connection_get_bufferevent(conn);
-		if (evbuffer_get_length(bufferevent_get_output(bev)) == 0)
-			stream_write(s, heartbeats[s->fmt], strlen(heartbeats[s->fmt]));
-	}
-	s->ending = true;
-	if (!conn || !s->armed)
-		stream_finish(s);
-	/* else stream_written() ends it once the last chunk is out */
-}
-
-void stream_set_hook(struct stream *s, stream_hook hook, void *arg)
-{
-	s->hook = hook;
-	s->arg = arg;
-}
-
-const char *stream_peer(const struct stream *s)
-{
-	return s->r->peer;
-}
-
-static void streams_stop(evutil_socket_t fd, short what, void *arg);
-
-/* HEAD on a streamed route: its owner is told to finish, as at shutdown. */
-static void stream_head_done(evutil_socket_t fd, short what, void *arg)
-{
-	struct stream *s = arg;
-	if (s->stopping || s->ending)
-		return;
-	s->stopping = true;
-	stream_tell(s, STREAM_SERVER_STOPPING);
-}
-
-static struct stream *stream_start(struct request *r, int status, enum stream_format fmt,
-                                   const char *content_type)
-{
-	struct http_server *srv = r->srv;
-	struct stream *s = xcalloc(1, sizeof(*s));
-	s->r = r;
-	s->fmt = fmt;
-	s->buf = evbuffer_new();
-	LIST_INSERT_HEAD(&srv->streams, s, link);
-	r->stream = s;
-
-	struct evkeyvalq *h = evhttp_request_get_output_headers(r->ev);
-	evhttp_add_header(h, "Content-Type", content_type);
-	evhttp_add_header(h, "Cache-Control", "no-store");
-	common_headers(r);
-	struct evhttp_connection *conn = evhttp_request_get_connection(r->ev);
-	evhttp_send_reply_start(r->ev, status, reason_phrase(status));
-	if (conn)
-		evhttp_connection_set_closecb(conn, conn_closed, s);
-	/* Each chunk re-arms the connection's timeout; a third of it leaves slack. */
-	struct timeval tv = {srv->opt.timeout_s >= 3 ? srv->opt.timeout_s / 3 : 1, 0};
-	s->beat = event_new(srv->base, -1, EV_PERSIST, stream_beat, s);
-	event_add(s->beat, &tv);
-	/* A stream opened on a kept-alive connection after the stop signal is told at once;
-	 * so is one answering HEAD, which has its headers and nothing to wait for. Both as
-	 * events of their own: the owner sets its hook first. */
-	if (srv->stopping) {
-		event_base_once(srv->base, -1, EV_TIMEOUT, streams_stop, srv, NULL);
-	} else if (r->method == METHOD_HEAD) {
-		s->head = evtimer_new(srv->base, stream_head_done, s); /* dies with s */
-		event_active(s->head, EV_TIMEOUT, 0);
-	}
-	return s;
-}
-
-struct stream *stream_open(struct request *r, enum stream_format fmt, const char *content_type)
-{
-	return stream_start(r, 200, fmt,
-	                    content_type        ? content_type
-	                    : fmt == STREAM_SSE ? "text/event-stream"
-	                                        : "application/json");
-}
-
-/* --- fan-out */
-
-void stream_fanout_join(struct stream_fanout *f, struct stream *s)
-{
-	stream_leave_fanout(s);
-	LIST_INSERT_HEAD(&f->members, s, member);
-	s->fanout = f;
-	f->n++;
-}
-
-static void fanout_send(struct stream_fanout *f, struct evbuffer *msg, stream_keep keep)
-{
-	struct stream *s = LIST_FIRST(&f->members), *next;
-	for (; s; s = next) {
-		next = LIST_NEXT(s, member); /* keep may end s, never another */
-		if (keep && !keep(s, s->arg))
-			continue;
-		evbuffer_add(s->buf, evbuffer_pullup(msg, -1), evbuffer_get_length(msg));
-		stream_send(s);
-	}
-}
-
-void stream_fanout_event(struct stream_fanout *f, const char *id, const char *event,
-                         const char *data, size_t len, stream_keep keep)
-{
-	struct evbuffer *msg = evbuffer_new();
-	sse_format(msg, id, event, data, len);
-	fanout_send(f, msg, keep);
-	evbuffer_free(msg);
-}
-
-void stream_fanout_comment(struct stream_fanout *f, const char *text, stream_keep keep)
-{
-	struct evbuffer *msg = evbuffer_new();
-	evbuffer_add_printf(msg, ": %s\n\n", text);
-	fanout_send(f, msg, keep);
-	evbuffer_free(msg);
-}
-
-void stream_fanout_end(struct stream_fanout *f)
-{
-	while (!LIST_EMPTY(&f->members))
-		stream_end(LIST_FIRST(&f->members));
-}
-
-/* Streams do not end by themselves: at shutdown their owners are told to finish them.
- * A hook may end any streams, so the walk restarts from the head after each call. It runs
- * as an event of its own: the streams' last bytes then go out before the drain check
- * (main.c) sees nothing in flight and leaves the loop. */
-static void streams_stop(evutil_socket_t fd, short what, void *arg)
-{
-	struct http_server *srv = arg;
-	struct stream *s = LIST_FIRST(&srv->streams);
-	while (s) {
-		if (s->stopping || s->ending) {
-			s = LIST_NEXT(s, link);
-			continue;
-		}
-		s->stopping = true;
-		stream_tell(s, STREAM_SERVER_STOPPING);
-		s = LIST_FIRST(&srv->streams);
-	}
-}
-
-/* Every second, once users, roles, passwords or sessions have changed: a stream whose
- * identity no longer holds is told to end (its owner says why), as a new request with the
- * same credentials would be refused. */
-static void streams_access(evutil_socket_t fd, short what, void *arg)
-{
-	struct http_server *srv = arg;
-	uint64_t changes = auth_changes();
-	if (changes == srv->access_seen)
-		return;
-	srv->access_seen = changes;
-	struct stream *s = LIST_FIRST(&srv->streams);
-	while (s) {
-		if (s->stopping || s->ending || !s->r->authenticated ||
-		    auth_identity_current(&s->r->who)) {
-			s = LIST_NEXT(s, link);
-			continue;
-		}
-		log_info("streams: %s's stream to %s ends: its access changed", s->r->who.user,
-		         s->r->peer);
-		s->stopping = true;
-		stream_tell(s, STREAM_ACCESS_ENDED);
-		s = LIST_FIRST(&srv->streams); /* the owner may have ended others */
-	}
 }
 
 const char *request_param(const struct request *r, int i)
@@ -1298,213 +913,6 @@ static void authorize(struct request *r)
 	rt->handler(r);
 }
 
-/* --- static files of the browser UI
- *
- * The webroot is served as it lies on disk: no index of it is kept, every request looks at
- * the file (a stat or two and an open; the body goes out by sendfile). The ETag comes from
- * the file's identity (inode, size, mtime in ns), so nothing is hashed on the loop. A
- * FILE.gz beside FILE, no older than it, is sent to clients that take gzip. */
-
-/* What every static answer carries, 404s included: the page may load only our own files,
- * run no inline script or style, and be framed by no one. */
-static const char static_csp[] =
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-    "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; "
-    "form-action 'self'";
-
-static const char *mime_type(const char *path)
-{
-	static const struct {
-		const char *ext, *type;
-	} types[] = {
-	    {".html", "text/html; charset=utf-8"},
-	    {".js", "text/javascript; charset=utf-8"},
-	    {".mjs", "text/javascript; charset=utf-8"},
-	    {".css", "text/css; charset=utf-8"},
-	    {".json", "application/json"},
-	    {".webmanifest", "application/manifest+json"},
-	    {".map", "application/json"},
-	    {".svg", "image/svg+xml"},
-	    {".png", "image/png"},
-	    {".ico", "image/x-icon"},
-	    {".woff2", "font/woff2"},
-	    {".txt", "text/plain; charset=utf-8"},
-	};
-	const char *base = strrchr(path, '/');
-	const char *dot = strrchr(base ? base : path, '.');
-	for (size_t i = 0; dot && i < nitems(types); i++)
-		if (strcmp(dot, types[i].ext) == 0)
-			return types[i].type;
-	return "application/octet-stream";
-}
-
-/* A name that carries its version or content hash never changes content, so a browser may
- * keep it for a year without asking: "uplot-1.6.32.min.js" (a -<digits>.<digits> after a
- * name part) or "app.0123abcd.js" (a dot-separated part of 8 or more hex digits, neither
- * the first nor the extension). Everything else is revalidated on every use (no-cache). */
-static bool static_versioned(const char *path)
-{
-	const char *base = strrchr(path, '/');
-	base = base ? base + 1 : path;
-	for (const char *p = strchr(base, '-'); p; p = strchr(p + 1, '-')) {
-		size_t major = strspn(p + 1, "0123456789");
-		if (p > base && major && p[1 + major] == '.' &&
-		    strspn(p + 2 + major, "0123456789") > 0)
-			return true;
-	}
-	const char *first = strchr(base, '.'), *last = strrchr(base, '.');
-	for (const char *p = first; p && p < last; p = strchr(p + 1, '.')) {
-		size_t n = strcspn(p + 1, ".");
-		if (n >= 8 && strspn(p + 1, "0123456789abcdefABCDEF") == n)
-			return true;
-	}
-	return false;
-}
-
-/* Decoded path segments that are never served, wherever they are: hidden names (".git",
- * ".env", and "." and ".." with them), and what the build of the served tree keeps beside
- * it in a development checkout (npm's package files and its node_modules). */
-static bool static_denied(const char *decoded)
-{
-	static const char *const names[] = {"node_modules", "package.json", "package-lock.json"};
-	for (const char *p = decoded; *p;) {
-		p += strspn(p, "/");
-		size_t n = strcspn(p, "/");
-		if (n && p[0] == '.')
-			return true;
-		for (size_t i = 0; i < nitems(names); i++)
-			if (n == strlen(names[i]) && strncmp(p, names[i], n) == 0)
-				return true;
-		p += n;
-	}
-	return false;
-}
-
-static void static_headers(struct request *r)
-{
-	struct evkeyvalq *h = evhttp_request_get_output_headers(r->ev);
-	evhttp_add_header(h, "Content-Security-Policy", static_csp);
-	evhttp_add_header(h, "Referrer-Policy", "no-referrer"); /* nosniff: every answer's */
-}
-
-static void static_not_found(struct request *r, const char *path)
-{
-	static_headers(r);
-	reply_error(r, ERR_NOT_FOUND, "path: %.200s: no such resource", path);
-}
-
-/* realpath() of want when it is a regular file inside the webroot: the open fd, its stat
- * and real path; -1 otherwise. realpath keeps a symlink from leading out of the tree. */
-static int static_open(const struct http_server *srv, const char *want, char real[PATH_MAX],
-                       struct stat *st)
-{
-	size_t rootlen = strlen(srv->webroot_real);
-	if (!realpath(want, real) || strncmp(real, srv->webroot_real, rootlen) != 0 ||
-	    real[rootlen] != '/')
-		return -1;
-	/* O_NONBLOCK: a FIFO placed in the tree opens at once (and is then refused as no
-	 * regular file) instead of holding the loop until someone writes it */
-	int fd = open(real, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-static bool mtime_before(const struct stat *a, const struct stat *b)
-{
-	return a->st_mtim.tv_sec < b->st_mtim.tv_sec ||
-	       (a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec < b->st_mtim.tv_nsec);
-}
-
-static void serve_static(struct request *r, const char *path)
-{
-	struct http_server *srv = r->srv;
-	if (r->method != METHOD_GET && r->method != METHOD_HEAD) {
-		static_headers(r);
-		reply_header(r, "Allow", "GET, HEAD");
-		reply_error(r, ERR_METHOD, "method: %s serves GET and HEAD only", path);
-		return;
-	}
-	/* An encoded slash or backslash names no file of ours: refused before decoding, so
-	 * that a decoded path has exactly the segments the client wrote. */
-	size_t dlen = 0;
-	char *decoded = strcasestr(path, "%2f") || strcasestr(path, "%5c")
-	                    ? NULL
-	                    : evhttp_uridecode(path, 0, &dlen);
-	char want[PATH_MAX], real[PATH_MAX], gzreal[PATH_MAX];
-	bool ok = decoded && srv->webroot_real && strlen(decoded) == dlen && /* no NUL */
-	          !static_denied(decoded);
-	if (ok) {
-		const char *rel = strcmp(decoded, "/") == 0 ? "/index.html" : decoded;
-		ok = snprintf(want, sizeof(want), "%s%s", srv->webroot_real, rel) <
-		     (int)sizeof(want) - 3;
-	}
-	free(decoded);
-	struct stat st;
-	int fd = ok ? static_open(srv, want, real, &st) : -1;
-	if (fd < 0) {
-		static_not_found(r, path);
-		return;
-	}
-	/* The precompressed sibling: a regular file in the tree, not older than the file. */
-	struct stat gst;
-	strcat(want, ".gz");
-	int gfd = static_open(srv, want, gzreal, &gst);
-	if (gfd >= 0 && mtime_before(&gst, &st)) {
-		close(gfd);
-		gfd = -1;
-	}
-	bool sibling = gfd >= 0, gz = sibling && request_accepts_gzip(r);
-	if (sibling && !gz) {
-		close(gfd);
-	} else if (gz) {
-		close(fd);
-		fd = gfd;
-	}
-	const struct stat *sent = gz ? &gst : &st;
-	char etag[96];
-	snprintf(etag, sizeof(etag), "\"%llx-%llx-%llx%s\"", (unsigned long long)sent->st_ino,
-	         (unsigned long long)sent->st_size,
-	         (unsigned long long)sent->st_mtim.tv_sec * 1000000000ULL +
-	             (unsigned long long)sent->st_mtim.tv_nsec,
-	         gz ? "-gz" : "");
-
-	static_headers(r);
-	struct evkeyvalq *h = evhttp_request_get_output_headers(r->ev);
-	evhttp_add_header(h, "ETag", etag);
-	evhttp_add_header(h, "Cache-Control",
-	                  static_versioned(real) ? "public, max-age=31536000, immutable"
-	                                         : "no-cache");
-	if (sibling)
-		evhttp_add_header(h, "Vary", "Accept-Encoding");
-	if (request_etag_matches(r, etag)) {
-		close(fd);
-		finish(r, 304, NULL);
-		return;
-	}
-	/* HEAD too: the file is only attached (sendfile), never read, and finish() sends its
-	 * length without the body. */
-	struct evbuffer *buf = evbuffer_new();
-	if (sent->st_size > 0) {
-		if (evbuffer_add_file(buf, fd, 0, sent->st_size) < 0) {
-			evbuffer_free(buf);
-			reply_error(r, ERR_INTERNAL, "path: cannot read");
-			return;
-		}
-	} else {
-		close(fd);
-	}
-	evhttp_add_header(h, "Content-Type", mime_type(real));
-	if (gz)
-		evhttp_add_header(h, "Content-Encoding", "gzip");
-	finish(r, 200, buf);
-	evbuffer_free(buf);
-}
-
 static void http_request(struct evhttp_request *req, void *arg)
 {
 	struct listener *l = arg;
@@ -1522,7 +930,7 @@ static void http_request(struct evhttp_request *req, void *arg)
 		evhttp_connection_get_peer(conn, &addr, &port);
 	snprintf(r->peer, sizeof(r->peer), "%s", addr ? addr : "");
 	if (conn) { /* the first request is the first moment evhttp shows us its connection */
-		evhttp_connection_set_closecb(conn, conn_closed, NULL);
+		evhttp_connection_set_closecb(conn, http_conn_closed, NULL);
 		tls_conn_busy(conn, true);
 	}
 
