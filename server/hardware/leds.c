@@ -6,7 +6,7 @@
  * there: server/hardware/ledhelper.c). Every request is an op that
  * waits for a fresh enough snapshot, reads back the LEDs its answer shows, and answers. */
 #define _GNU_SOURCE
-#include "leds.h"
+#include "leds_int.h"
 #include "access/audit.h"
 #include "db/dbw.h"
 #include "base/child.h"
@@ -30,119 +30,26 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#define LEDS_TTL_NS        1000000000ull  /* a request finds an older inventory stale */
-#define LEDS_COUNT_TTL_NS  10000000000ull /* leds_lit_count rereads every LED this often */
-#define LEDS_KILL_GRACE_MS 1000
-#define LEDS_KEY_MAX       (SYSFS_ID_MAX + 16)
-
-enum led_backend { LED_VIRTUAL, LED_SES, LED_LEDS, LED_LEDCTL, LED_IPMI };
-static const char *const backend_names[] = {"virtual", "ses", "leds", "ledctl", "ipmi"};
-
-/* What the config asks for: auto, or one backend. */
-enum led_choice { CHOOSE_AUTO = -1 };
-
-/* One LED in a snapshot. */
-struct comp {
-	char key[LEDS_KEY_MAX]; /* "chassis/<id>" or "disk/<id>" */
-	enum led_backend backend;
-	char *path;       /* ses: the slot's locate file; leds: brightness; else NULL */
-	char *fault_path; /* ses: the slot's fault file */
-	int locate;       /* ses, leds: as last read back (1, 0, -1 unreadable) */
-};
-
-struct snap {
-	struct sysfs_inventory inv;
-	struct comp *chassis; /* parallel to inv.chassis */
-	struct comp *disks;   /* parallel to inv.disks */
-	uint64_t taken_ns;
-	unsigned gen;
-};
-
-/* What was last set on a component, as led_state holds it. */
-struct rec {
-	char key[LEDS_KEY_MAX];
-	bool locate;
-	int64_t lit_since; /* Unix time the LED was turned on (or first seen lit), 0: off */
-	bool busy;         /* a change is in flight */
-	char fault[200];   /* why re-applying it at start failed, or "" */
-};
-
-enum op_kind { OP_CHASSIS_LIST, OP_CHASSIS, OP_DISK_LIST, OP_DISK, OP_LOCATE, OP_REAPPLY };
-
-struct readback {
-	bool disk;
-	size_t idx;
-	char key[LEDS_KEY_MAX];
-	char *path, *fault_path; /* copies: the snapshot may go while the helper reads */
-	int locate, faulted;
-};
-
-struct op {
-	enum op_kind kind;
-	char chassis[SYSFS_ID_MAX + 1], disk[SYSFS_ID_MAX + 1];
-	bool on;
-	char user[65], peer[64];
-	leds_done cb;
-	void *arg;
-	struct op *next; /* waiting for a scan */
-	/* reading back */
-	struct readback *rb;
-	size_t nrb, rb_cap;
-	unsigned gen;
-	/* a change */
-	char key[LEDS_KEY_MAX];
-	char target[2 * SYSFS_ID_MAX + 16]; /* "chassis/<c>/disk/<d>" for the audit */
-	enum led_backend backend;
-	char *path, *fault_path;
-	char device[32];
-	char command[96]; /* as run, for messages */
-	int old, now, faulted, err;
-	int64_t at; /* the row's time, and so the lit LED's lit_since: one clock read */
-	/* the change could not be stored: it is being undone, then this is the answer */
-	bool undoing;
-	struct fault unstored;
-	struct op *next_store; /* in leds.stores while its row is with the writer */
-};
-
-struct scan_job {
-	struct snap *snap;
-	bool full; /* every LED read too, not just what is there */
-};
-
-static struct {
-	struct event_base *base;
-	struct db *db;
-	struct workq *wq;
-	char *root;
-	char *system_led;
-	char *ledctl_socket;    /* the root helper's socket, used when it exists */
-	struct sock_req *socks; /* ledctl requests waiting on the helper's answer */
-	int sys_choice, disk_choice;
-	int timeout_ms;
-	struct snap *snap;
-	unsigned gen;
-	bool scanning;
-	uint64_t leds_read_ns; /* when every LED was last read */
-	struct op *waiters, *waiters_tail;
-	struct rec *recs;
-	size_t nrecs, caprecs;
-	struct op *stores; /* changes whose row and audit entry are with the writer */
-	bool started, stopping;
-} leds;
-
-/* One ledctl request through the helper's socket: its answer is read on the loop. */
-struct sock_req {
-	struct op *op;
-	int fd;
-	struct event *ev;
-	char buf[512];
-	size_t len;
-	struct sock_req *next;
-};
+struct leds_state leds;
 
 static void op_run(struct op *op, bool fresh);
 static void op_free(struct op *op);
-static void faults_to_problems(void);
+
+/* --- the backends: one table (each is defined in the file of its kind) */
+
+/* An LED that only the record holds: nothing to set, so it is set. */
+static void virtual_set(struct op *op)
+{
+	op->now = op->on;
+	locate_commit(op);
+}
+
+const struct led_backend_ops led_virtual = {"virtual", virtual_set, false, false};
+
+const struct led_backend_ops *const led_backends[LED_NBACKENDS] = {
+    [LED_VIRTUAL] = &led_virtual, [LED_SES] = &led_ses,   [LED_LEDS] = &led_leds,
+    [LED_LEDCTL] = &led_ledctl,   [LED_IPMI] = &led_ipmi,
+};
 
 /* --- small helpers */
 
@@ -150,8 +57,8 @@ static int choice_parse(const char *s)
 {
 	if (!s || strcmp(s, "auto") == 0)
 		return CHOOSE_AUTO;
-	for (size_t i = 0; i < nitems(backend_names); i++)
-		if (strcmp(s, backend_names[i]) == 0)
+	for (size_t i = 0; i < nitems(led_backends); i++)
+		if (strcmp(s, led_backends[i]->name) == 0)
 			return (int)i;
 	return CHOOSE_AUTO;
 }
@@ -182,12 +89,12 @@ static bool on_path(const char *name)
 }
 
 /* Whether ledctl goes through the root helper: its socket is there. */
-static bool ledctl_via_socket(void)
+bool ledctl_via_socket(void)
 {
 	return leds.ledctl_socket && access(leds.ledctl_socket, F_OK) == 0;
 }
 
-static struct rec *rec_find(const char *key)
+struct rec *rec_find(const char *key)
 {
 	for (size_t i = 0; i < leds.nrecs; i++)
 		if (strcmp(leds.recs[i].key, key) == 0)
@@ -195,7 +102,7 @@ static struct rec *rec_find(const char *key)
 	return NULL;
 }
 
-static struct rec *rec_get(const char *key)
+struct rec *rec_get(const char *key)
 {
 	struct rec *r = rec_find(key);
 	if (r)
@@ -207,15 +114,10 @@ static struct rec *rec_get(const char *key)
 	return r;
 }
 
-static bool readable(enum led_backend b)
-{
-	return b == LED_SES || b == LED_LEDS;
-}
-
 /* What a component's LED shows: read back where the hardware tells, else as recorded. */
-static int comp_locate(const struct comp *c)
+int comp_locate(const struct comp *c)
 {
-	if (readable(c->backend))
+	if (led_backends[c->backend]->readable)
 		return c->locate;
 	const struct rec *r = rec_find(c->key);
 	return r && r->locate ? 1 : 0;
@@ -255,7 +157,7 @@ static long disk_index(const struct snap *s, size_t chassis, const char *id)
 	return -1;
 }
 
-static struct comp *comp_by_key(struct snap *s, const char *key, long *idx, bool *disk)
+struct comp *comp_by_key(struct snap *s, const char *key, long *idx, bool *disk)
 {
 	for (size_t i = 0; s && i < s->inv.nchassis; i++)
 		if (strcmp(s->chassis[i].key, key) == 0) {
@@ -449,7 +351,7 @@ static void scan_done(void *arg)
 	if (first) {
 		log_info("leds: %zu chassis, %zu disks and slots; system locator via %s",
 		         leds.snap->inv.nchassis, leds.snap->inv.ndisks,
-		         backend_names[leds.snap->chassis[0].backend]);
+		         led_backends[leds.snap->chassis[0].backend]->name);
 		if (leds.system_led && leds.snap->chassis[0].backend != LED_LEDS)
 			log_warn("leds: no LED %s under %s/sys/class/leds", leds.system_led,
 			         leds.root);
@@ -496,237 +398,6 @@ static void scan_start(bool full)
 	leds.scanning = true;
 }
 
-/* --- answering */
-
-static json_t *str_or_null(const char *s)
-{
-	return s && s[0] ? json_string(s) : json_null();
-}
-
-/* The guide's string keys are strings: "" where the box cannot tell (null breaks clients
- * that call string methods on them). */
-static json_t *str_or_empty(const char *s)
-{
-	return json_string(s ? s : "");
-}
-
-static json_t *tri(int v)
-{
-	return v < 0 ? json_null() : json_boolean(v);
-}
-
-static void add_led(json_t *o, const struct comp *c)
-{
-	json_object_set_new(o, "locate", tri(comp_locate(c)));
-	json_object_set_new(o, "led_backend", json_string(backend_names[c->backend]));
-	const struct rec *r = rec_find(c->key);
-	if (r && r->fault[0])
-		json_object_set_new(o, "led_fault", json_string(r->fault));
-}
-
-/* A name-based (RFC 4122 version 5) uuid: the same id gives the same uuid after every
- * restart, as the ids themselves stay. */
-static void derived_uuid(const char *kind, const char *id, char out[37])
-{
-	/* The namespace: a fixed random uuid of Spindle's own. */
-	static const unsigned char ns[16] = {0x5b, 0x1d, 0x3c, 0x7e, 0x0a, 0x94, 0x4f, 0x2e,
-	                                     0x9c, 0x61, 0x27, 0xd8, 0x43, 0xb0, 0x85, 0x16};
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
-	char name[2 * SYSFS_ID_MAX + 32], hex[33];
-	int n = snprintf(name, sizeof(name), "%s/%s", kind, id);
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-	if (!ctx || EVP_DigestInit_ex(ctx, EVP_sha1(), NULL) != 1 ||
-	    EVP_DigestUpdate(ctx, ns, sizeof(ns)) != 1 ||
-	    EVP_DigestUpdate(ctx, name, (size_t)(n < 0 ? 0 : n)) != 1 ||
-	    EVP_DigestFinal_ex(ctx, md, &mdlen) != 1 || mdlen < 16)
-		memset(md, 0, 16);
-	EVP_MD_CTX_free(ctx);
-	md[6] = (unsigned char)((md[6] & 0x0f) | 0x50); /* version 5 */
-	md[8] = (unsigned char)((md[8] & 0x3f) | 0x80); /* RFC 4122 variant */
-	util_hex(md, 16, hex);
-	snprintf(out, 37, "%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8, hex + 12, hex + 16, hex + 20);
-}
-
-/* The appliance's manufacturer: the SCSI vendor, else (ATA, NVMe) the first word of a
- * model that has one, as "Samsung SSD 860" names its maker. */
-static json_t *manufacturer(const char *vendor, const char *model)
-{
-	if (vendor[0])
-		return json_string(vendor);
-	const char *sp = strchr(model, ' ');
-	if (!sp || sp == model)
-		return json_string("");
-	return json_stringn(model, (size_t)(sp - model));
-}
-
-/* rpm where the disk says it (VPD page B1); null for solid state and unknown. */
-static json_t *rpm_json(int rpm)
-{
-	return rpm > 1 ? json_integer(rpm) : json_null();
-}
-
-static bool disk_faulted(const struct sysfs_disk *d)
-{
-	return d->present && d->faulted == 1;
-}
-
-/* The appliance's FMRI of a chassis, hc://:chassis-mfg=...:chassis-serial=... */
-static json_t *chassis_fru(const struct sysfs_chassis *ch)
-{
-	return json_sprintf(
-	    "hc://:chassis-mfg=%s:chassis-name=%s:chassis-part=%s:chassis-serial=%s",
-	    ch->vendor[0] ? ch->vendor : "unknown", ch->model[0] ? ch->model : "unknown",
-	    ch->part[0] ? ch->part : "unknown", ch->serial[0] ? ch->serial : "unknown");
-}
-
-static json_t *chassis_json(const struct snap *s, size_t i)
-{
-	const struct sysfs_chassis *ch = &s->inv.chassis[i];
-	json_t *o = json_object();
-	bool faulted = false;
-	int rpm = -1; /* the rpm its disks share: -1 none seen yet, 0 they differ */
-	for (size_t k = 0; k < s->inv.ndisks; k++) {
-		const struct sysfs_disk *d = &s->inv.disks[k];
-		if (d->chassis != i || !d->present)
-			continue;
-		faulted |= disk_faulted(d);
-		int r = d->rpm > 1 ? d->rpm : 0;
-		rpm = rpm < 0 ? r : rpm == r ? rpm : 0;
-	}
-	char uuid[37];
-	if (ch->uuid[0])
-		snprintf(uuid, sizeof(uuid), "%s", ch->uuid);
-	else
-		derived_uuid("chassis", ch->id, uuid);
-	json_object_set_new(o, "id", json_string(ch->id));
-	/* The appliance names the system chassis by its host and a disk shelf by its serial;
-	 * Spindle's descriptive name is display_name. */
-	json_object_set_new(o, "name",
-	                    json_string(!ch->enclosure && ch->hostname[0] ? ch->hostname
-	                                : ch->enclosure && ch->serial[0]  ? ch->serial
-	                                : ch->enclosure                   ? ch->id
-	                                                                  : ch->name));
-	json_object_set_new(o, "display_name", json_string(ch->name));
-	/* The appliance's types: "system", and "storage" for a disk shelf. */
-	json_object_set_new(o, "type", json_string(ch->enclosure ? "storage" : "system"));
-	json_object_set_new(o, "kind", json_string(ch->enclosure ? "enclosure" : "system"));
-	json_object_set_new(o, "vendor", str_or_null(ch->vendor));
-	json_object_set_new(o, "manufacturer", str_or_empty(ch->vendor));
-	json_object_set_new(o, "model", str_or_empty(ch->model));
-	json_object_set_new(o, "serial", str_or_empty(ch->serial));
-	json_object_set_new(o, "revision", str_or_empty(ch->revision));
-	json_object_set_new(o, "part", str_or_empty(ch->part));
-	json_object_set_new(o, "faulted", json_boolean(faulted));
-	json_object_set_new(o, "rpm", rpm_json(rpm));
-	json_object_set_new(o, "path", json_integer(ch->paths > 0 ? ch->paths : 1));
-	json_object_set_new(o, "uuid", json_string(uuid));
-	json_object_set_new(o, "fru", chassis_fru(ch));
-	if (!ch->enclosure)
-		json_object_set_new(o, "hostname", str_or_null(ch->hostname));
-	add_led(o, &s->chassis[i]);
-	json_object_set_new(o, "disk_count", json_integer(ch->ndisks));
-	if (ch->enclosure)
-		json_object_set_new(o, "slot_count", json_integer(ch->nslots));
-	return o;
-}
-
-/* The appliance labels disk bays "HDD 0", "HDD 1", ...: by slot number in an enclosure,
- * by place in the list in the system chassis. */
-static long disk_label(const struct snap *s, size_t i, char *out, size_t len)
-{
-	const struct sysfs_disk *d = &s->inv.disks[i];
-	if (d->slot_number >= 0) {
-		snprintf(out, len, "HDD %d", d->slot_number);
-		return d->slot_number;
-	}
-	long n = 0;
-	for (size_t k = 0; k < i; k++)
-		n += s->inv.disks[k].chassis == d->chassis;
-	snprintf(out, len, "HDD %ld", n);
-	return n;
-}
-
-static json_t *disk_json(const struct snap *s, size_t i)
-{
-	const struct sysfs_disk *d = &s->inv.disks[i];
-	const struct sysfs_chassis *ch = &s->inv.chassis[d->chassis];
-	char label[32], uuid[37];
-	long bay = disk_label(s, i, label, sizeof(label));
-	derived_uuid("disk", d->id, uuid);
-	json_t *o = json_object();
-	json_object_set_new(o, "id", json_string(d->id));
-	json_object_set_new(o, "chassis", json_string(ch->id));
-	json_object_set_new(o, "device", str_or_null(d->device));
-	json_object_set_new(o, "label", json_string(label));
-	json_object_set_new(o, "location", str_or_null(d->label));
-	json_object_set_new(o, "vendor", str_or_null(d->vendor));
-	json_object_set_new(o, "manufacturer",
-	                    d->present ? manufacturer(d->vendor, d->model) : json_string(""));
-	json_object_set_new(o, "model", str_or_empty(d->model));
-	json_object_set_new(o, "serial", str_or_empty(d->serial));
-	json_object_set_new(o, "revision", str_or_empty(d->revision));
-	json_object_set_new(o, "part", json_string(""));
-	json_object_set_new(o, "wwid", str_or_null(d->wwid));
-	json_object_set_new(o, "size",
-	                    d->device[0] ? json_integer((json_int_t)d->size) : json_null());
-	json_object_set_new(o, "rotational", tri(d->rotational));
-	json_object_set_new(o, "rpm", rpm_json(d->rpm));
-	json_object_set_new(o, "interface", str_or_null(d->interface));
-	json_object_set_new(o, "present", json_boolean(d->present));
-	json_object_set_new(o, "faulted", json_boolean(disk_faulted(d)));
-	json_object_set_new(o, "fault_status",
-	                    json_string(d->faulted < 0 ? "unknown"
-	                                : d->faulted   ? "faulted"
-	                                               : "ok"));
-	json_object_set_new(o, "pathcount", json_integer(d->device[0] ? d->paths : 0));
-	json_object_set_new(
-	    o, "fru",
-	    json_sprintf("hc://:chassis-serial=%s:fru-serial=%s:fru-part=%s/bay=%ld",
-	                 ch->serial[0] ? ch->serial : ch->id, d->serial[0] ? d->serial : "unknown",
-	                 d->model[0] ? d->model : "unknown", bay));
-	json_object_set_new(o, "uuid", json_string(uuid));
-	json_object_set_new(o, "enclosure", ch->enclosure ? json_string(ch->id) : json_null());
-	json_object_set_new(o, "slot", str_or_null(d->slot));
-	add_led(o, &s->disks[i]);
-	return o;
-}
-
-/* An open problem for every present disk its enclosure marks faulted; cleared when the
- * mark goes (or the disk does). */
-static void faults_to_problems(void)
-{
-	struct snap *s = leds.snap;
-	if (!s)
-		return;
-	const char **keep = xcalloc(s->inv.ndisks + 1, sizeof(*keep));
-	char(*keys)[LEDS_KEY_MAX + 8] = xcalloc(s->inv.ndisks + 1, sizeof(*keys));
-	size_t n = 0;
-	for (size_t i = 0; i < s->inv.ndisks; i++) {
-		const struct sysfs_disk *d = &s->inv.disks[i];
-		if (!disk_faulted(d))
-			continue;
-		const struct sysfs_chassis *ch = &s->inv.chassis[d->chassis];
-		char label[32], href[2 * SYSFS_ID_MAX + 64];
-		disk_label(s, i, label, sizeof(label));
-		snprintf(keys[n], sizeof(keys[n]), "disk/%s", d->id);
-		snprintf(href, sizeof(href), "/api/hardware/v1/chassis/%s/disk/%s", ch->id, d->id);
-		struct problem_component c = {.chassis = ch->id, .label = label, .href = href};
-		static const struct problem_text t = {
-		    "SP-DISK-FAULT", "Fault", "The disk may fail or already return errors.",
-		    "Replace the disk; its locator LED can be lit to find it."};
-		problems_raise(keys[n], PROBLEM_MAJOR, &t, &c,
-		               "The enclosure %s marks the disk in %s (%s%s%s) as faulted", ch->id,
-		               d->slot[0] ? d->slot : label, d->device[0] ? d->device : "no device",
-		               d->serial[0] ? ", serial " : "", d->serial);
-		keep[n] = keys[n];
-		n++;
-	}
-	problems_clear_others("disk/", keep, n);
-	free(keys);
-	free(keep);
-}
-
 static void op_free(struct op *op)
 {
 	free(op->rb);
@@ -735,9 +406,7 @@ static void op_free(struct op *op)
 	free(op);
 }
 
-static void op_fail(struct op *op, enum fault_kind kind, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void op_fail(struct op *op, enum fault_kind kind, const char *fmt, ...)
+void op_fail(struct op *op, enum fault_kind kind, const char *fmt, ...)
 {
 	struct fault f = {.kind = kind};
 	va_list ap;
@@ -884,7 +553,7 @@ static void op_target(struct op *op)
 		snprintf(op->target, sizeof(op->target), "chassis/%s", op->chassis);
 }
 
-static const char *onoff(int v)
+const char *onoff(int v)
 {
 	return v < 0 ? "unknown" : v ? "on" : "off";
 }
@@ -906,7 +575,7 @@ static void led_row(struct db_led *row, struct op *op)
 	row->mtime = op->at;
 	row->locate = op->on;
 	snprintf(row->component, sizeof(row->component), "%s", op->key);
-	snprintf(row->backend, sizeof(row->backend), "%s", backend_names[op->backend]);
+	snprintf(row->backend, sizeof(row->backend), "%s", led_backends[op->backend]->name);
 }
 
 /* What the hardware now shows, into the snapshot; the record follows when set. */
@@ -928,14 +597,13 @@ static void locate_apply(struct op *op, bool record)
 	long idx;
 	bool disk;
 	struct comp *c = comp_by_key(leds.snap, op->key, &idx, &disk);
-	if (c && c->path && readable(c->backend)) {
+	if (c && c->path && led_backends[c->backend]->readable) {
 		c->locate = op->now;
 		if (disk && op->fault_path)
 			leds.snap->inv.disks[idx].faulted = op->faulted;
 	}
 }
 
-static void locate_failed(struct op *op, enum fault_kind kind, const char *why);
 static void locate_backend(struct op *op);
 
 /* A change is answered only once its row and audit entry are committed together. */
@@ -977,7 +645,7 @@ static void store_done(void *arg)
 	if (ok) {
 		locate_apply(op, true);
 		log_info("leds: %s locate %s -> %s (%s) by %s", op->target, onoff(op->old),
-		         onoff(op->on), backend_names[op->backend], op->user);
+		         onoff(op->on), led_backends[op->backend]->name, op->user);
 		op_answer(op);
 		return;
 	}
@@ -988,7 +656,7 @@ static void store_done(void *arg)
 	fault_store(&op->unstored, full, what);
 	audit_log(op->user, op->peer, "hardware.locate", op->target, false,
 	          "locate %s -> %s (%s) not recorded: %s", onoff(op->old), onoff(op->on),
-	          backend_names[op->backend],
+	          led_backends[op->backend]->name,
 	          full ? "the state filesystem is full" : "database error");
 	log_warn("leds: %s", op->unstored.details);
 	op->undoing = true;
@@ -1003,7 +671,7 @@ static void store_done(void *arg)
 }
 
 /* The change took on the hardware: record it (with its audit entry) before answering. */
-static void locate_commit(struct op *op)
+void locate_commit(struct op *op)
 {
 	if (op->kind == OP_REAPPLY) {
 		/* the record says on already; the row is written again for its backend */
@@ -1012,7 +680,7 @@ static void locate_commit(struct op *op)
 		locate_apply(op, true);
 		dbw_submit(leds.db, led_put_work, free, row);
 		log_info("leds: %s re-applied: locate on (%s)", op->key,
-		         backend_names[op->backend]);
+		         led_backends[op->backend]->name);
 		op_free(op);
 		return;
 	}
@@ -1026,7 +694,7 @@ static void locate_commit(struct op *op)
 	led_row(&j->row, op);
 	audit_entry(&j->audit, op->user, op->peer, "hardware.locate", op->target, true,
 	            "locate %s -> %s (%s)", onoff(op->old), onoff(op->on),
-	            backend_names[op->backend]);
+	            led_backends[op->backend]->name);
 	j->op = op;
 	op->next_store = leds.stores;
 	leds.stores = op;
@@ -1051,11 +719,11 @@ static void led_problem(const struct op *op, const char *why)
 	problems_raise(key, PROBLEM_MINOR, &t, &c,
 	               "The locator LED of %s was on and could not be lit again at start (%s): "
 	               "%.200s",
-	               op->key, backend_names[op->backend], why);
+	               op->key, led_backends[op->backend]->name, why);
 }
 
 /* The change failed: the recorded state stays as it was. */
-static void locate_failed(struct op *op, enum fault_kind kind, const char *why)
+void locate_failed(struct op *op, enum fault_kind kind, const char *why)
 {
 	struct rec *r = rec_find(op->key);
 	if (r)
@@ -1078,238 +746,8 @@ static void locate_failed(struct op *op, enum fault_kind kind, const char *why)
 	}
 	audit_log(op->user, op->peer, "hardware.locate", op->target, false,
 	          "locate %s -> %s (%s) failed: %s", onoff(op->old), onoff(op->on),
-	          backend_names[op->backend], why);
+	          led_backends[op->backend]->name, why);
 	op_fail(op, kind, "locate: %s", why);
-}
-
-static void write_work(void *arg)
-{
-	struct op *op = arg;
-	int was = sysfs_read_flag(op->path);
-	if (was >= 0)
-		op->old = was;
-	char value[32] = "0\n";
-	if (op->on && op->backend == LED_LEDS) {
-		/* An LED is on at any brightness; full brightness is what people look for. */
-		char *dir = xstrdup(op->path), *slash = strrchr(dir, '/');
-		if (slash)
-			*slash = '\0';
-		char *maxp = xasprintf("%s/max_brightness", dir);
-		long long max = sysfs_read_ll(maxp);
-		snprintf(value, sizeof(value), "%lld\n", max > 0 ? max : 1);
-		free(maxp);
-		free(dir);
-	} else if (op->on) {
-		snprintf(value, sizeof(value), "1\n");
-	}
-	if (sysfs_write(op->path, value) < 0) {
-		op->err = errno;
-		return;
-	}
-	op->now = sysfs_read_flag(op->path);
-	op->faulted = op->fault_path ? sysfs_read_flag(op->fault_path) : -1;
-}
-
-static void write_done(void *arg)
-{
-	struct op *op = arg;
-	char why[PATH_MAX + 64];
-	if (op->err) {
-		snprintf(why, sizeof(why), "cannot write %s: %s", op->path, strerror(op->err));
-		locate_failed(op, ERR_BACKEND, why);
-		return;
-	}
-	if (op->now != (op->on ? 1 : 0)) {
-		long idx;
-		bool disk;
-		struct comp *c = comp_by_key(leds.snap, op->key, &idx, &disk);
-		if (c)
-			c->locate = op->now;
-		snprintf(why, sizeof(why), "%s reads %s after writing %s", op->path, onoff(op->now),
-		         onoff(op->on));
-		locate_failed(op, ERR_BACKEND, why);
-		return;
-	}
-	locate_commit(op);
-}
-
-/* The first line of a command's complaint, for the fault. */
-static void first_line(const char *s, char *out, size_t len)
-{
-	while (*s == ' ' || *s == '\n' || *s == '\t' || *s == '\r')
-		s++;
-	size_t n = strcspn(s, "\r\n");
-	if (n >= len)
-		n = len - 1;
-	for (size_t i = 0; i < n; i++)
-		out[i] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
-	out[n] = '\0';
-}
-
-static void command_exit(void *arg, const struct child_result *res)
-{
-	struct op *op = arg;
-	char msg[160], why[400];
-	if (leds.stopping) {
-		struct rec *r = rec_find(op->key);
-		if (r)
-			r->busy = false;
-		op_fail(op, ERR_BUSY, "locate: the server is shutting down");
-		return;
-	}
-	if (res->exited && res->exit_code == 0) {
-		op->now = op->on;
-		locate_commit(op);
-		return;
-	}
-	first_line(res->err_len ? res->err : res->out ? res->out : "", msg, sizeof(msg));
-	if (res->timed_out) {
-		snprintf(why, sizeof(why), "%s gave no answer within %d s and was killed",
-		         op->command, leds.timeout_ms / 1000);
-		locate_failed(op, ERR_TIMEOUT, why);
-		return;
-	}
-	if (res->exited)
-		snprintf(why, sizeof(why), "%s failed with exit status %d%s%s", op->command,
-		         res->exit_code, msg[0] ? ": " : "", msg);
-	else
-		snprintf(why, sizeof(why), "%s was killed by signal %d%s%s", op->command,
-		         res->signal, msg[0] ? ": " : "", msg);
-	locate_failed(op, ERR_BACKEND, why);
-}
-
-static void sock_req_free(struct sock_req *q)
-{
-	for (struct sock_req **pp = &leds.socks; *pp; pp = &(*pp)->next)
-		if (*pp == q) {
-			*pp = q->next;
-			break;
-		}
-	if (q->ev)
-		event_free(q->ev);
-	if (q->fd >= 0)
-		close(q->fd);
-	free(q);
-}
-
-/* The helper's answer: one line, "ok" or "error REASON", then the end of the stream. */
-static void sock_read(evutil_socket_t fd, short what, void *arg)
-{
-	struct sock_req *q = arg;
-	struct op *op = q->op;
-	char why[700];
-	if (what & EV_TIMEOUT) {
-		snprintf(why, sizeof(why), "%s gave no answer within %d s", op->command,
-		         leds.timeout_ms / 1000);
-		sock_req_free(q);
-		locate_failed(op, ERR_TIMEOUT, why);
-		return;
-	}
-	ssize_t n = read(fd, q->buf + q->len, sizeof(q->buf) - 1 - q->len);
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return;
-	if (n > 0) {
-		q->len += (size_t)n;
-		if (q->len < sizeof(q->buf) - 1)
-			return;
-	}
-	int err = n < 0 ? errno : 0;
-	q->buf[q->len] = '\0';
-	char line[400];
-	first_line(q->buf, line, sizeof(line));
-	sock_req_free(q);
-	if (strcmp(line, "ok") == 0) {
-		op->now = op->on;
-		locate_commit(op);
-		return;
-	}
-	if (err)
-		snprintf(why, sizeof(why), "%s: %s", op->command, strerror(err));
-	else if (strncmp(line, "error ", 6) == 0)
-		snprintf(why, sizeof(why), "%s", line + 6);
-	else
-		snprintf(why, sizeof(why), "%s gave no answer%s%s", op->command,
-		         line[0] ? ": " : "", line);
-	locate_failed(op, ERR_BACKEND, why);
-}
-
-/* ledctl through the root helper (spindle-ledctl.socket): one request line, the write
- * side shut so that the helper knows it is whole, the answer read on the loop. A local
- * stream socket takes a line this short at once. */
-static void sock_start(struct op *op, const char *arg)
-{
-	char why[PATH_MAX + 128];
-	snprintf(op->command, sizeof(op->command), "ledctl %s (via the helper)", arg);
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	if (strlen(leds.ledctl_socket) >= sizeof(sa.sun_path)) {
-		snprintf(why, sizeof(why), "%s: the socket path is too long", op->command);
-		locate_failed(op, ERR_BACKEND, why);
-		return;
-	}
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", leds.ledctl_socket);
-	/* Non-blocking from the start: a full backlog is an error, never a wait on the loop. */
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	char req[96];
-	int len = snprintf(req, sizeof(req), "%s /dev/%s\n", op->on ? "locate" : "locate_off",
-	                   op->device);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    write(fd, req, (size_t)len) != len || shutdown(fd, SHUT_WR) < 0) {
-		snprintf(why, sizeof(why), "%s: cannot reach %s: %s", op->command,
-		         leds.ledctl_socket, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		locate_failed(op, ERR_BACKEND, why);
-		return;
-	}
-	struct sock_req *q = xcalloc(1, sizeof(*q));
-	q->op = op;
-	q->fd = fd;
-	q->ev = event_new(leds.base, fd, EV_READ | EV_PERSIST, sock_read, q);
-	q->next = leds.socks;
-	leds.socks = q;
-	struct timeval tv = {leds.timeout_ms / 1000, (leds.timeout_ms % 1000) * 1000};
-	event_add(q->ev, &tv);
-}
-
-static void command_start(struct op *op)
-{
-	char arg[64];
-	char *argv[5] = {NULL};
-	if (op->backend == LED_LEDCTL && ledctl_via_socket()) {
-		snprintf(arg, sizeof(arg), "%s=/dev/%s", op->on ? "locate" : "locate_off",
-		         op->device);
-		sock_start(op, arg);
-		return;
-	}
-	if (op->backend == LED_LEDCTL) {
-		snprintf(arg, sizeof(arg), "%s=/dev/%s", op->on ? "locate" : "locate_off",
-		         op->device);
-		argv[0] = "ledctl";
-		argv[1] = arg;
-	} else {
-		argv[0] = "ipmitool";
-		argv[1] = "chassis";
-		argv[2] = "identify";
-		argv[3] = op->on ? "force" : "0";
-	}
-	size_t n = 0;
-	for (int i = 0; argv[i]; i++)
-		n += (size_t)snprintf(op->command + n, sizeof(op->command) - n, "%s%s",
-		                      i ? " " : "", argv[i]);
-	struct child_opts o = {
-	    .argv = argv,
-	    .timeout_ms = leds.timeout_ms,
-	    .kill_grace_ms = LEDS_KILL_GRACE_MS,
-	    .max_output = 4096,
-	    .on_exit = command_exit,
-	    .arg = op,
-	};
-	char err[256];
-	if (!child_spawn(&o, err, sizeof(err))) {
-		char why[320];
-		snprintf(why, sizeof(why), "cannot run %s: %.200s", op->command, err);
-		locate_failed(op, ERR_BACKEND, why);
-	}
 }
 
 static void locate_start(struct op *op, long ci, long di)
@@ -1343,27 +781,7 @@ static void locate_start(struct op *op, long ci, long di)
 /* Sets op->on on the op's backend; then locate_commit or locate_failed. */
 static void locate_backend(struct op *op)
 {
-	switch (op->backend) {
-	case LED_VIRTUAL:
-		op->now = op->on;
-		locate_commit(op);
-		break;
-	case LED_SES:
-	case LED_LEDS:
-		if (workq_submit(leds.wq, write_work, write_done, op) == 0)
-			break;
-		if (op->undoing) {
-			locate_failed(op, ERR_BUSY, "too many hardware requests at once");
-		} else {
-			rec_get(op->key)->busy = false;
-			op_fail(op, ERR_BUSY, "locate: too many hardware requests at once");
-		}
-		break;
-	case LED_LEDCTL:
-	case LED_IPMI:
-		command_start(op);
-		break;
-	}
+	led_backends[op->backend]->set(op);
 }
 
 /* After the first scan: what was lit where the hardware cannot tell is lit again. */
@@ -1375,7 +793,7 @@ static void reapply_all(void)
 		size_t i = disk ? k - s->inv.nchassis : k;
 		struct comp *c = disk ? &s->disks[i] : &s->chassis[i];
 		const struct rec *r = rec_find(c->key);
-		if (!r || !r->locate || (c->backend != LED_LEDCTL && c->backend != LED_IPMI))
+		if (!r || !r->locate || !led_backends[c->backend]->forgets)
 			continue;
 		struct op *op = xcalloc(1, sizeof(*op));
 		op->kind = OP_REAPPLY;
@@ -1385,7 +803,7 @@ static void reapply_all(void)
 		if (disk)
 			snprintf(op->disk, sizeof(op->disk), "%s", s->inv.disks[i].id);
 		log_info("leds: re-applying locate on for %s (%s)", c->key,
-		         backend_names[c->backend]);
+		         led_backends[c->backend]->name);
 		locate_start(op, disk ? (long)s->inv.disks[i].chassis : (long)i,
 		             disk ? (long)i : -1);
 	}
@@ -1579,15 +997,7 @@ void leds_shutdown(void)
 	if (!leds.started)
 		return;
 	leds.stopping = true;
-	/* ledctl requests with the helper are answered as command_exit answers a child's. */
-	while (leds.socks) {
-		struct op *op = leds.socks->op;
-		struct rec *r = rec_find(op->key);
-		if (r)
-			r->busy = false;
-		sock_req_free(leds.socks);
-		op_fail(op, ERR_BUSY, "locate: the server is shutting down");
-	}
+	led_command_stop();
 	/* Its done callbacks answer whoever waits on a scan, a read or a write. */
 	workq_free(leds.wq);
 	leds.wq = NULL;

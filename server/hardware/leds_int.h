@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: ISC */
+/* What the parts of the locator LEDs share (leds.h is their face): leds.c (snapshots of
+ * the inventory, ops, changes and their records, the table of backends), leds_json.c
+ * (the inventory in the appliance's shape), and one file per kind of backend: led_sysfs.c
+ * (SES slots and LED class devices, written through sysfs) and led_command.c (ledctl,
+ * directly or through the root helper, and ipmitool). Everything here runs on the loop
+ * thread unless it says otherwise. */
+#ifndef SPINDLE_LEDS_INT_H
+#define SPINDLE_LEDS_INT_H
+
+#include "leds.h"
+#include "sysfs.h"
+#include "base/fault.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define LEDS_TTL_NS        1000000000ull  /* a request finds an older inventory stale */
+#define LEDS_COUNT_TTL_NS  10000000000ull /* leds_lit_count rereads every LED this often */
+#define LEDS_KILL_GRACE_MS 1000
+#define LEDS_KEY_MAX       (SYSFS_ID_MAX + 16)
+
+enum led_backend { LED_VIRTUAL, LED_SES, LED_LEDS, LED_LEDCTL, LED_IPMI, LED_NBACKENDS };
+
+/* What the config asks for: auto, or one backend. */
+enum led_choice { CHOOSE_AUTO = -1 };
+
+/* One LED in a snapshot. */
+struct comp {
+	char key[LEDS_KEY_MAX]; /* "chassis/<id>" or "disk/<id>" */
+	enum led_backend backend;
+	char *path;       /* ses: the slot's locate file; leds: brightness; else NULL */
+	char *fault_path; /* ses: the slot's fault file */
+	int locate;       /* ses, leds: as last read back (1, 0, -1 unreadable) */
+};
+
+struct snap {
+	struct sysfs_inventory inv;
+	struct comp *chassis; /* parallel to inv.chassis */
+	struct comp *disks;   /* parallel to inv.disks */
+	uint64_t taken_ns;
+	unsigned gen;
+};
+
+/* What was last set on a component, as led_state holds it. */
+struct rec {
+	char key[LEDS_KEY_MAX];
+	bool locate;
+	int64_t lit_since; /* Unix time the LED was turned on (or first seen lit), 0: off */
+	bool busy;         /* a change is in flight */
+	char fault[200];   /* why re-applying it at start failed, or "" */
+};
+
+enum op_kind { OP_CHASSIS_LIST, OP_CHASSIS, OP_DISK_LIST, OP_DISK, OP_LOCATE, OP_REAPPLY };
+
+struct readback {
+	bool disk;
+	size_t idx;
+	char key[LEDS_KEY_MAX];
+	char *path, *fault_path; /* copies: the snapshot may go while the helper reads */
+	int locate, faulted;
+};
+
+struct op {
+	enum op_kind kind;
+	char chassis[SYSFS_ID_MAX + 1], disk[SYSFS_ID_MAX + 1];
+	bool on;
+	char user[65], peer[64];
+	leds_done cb;
+	void *arg;
+	struct op *next; /* waiting for a scan */
+	/* reading back */
+	struct readback *rb;
+	size_t nrb, rb_cap;
+	unsigned gen;
+	/* a change */
+	char key[LEDS_KEY_MAX];
+	char target[2 * SYSFS_ID_MAX + 16]; /* "chassis/<c>/disk/<d>" for the audit */
+	enum led_backend backend;
+	char *path, *fault_path;
+	char device[32];
+	char command[96]; /* as run, for messages */
+	int old, now, faulted, err;
+	int64_t at; /* the row's time, and so the lit LED's lit_since: one clock read */
+	/* the change could not be stored: it is being undone, then this is the answer */
+	bool undoing;
+	struct fault unstored;
+	struct op *next_store; /* in leds.stores while its row is with the writer */
+};
+
+struct scan_job {
+	struct snap *snap;
+	bool full; /* every LED read too, not just what is there */
+};
+
+struct leds_state {
+	struct event_base *base;
+	struct db *db;
+	struct workq *wq;
+	char *root;
+	char *system_led;
+	char *ledctl_socket;    /* the root helper's socket, used when it exists */
+	struct sock_req *socks; /* ledctl requests waiting on the helper's answer */
+	int sys_choice, disk_choice;
+	int timeout_ms;
+	struct snap *snap;
+	unsigned gen;
+	bool scanning;
+	uint64_t leds_read_ns; /* when every LED was last read */
+	struct op *waiters, *waiters_tail;
+	struct rec *recs;
+	size_t nrecs, caprecs;
+	struct op *stores; /* changes whose row and audit entry are with the writer */
+	bool started, stopping;
+};
+
+extern struct leds_state leds;
+
+/* A kind of backend: how an LED of it is set, and what the hardware tells of it. Each is
+ * defined by its file; led_backends (leds.c) is the one table of them. */
+struct led_backend_ops {
+	const char *name; /* as led_backend and the config say it */
+	/* Sets op->on; ends in locate_commit() or locate_failed() (or op_fail(), refused
+	 * before anything was tried). */
+	void (*set)(struct op *op);
+	bool readable; /* its LEDs are read back; the others show what was recorded */
+	bool forgets;  /* the hardware may forget: what was lit is set again at start */
+};
+extern const struct led_backend_ops led_virtual, led_ses, led_leds, led_ledctl, led_ipmi;
+extern const struct led_backend_ops *const led_backends[LED_NBACKENDS];
+
+/* --- leds.c */
+/* The op fails: its answer is the fault of kind with the message, and it is freed. */
+void op_fail(struct op *op, enum fault_kind kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* What a component's LED shows: read back where the hardware tells, else as recorded. */
+int comp_locate(const struct comp *c);
+struct rec *rec_find(const char *key);
+struct rec *rec_get(const char *key);
+/* The change failed: the recorded state stays as it was. */
+void locate_failed(struct op *op, enum fault_kind kind, const char *why);
+/* The change took on the hardware: record it (with its audit entry) before answering. */
+void locate_commit(struct op *op);
+struct comp *comp_by_key(struct snap *s, const char *key, long *idx, bool *disk);
+const char *onoff(int v);
+/* Whether ledctl goes through the root helper: its socket is there. */
+bool ledctl_via_socket(void);
+
+/* --- leds_json.c */
+json_t *chassis_json(const struct snap *s, size_t i);
+json_t *disk_json(const struct snap *s, size_t i);
+/* An open problem for every present disk its enclosure marks faulted; cleared when the
+ * mark goes (or the disk does). */
+void faults_to_problems(void);
+
+/* --- led_sysfs.c */
+
+/* --- led_command.c */
+/* At shutdown: the requests waiting on the root helper are answered. */
+void led_command_stop(void);
+
+#endif
