@@ -256,6 +256,26 @@ static void ws_views_store(struct request *r, const char *uuid, json_t *views /*
 	reply_json(r, status, json_pack("{s:o}", "dataset", view));
 }
 
+/* What a change of the datasets starts from: a copy of the worksheet's views to change,
+ * the index the path names (when index is not NULL), and the body checked against fields
+ * (when fields is not NULL). -1 with the fault answered. */
+static int ws_views_edit(struct request *r, const struct field *fields, char uuid[37],
+                         size_t *index, json_t **views, json_t **body)
+{
+	json_t *ws;
+	struct fault f;
+	if (ws_view_of(r, uuid, &ws, index) < 0)
+		return -1;
+	if (fields && request_body(r, fields, body, &f) < 0) {
+		json_decref(ws);
+		reply_fault(r, &f);
+		return -1;
+	}
+	*views = json_deep_copy(json_object_get(ws, "datasets"));
+	json_decref(ws);
+	return 0;
+}
+
 void worksheets_api_dataset_add(struct request *r)
 {
 	static const struct field fields[] = {
@@ -265,18 +285,10 @@ void worksheets_api_dataset_add(struct request *r)
 	    FIELDS_END,
 	};
 	char uuid[37];
-	json_t *ws, *body;
-	struct fault f;
+	json_t *views, *body;
 
-	if (ws_view_of(r, uuid, &ws, NULL) < 0)
+	if (ws_views_edit(r, fields, uuid, NULL, &views, &body) < 0)
 		return;
-	if (request_body(r, fields, &body, &f) < 0) {
-		json_decref(ws);
-		reply_fault(r, &f);
-		return;
-	}
-	json_t *views = json_deep_copy(json_object_get(ws, "datasets"));
-	json_decref(ws);
 	json_array_append_new(views, body);
 	ws_views_store(r, uuid, views, json_array_size(views) - 1, 201);
 }
@@ -289,19 +301,11 @@ void worksheets_api_dataset_update(struct request *r)
 	    FIELDS_END,
 	};
 	char uuid[37];
-	json_t *ws, *body;
-	struct fault f;
+	json_t *views, *body;
 	size_t i;
 
-	if (ws_view_of(r, uuid, &ws, &i) < 0)
+	if (ws_views_edit(r, fields, uuid, &i, &views, &body) < 0)
 		return;
-	if (request_body(r, fields, &body, &f) < 0) {
-		json_decref(ws);
-		reply_fault(r, &f);
-		return;
-	}
-	json_t *views = json_deep_copy(json_object_get(ws, "datasets"));
-	json_decref(ws);
 	json_object_update(json_array_get(views, i), body);
 	json_decref(body);
 	ws_views_store(r, uuid, views, i, 200);
@@ -310,14 +314,12 @@ void worksheets_api_dataset_update(struct request *r)
 void worksheets_api_dataset_delete(struct request *r)
 {
 	char uuid[37];
-	json_t *ws, *out;
+	json_t *views, *out;
 	struct fault f;
 	size_t i;
 
-	if (ws_view_of(r, uuid, &ws, &i) < 0)
+	if (ws_views_edit(r, NULL, uuid, &i, &views, NULL) < 0)
 		return;
-	json_t *views = json_deep_copy(json_object_get(ws, "datasets"));
-	json_decref(ws);
 	json_array_remove(views, i);
 	json_t *body = json_pack("{s:o}", "datasets", views);
 	int rc = worksheets_update(uuid, body, &r->who, r->peer, &out, &f);

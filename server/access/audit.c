@@ -5,6 +5,7 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "db/db.h"
+#include "base/utf8.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -183,11 +184,11 @@ static void audit_vfill(struct db_audit *a, const char *user, const char *addres
 	if (fmt)
 		vsnprintf(a->details, sizeof(a->details), fmt, ap);
 	/* login names come from headers as raw bytes */
-	util_utf8_clean(a->user, true);
-	util_utf8_clean(a->address, true);
-	util_utf8_clean(a->action, true);
-	util_utf8_clean(a->target, true);
-	util_utf8_clean(a->details, true);
+	utf8_clean(a->user, UTF8_CONTROLS);
+	utf8_clean(a->address, UTF8_CONTROLS);
+	utf8_clean(a->action, UTF8_CONTROLS);
+	utf8_clean(a->target, UTF8_CONTROLS);
+	utf8_clean(a->details, UTF8_CONTROLS);
 	log_debug("audit: %s from %s: %s %s %s: %s", a->user, a->address, a->action, a->target,
 	          ok ? "ok" : "failed", a->details);
 }

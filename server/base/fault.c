@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "util.h"
+#include "utf8.h"
 
 static const struct {
 	const char *name;
@@ -38,7 +39,7 @@ int fault_vset(struct fault *f, enum fault_kind kind, const char *fmt, va_list a
 	f->retry_after = 0;
 	vsnprintf(f->details, sizeof(f->details), fmt, ap);
 	/* details quote what the client sent and may be cut mid-character */
-	util_utf8_clean(f->details, false);
+	utf8_clean(f->details, 0);
 	return -1;
 }
 

@@ -345,36 +345,6 @@ int util_parse_ll(const char *s, long long min, long long max, long long *out)
 	return 0;
 }
 
-void util_utf8_clean(char *s, bool controls)
-{
-	unsigned char *p = (unsigned char *)s;
-	while (*p) {
-		size_t n = 0;
-		if (*p < 0x20 || *p == 0x7f)
-			n = controls ? 0 : 1;
-		else if (*p < 0x80)
-			n = 1;
-		else if (*p >= 0xc2 && *p <= 0xdf)
-			n = 2;
-		else if (*p >= 0xe0 && *p <= 0xef)
-			n = 3;
-		else if (*p >= 0xf0 && *p <= 0xf4)
-			n = 4;
-		for (size_t i = 1; i < n; i++)
-			if ((p[i] & 0xc0) != 0x80)
-				n = 0;
-		/* overlong, surrogate and beyond-U+10FFFF forms */
-		if ((n == 3 && ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0))) ||
-		    (n == 4 && ((p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))))
-			n = 0;
-		if (n == 0) {
-			*p++ = '?';
-			continue;
-		}
-		p += n;
-	}
-}
-
 int util_split_addr(const char *s, char *host, size_t hostlen, unsigned *port)
 {
 	const char *colon;

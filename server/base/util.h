@@ -66,10 +66,4 @@ int util_parse_ll(const char *s, long long min, long long max, long long *out);
  * malformed. */
 int util_split_addr(const char *s, char *host, size_t hostlen, unsigned *port);
 
-/* In place: every byte that does not start a valid UTF-8 sequence (overlong forms,
- * surrogates and code points past U+10FFFF included) becomes '?', and with controls also
- * the C0 controls and DEL, so the text can always be a JSON string (jansson holds UTF-8
- * only). For text from outside: a client's, another program's, the kernel's. */
-void util_utf8_clean(char *s, bool controls);
-
 #endif

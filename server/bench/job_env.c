@@ -26,6 +26,7 @@
 #include "hardware/sysfs.h"
 #include "base/util.h"
 #include "base/workq.h"
+#include "base/utf8.h"
 
 #define ENV_MAX_DEVICES 64
 #define ENV_TIMEOUT_MS  10000
@@ -59,7 +60,7 @@ static const char *root_of(const char *root)
 static json_t *text_json(const char *text)
 {
 	char *copy = xstrdup(text);
-	util_utf8_clean(copy, false);
+	utf8_clean(copy, 0);
 	json_t *j = json_string(copy);
 	free(copy);
 	return j;

@@ -3,6 +3,7 @@
  * groups and presets, and the canonical form spindled stores and hands to the worker. */
 #include "spec.h"
 #include "base/suggest.h"
+#include "base/utf8.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -113,60 +114,6 @@ bool spec_writes(const struct spec *s)
 	return s->writers > 0 || (s->threads > 0 && s->rwmix_read < 100);
 }
 
-/* Length of the well-formed UTF-8 character at s, as jansson checks it (no overlong
- * forms, no surrogates, nothing past U+10FFFF), or 0. */
-static size_t utf8_char(const unsigned char *s)
-{
-	unsigned char lo = 0x80, hi = 0xbf; /* the second byte's range */
-	size_t n;
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		n = 3;
-		lo = s[0] == 0xe0 ? 0xa0 : 0x80;
-		hi = s[0] == 0xed ? 0x9f : 0xbf;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		n = 4;
-		lo = s[0] == 0xf0 ? 0x90 : 0x80;
-		hi = s[0] == 0xf4 ? 0x8f : 0xbf;
-	} else {
-		return 0;
-	}
-	if (s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
-}
-
-/* Keeps s UTF-8, or the errors' JSON refuses it: a field name is a spec key cut to fit, and
- * a message may quote jansson's error text, which shows the bytes before the fault (one
- * byte of a character, as in '"\<0xc3>'). A character cut at the end is dropped; any other
- * byte that starts no character becomes '?'. */
-static void utf8_clean(char *s)
-{
-	unsigned char *p = (unsigned char *)s;
-	while (*p) {
-		size_t n = utf8_char(p);
-		if (n) {
-			p += n;
-			continue;
-		}
-		/* a cut: a first byte, then only continuation bytes, too few, to the end */
-		size_t k = 1, want = *p >= 0xf0 ? 4 : *p >= 0xe0 ? 3 : 2;
-		while ((p[k] & 0xc0) == 0x80)
-			k++;
-		if (p[k] == '\0' && *p >= 0xc2 && *p <= 0xf4 && k < want) {
-			*p = '\0';
-			return;
-		}
-		*p++ = '?';
-	}
-}
-
 static void spec_verror(struct spec_errors *errs, enum spec_error_kind kind, const char *field,
                         const char *fmt, va_list ap)
 {
@@ -175,11 +122,11 @@ static void spec_verror(struct spec_errors *errs, enum spec_error_kind kind, con
 	struct spec_error *e = &errs->e[errs->n++];
 	e->kind = kind;
 	snprintf(e->field, sizeof(e->field), "%s", field);
-	utf8_clean(e->field);
+	utf8_clean(e->field, UTF8_DROP_CUT); /* a spec key cut to fit */
 	int n = snprintf(e->message, sizeof(e->message), "%s: ", field);
 	if (n >= 0 && (size_t)n < sizeof(e->message))
 		vsnprintf(e->message + n, sizeof(e->message) - (size_t)n, fmt, ap);
-	utf8_clean(e->message);
+	utf8_clean(e->message, UTF8_DROP_CUT); /* may quote jansson's error text */
 }
 
 /* A value at fault (SPEC_ERR_INVALID); spec_error_of for the other kinds. */
