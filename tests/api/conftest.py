@@ -46,7 +46,7 @@ ACCESS = "/api/access/v1"
 AUDIT = "/api/log/v1/logs/audit"
 PASSWORD = "Spindle-test-pw-1"          # for users the tests create
 
-# Every authorization, and the built-in roles' contents (auth.c makes them at start-up).
+# Every authorization, and the built-in roles' contents (server/access/auth.c makes them at start-up).
 ALL_AUTHS = {"stat:read", "worksheet:read", "worksheet:modify", "hardware:read",
              "hardware:locate", "bench:read", "bench:run", "user:read", "user:modify",
              "role:modify", "settings:modify"}
