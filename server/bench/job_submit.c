@@ -111,15 +111,6 @@ static json_t *job_json(const struct job *j, bool full)
 
 /* ---- the API's calls */
 
-/* The spec's limits that the configuration tightens, for spec_parse_limited. */
-const struct spec_limits *jobs_limits(void)
-{
-	static struct spec_limits lim;
-	lim.max_runtime_ms = (uint64_t)jobs.cfg.max_runtime_s * 1000;
-	lim.max_runtime_why = "bench_max_runtime";
-	return &lim;
-}
-
 static int jobs_spec_fault(const struct spec_errors *errs, struct fault *f)
 {
 	static const enum fault_kind kinds[] = {

@@ -875,6 +875,14 @@ static void jobs_kick(evutil_socket_t fd, short what, void *arg)
 	jobs_schedule();
 }
 
+const struct spec_limits *jobs_limits(void)
+{
+	static struct spec_limits lim;
+	lim.max_runtime_ms = (uint64_t)jobs.cfg.max_runtime_s * 1000;
+	lim.max_runtime_why = "bench_max_runtime";
+	return &lim;
+}
+
 /* ---- start and stop */
 
 static int queued_one(void *arg, int64_t id)

@@ -108,6 +108,8 @@ struct jobs_state {
 extern struct jobs_state jobs;
 
 /* --- jobs.c */
+/* The spec's limits that the configuration tightens, for spec_parse_limited. */
+const struct spec_limits *jobs_limits(void);
 /* v to one decimal, as JSON. */
 json_t *job_real1(double v);
 /* t as ISO 8601, or null when 0. */
@@ -131,10 +133,6 @@ int job_target(struct job *j, struct fault *f);
 /* *dst becomes a copy of *src with texts of its own (db_run_clear() it). */
 void run_copy(struct db_run *dst, const struct db_run *src);
 bool run_is(const struct db_run *run, enum job_state st);
-
-/* --- job_submit.c */
-/* The spec's limits that the configuration tightens, for spec_parse_limited. */
-const struct spec_limits *jobs_limits(void);
 
 /* --- job_watch.c */
 void watcher_hook(struct stream *s, enum stream_event ev, void *arg);
