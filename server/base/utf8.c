@@ -46,7 +46,7 @@ void utf8_clean(char *s, unsigned flags)
 			size_t k = 1, want = *p >= 0xf0 ? 4 : *p >= 0xe0 ? 3 : 2;
 			while ((p[k] & 0xc0) == 0x80)
 				k++;
-			if (p[k] == '\0' && k < want) {
+			if (k < want && p[k] == '\0') {
 				*p = '\0';
 				return;
 			}
