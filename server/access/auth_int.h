@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: ISC */
-/* What the three parts of authentication share (auth.h is their face): auth.c (the
- * state, users' authorizations, start-up and the timer), sessions.c (sessions and named
- * API tokens, and writing them back) and credentials.c (password checks: the throttle,
- * the lane of KDFs, logins and the credentials remembered from requests). Everything
- * here runs on the loop thread. */
+/* What the parts of authentication share (auth.h is their face), from the top down, each
+ * calling only those below it: auth.c (start-up, the timer, shutdown, revocation),
+ * credentials.c (password checks: the throttle, the lane of KDFs, logins and the
+ * credentials remembered from requests), sessions.c (sessions and named API tokens, and
+ * writing them back) and authz.c (authorizations, a user's, and the state itself).
+ * Everything here runs on the loop thread. */
 #ifndef SPINDLE_AUTH_INT_H
 #define SPINDLE_AUTH_INT_H
 
@@ -111,7 +112,7 @@ struct auth_state {
 
 extern struct auth_state auth;
 
-/* --- auth.c */
+/* --- authz.c */
 
 /* The user's current authorizations and idle timeout: 0, DB_NOTFOUND, or -1 (db error). */
 int auth_user_info(const char *name, const struct user_info **out);
@@ -147,6 +148,9 @@ int sessions_expire(int64_t now);
 /* Hands last_seen of the sessions used since the last call to the writer, with a prune
  * of the rows expired before prune_before (0: none). */
 void auth_flush_last_seen(int64_t prune_before);
+/* The user's sessions end, but except_jti's (NULL: all), in memory at once and in the
+ * database as soon as it lets us. */
+void sessions_revoke_user(const char *user, const char *except_jti);
 /* What a full disk refused (sessions kept in memory, rows to delete), tried again. */
 void store_submit(void);
 void store_tick(evutil_socket_t fd, short what, void *arg);

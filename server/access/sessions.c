@@ -220,7 +220,7 @@ int auth_verify(const char *token, struct identity *who, struct fault *f)
 	if (rc < 0)
 		return fault_set(f, ERR_INTERNAL, "database error");
 	if (rc == DB_NOTFOUND) {
-		auth_revoke_user(s->s.user, NULL);
+		sessions_revoke_user(s->s.user, NULL); /* (its remembered credentials miss) */
 		return fault_set(f, ERR_UNAUTHORIZED, "session expired or revoked");
 	}
 	if (s->s.kind == DB_SESSION_LOGIN && now - s->s.last_seen > session_idle_s(ui)) {
@@ -266,12 +266,9 @@ static bool revoke_cb(void *val, void *ctx)
 	return true;
 }
 
-void auth_revoke_user(const char *user, const char *except_jti)
+void sessions_revoke_user(const char *user, const char *except_jti)
 {
-	if (!auth.ready || !user)
-		return;
 	struct revoke_ctx rc = {.user = user, .except = except_jti};
-	cred_forget_user(user);
 	/* Memory first: even if the database fails, the sessions are dead from now on. */
 	hmap_filter(&auth.sessions, revoke_cb, &rc);
 	if (db_session_delete_user(auth.db, user, except_jti) < 0) {
