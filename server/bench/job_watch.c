@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: ISC */
-/* A job's progress (jobs.h): the streams that follow it live, and the replay of what it
- * wrote so far, from the store and from memory. */
+/* A job's progress (jobs.h): a stream starts following a live job (what it wrote so far
+ * first, from the store and from memory), and a finished job's lines are answered whole.
+ * The streams' lines and ends come from jobs.c as the job runs. */
 #include "jobs_int.h"
 
 #include <assert.h>
@@ -29,61 +30,6 @@
 #include "base/util.h"
 #include "worker/spec.h"
 #include "db/dbw.h"
-
-/* ---- progress streams */
-
-/* A line as an NDJSON line, or as the data of an SSE event named for its type. */
-void watcher_send(struct watcher *w, const char *event, const char *line, size_t len)
-{
-	if (w->sse)
-		stream_event(w->s, NULL, event, line, len);
-	else
-		stream_line(w->s, line, len);
-}
-
-static void watcher_detach(struct watcher *w)
-{
-	LIST_REMOVE(w, link);
-	jobs.watchers--;
-	free(w);
-}
-
-static json_t *end_line(const struct db_run *run)
-{
-	json_t *o = json_pack("{s:s, s:I, s:s}", "type", "end", "id", (json_int_t)run->id, "state",
-	                      run->state);
-	if (run->reason[0])
-		json_object_set_new(o, "reason", json_string(run->reason));
-	return o;
-}
-
-/* The end line, then the end of the body (http.c sends it once the line is out). */
-void watcher_end(struct watcher *w, const struct db_run *run)
-{
-	json_t *o = end_line(run);
-	char *text = json_dumps(o, JSON_COMPACT);
-	json_decref(o);
-	watcher_send(w, "end", text, strlen(text));
-	free(text);
-	stream_end(w->s);
-	watcher_detach(w);
-}
-
-void watcher_hook(struct stream *s, enum stream_event ev, void *arg)
-{
-	struct watcher *w = arg;
-	if (ev == STREAM_SERVER_STOPPING || ev == STREAM_ACCESS_ENDED) {
-		struct db_run tmp = w->job->run;
-		snprintf(tmp.reason, sizeof(tmp.reason), "%s",
-		         ev == STREAM_SERVER_STOPPING
-		             ? "the server is stopping"
-		             : "the stream's user, its password or authorizations changed, or its "
-		               "session ended");
-		watcher_end(w, &tmp);
-		return;
-	}
-	watcher_detach(w);
-}
 
 /* ---- progress */
 
@@ -131,7 +77,7 @@ int jobs_replay(int64_t id, bool sse, struct buf *out, struct fault *f)
 	}
 	struct replay_ctx c = {.sse = sse, .upto = INT64_MAX, .out = *out};
 	db_run_intervals(jobs.db, id, replay_row, &c);
-	json_t *end = end_line(run);
+	json_t *end = job_end_line(run);
 	char *text = json_dumps(end, JSON_COMPACT);
 	json_decref(end);
 	replay_add(&c, "end", text, strlen(text));

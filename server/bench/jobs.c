@@ -362,6 +362,62 @@ static void job_env_done(int64_t id, char *text)
 	event_active(jobs.kick, 0, 0);
 }
 
+/* ---- progress streams */
+
+/* A line as an NDJSON line, or as the data of an SSE event named for its type. */
+void watcher_send(struct watcher *w, const char *event, const char *line, size_t len)
+{
+	if (w->sse)
+		stream_event(w->s, NULL, event, line, len);
+	else
+		stream_line(w->s, line, len);
+}
+
+static void watcher_detach(struct watcher *w)
+{
+	LIST_REMOVE(w, link);
+	jobs.watchers--;
+	free(w);
+}
+
+/* A job's end line: its state and why. */
+json_t *job_end_line(const struct db_run *run)
+{
+	json_t *o = json_pack("{s:s, s:I, s:s}", "type", "end", "id", (json_int_t)run->id, "state",
+	                      run->state);
+	if (run->reason[0])
+		json_object_set_new(o, "reason", json_string(run->reason));
+	return o;
+}
+
+/* The end line, then the end of the body (http.c sends it once the line is out). */
+static void watcher_end(struct watcher *w, const struct db_run *run)
+{
+	json_t *o = job_end_line(run);
+	char *text = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	watcher_send(w, "end", text, strlen(text));
+	free(text);
+	stream_end(w->s);
+	watcher_detach(w);
+}
+
+void watcher_hook(struct stream *s, enum stream_event ev, void *arg)
+{
+	struct watcher *w = arg;
+	if (ev == STREAM_SERVER_STOPPING || ev == STREAM_ACCESS_ENDED) {
+		struct db_run tmp = w->job->run;
+		snprintf(tmp.reason, sizeof(tmp.reason), "%s",
+		         ev == STREAM_SERVER_STOPPING
+		             ? "the server is stopping"
+		             : "the stream's user, its password or authorizations changed, or its "
+		               "session ended");
+		watcher_end(w, &tmp);
+		return;
+	}
+	watcher_detach(w);
+}
+
 /* ---- the collector's figures */
 
 /* Is the collector's disk one the job's figures come from: the target's disk, or on a ZFS

@@ -108,6 +108,13 @@ struct jobs_state {
 extern struct jobs_state jobs;
 
 /* --- jobs.c */
+/* A progress stream's hook (stream_set_hook): its end when the server stops or its
+ * access ends, its watcher gone when the client is. */
+void watcher_hook(struct stream *s, enum stream_event ev, void *arg);
+/* A line as an NDJSON line, or as the data of an SSE event named for its type. */
+void watcher_send(struct watcher *w, const char *event, const char *line, size_t len);
+/* A job's end line: its state and why. */
+json_t *job_end_line(const struct db_run *run);
 /* The spec's limits that the configuration tightens, for spec_parse_limited. */
 const struct spec_limits *jobs_limits(void);
 /* v to one decimal, as JSON. */
@@ -133,12 +140,5 @@ int job_target(struct job *j, struct fault *f);
 /* *dst becomes a copy of *src with texts of its own (db_run_clear() it). */
 void run_copy(struct db_run *dst, const struct db_run *src);
 bool run_is(const struct db_run *run, enum job_state st);
-
-/* --- job_watch.c */
-void watcher_hook(struct stream *s, enum stream_event ev, void *arg);
-/* The end line, then the end of the body (http.c sends it once the line is out). */
-void watcher_end(struct watcher *w, const struct db_run *run);
-/* A line as an NDJSON line, or as the data of an SSE event named for its type. */
-void watcher_send(struct watcher *w, const char *event, const char *line, size_t len);
 
 #endif
