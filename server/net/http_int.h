@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: ISC */
-/* What the parts of the HTTP front share (http.h is its face): http.c (connections, the
- * request path, listeners), http_stream.c (streamed replies and their fan-out) and
- * http_static.c (the browser UI's files). Everything here runs on the loop thread. */
+/* What the parts of the HTTP front share (http.h is its face), from the top down, each
+ * calling only those below it: http.c (the request path, the listeners), http_static.c
+ * (the browser UI's files) and http_stream.c (streamed replies and their fan-out),
+ * http_reply.c (requests and replies), http_conn.c (connections). Everything here runs on
+ * the loop thread. */
 #ifndef SPINDLE_HTTP_INT_H
 #define SPINDLE_HTTP_INT_H
 
@@ -60,23 +62,51 @@ struct http_server {
 	char *webroot_real;
 };
 
-/* --- http.c */
-void request_free(struct request *r);
-void reply_track_flush(struct request *r);
+/* --- http_conn.c: connections */
+
+/* With the server: the TLS connections' list and trim timer, the SSL ex_data index that
+ * tells when a connection is freed, the ClientHello callback; and the end of them. */
+void http_conn_setup(struct http_server *srv);
+void http_conn_teardown(struct http_server *srv);
+/* The live server, for callbacks of connections that may outlive it (NULL then). */
+struct http_server *http_conn_server(void);
+/* evhttp's bufferevents for a new connection on each listener (evhttp_set_bevcb). */
+struct bufferevent *https_bevcb(struct event_base *base, void *arg);
+struct bufferevent *plain_bevcb(struct event_base *base, void *arg);
+struct tls_conn *tls_conn_of(struct evhttp_connection *conn);
 /* A request arrived whole (busy) or was answered (idle: what is buffered starts the clock
  * of the next one). */
 void tls_conn_busy(struct evhttp_connection *conn, bool busy);
+/* Whether a NUL byte arrived on the connection (a plain one's mark goes with
+ * plain_forget). */
+bool tls_conn_nul(const struct tls_conn *tc);
+bool plain_nul(const struct http_server *srv, struct evhttp_connection *conn);
+void plain_forget(struct http_server *srv, struct bufferevent *bev);
+/* The TLS session of a connection, or NULL on the plain listener. */
+SSL *conn_ssl(struct evhttp_connection *conn);
 /* bufferevent_openssl makes one TLS record (and one send()) of each evbuffer chunk, and
  * evhttp hands over a reply as separate chunks: headers, body, chunk framing. Joining the
  * head of the output into one chunk puts a small answer in one record and one segment. */
 void tls_coalesce(struct evhttp_connection *conn);
+
+/* --- http_reply.c: requests and replies */
+
+void request_free(struct request *r);
+unsigned method_of(struct evhttp_request *req);
+/* The headers every answer carries: versions, nosniff, HSTS, the service's. */
 void reply_common_headers(struct request *r);
+/* The reply counts as unflushed until evhttp has written its last byte. */
+void reply_track_flush(struct request *r);
 /* The reason phrases libevent 2.1 lacks (it would say "Client Error" or "Server Error"). */
 const char *http_reason_phrase(int status);
-void http_conn_closed(struct evhttp_connection *conn, void *arg);
+/* Hands the reply to evhttp with the common headers, and frees the request. */
 void reply_finish(struct request *r, int status, struct evbuffer *body);
 
-/* --- http_stream.c */
+/* --- http_stream.c: streamed replies */
+
+/* evhttp calls this just before it frees a connection (set on every request's): the TLS
+ * close_notify, the NUL mark forgotten, and the connection's open stream (arg) told. */
+void http_conn_closed(struct evhttp_connection *conn, void *arg);
 /* The client went away: evhttp has detached the request from its connection, and only
  * evhttp_send_reply_end() frees it then. An owner that already ended the stream is not
  * told. */
@@ -88,7 +118,8 @@ void streams_access(evutil_socket_t fd, short what, void *arg);
 /* At shutdown: every stream's owner is told to finish it. */
 void streams_stop(evutil_socket_t fd, short what, void *arg);
 
-/* --- http_static.c */
+/* --- http_static.c: the browser UI's files */
+
 void serve_static(struct request *r, const char *path);
 
 #endif

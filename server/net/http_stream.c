@@ -287,6 +287,23 @@ struct stream *stream_open(struct request *r, enum stream_format fmt, const char
 	                                        : "application/json");
 }
 
+/* evhttp calls this just before it frees a connection, with everything it wrote handed to
+ * the socket; bufferevent_openssl would then close the socket without a TLS close_notify,
+ * which OpenSSL 3 clients report as a truncation. One SSL_shutdown() call queues the alert
+ * without waiting for the peer's. arg: the connection's open stream, or NULL. */
+void http_conn_closed(struct evhttp_connection *conn, void *arg)
+{
+	SSL *ssl = conn_ssl(conn);
+	if (ssl && SSL_is_init_finished(ssl) && !(SSL_get_shutdown(ssl) & SSL_SENT_SHUTDOWN)) {
+		SSL_shutdown(ssl);
+		ERR_clear_error(); /* a peer already gone is no fault of the next connection */
+	}
+	if (!ssl)
+		plain_forget(http_conn_server(), evhttp_connection_get_bufferevent(conn));
+	if (arg)
+		stream_conn_closed(arg);
+}
+
 /* --- fan-out */
 
 void stream_fanout_join(struct stream_fanout *f, struct stream *s)
