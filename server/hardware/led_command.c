@@ -37,6 +37,22 @@ struct sock_req {
 	struct sock_req *next;
 };
 
+static struct {
+	const struct led_env *env;
+	struct sock_req *socks; /* requests waiting on the helper's answer */
+} cmd;
+
+void led_command_start(const struct led_env *env)
+{
+	cmd.env = env;
+}
+
+bool ledctl_via_socket(void)
+{
+	const char *s = cmd.env ? cmd.env->ledctl_socket : NULL;
+	return s && access(s, F_OK) == 0;
+}
+
 /* The first line of a command's complaint, for the fault. */
 static void first_line(const char *s, char *out, size_t len)
 {
@@ -54,23 +70,21 @@ static void command_exit(void *arg, const struct child_result *res)
 {
 	struct op *op = arg;
 	char msg[160], why[400];
-	if (leds.stopping) {
-		struct rec *r = rec_find(op->key);
-		if (r)
-			r->busy = false;
-		op_fail(op, ERR_BUSY, "locate: the server is shutting down");
+	if (cmd.env->stopping) {
+		op->refused = true;
+		op->done(op, ERR_BUSY, "the server is shutting down");
 		return;
 	}
 	if (res->exited && res->exit_code == 0) {
 		op->now = op->on;
-		locate_commit(op);
+		op->done(op, 0, NULL);
 		return;
 	}
 	first_line(res->err_len ? res->err : res->out ? res->out : "", msg, sizeof(msg));
 	if (res->timed_out) {
 		snprintf(why, sizeof(why), "%s gave no answer within %d s and was killed",
-		         op->command, leds.timeout_ms / 1000);
-		locate_failed(op, ERR_TIMEOUT, why);
+		         op->command, cmd.env->timeout_ms / 1000);
+		op->done(op, ERR_TIMEOUT, why);
 		return;
 	}
 	if (res->exited)
@@ -79,12 +93,12 @@ static void command_exit(void *arg, const struct child_result *res)
 	else
 		snprintf(why, sizeof(why), "%s was killed by signal %d%s%s", op->command,
 		         res->signal, msg[0] ? ": " : "", msg);
-	locate_failed(op, ERR_BACKEND, why);
+	op->done(op, ERR_BACKEND, why);
 }
 
 static void sock_req_free(struct sock_req *q)
 {
-	for (struct sock_req **pp = &leds.socks; *pp; pp = &(*pp)->next)
+	for (struct sock_req **pp = &cmd.socks; *pp; pp = &(*pp)->next)
 		if (*pp == q) {
 			*pp = q->next;
 			break;
@@ -104,9 +118,9 @@ static void sock_read(evutil_socket_t fd, short what, void *arg)
 	char why[700];
 	if (what & EV_TIMEOUT) {
 		snprintf(why, sizeof(why), "%s gave no answer within %d s", op->command,
-		         leds.timeout_ms / 1000);
+		         cmd.env->timeout_ms / 1000);
 		sock_req_free(q);
-		locate_failed(op, ERR_TIMEOUT, why);
+		op->done(op, ERR_TIMEOUT, why);
 		return;
 	}
 	ssize_t n = read(fd, q->buf + q->len, sizeof(q->buf) - 1 - q->len);
@@ -124,7 +138,7 @@ static void sock_read(evutil_socket_t fd, short what, void *arg)
 	sock_req_free(q);
 	if (strcmp(line, "ok") == 0) {
 		op->now = op->on;
-		locate_commit(op);
+		op->done(op, 0, NULL);
 		return;
 	}
 	if (err)
@@ -134,7 +148,7 @@ static void sock_read(evutil_socket_t fd, short what, void *arg)
 	else
 		snprintf(why, sizeof(why), "%s gave no answer%s%s", op->command,
 		         line[0] ? ": " : "", line);
-	locate_failed(op, ERR_BACKEND, why);
+	op->done(op, ERR_BACKEND, why);
 }
 
 /* ledctl through the root helper (spindle-ledctl.socket): one request line, the write
@@ -145,12 +159,12 @@ static void sock_start(struct op *op, const char *arg)
 	char why[PATH_MAX + 128];
 	snprintf(op->command, sizeof(op->command), "ledctl %s (via the helper)", arg);
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	if (strlen(leds.ledctl_socket) >= sizeof(sa.sun_path)) {
+	if (strlen(cmd.env->ledctl_socket) >= sizeof(sa.sun_path)) {
 		snprintf(why, sizeof(why), "%s: the socket path is too long", op->command);
-		locate_failed(op, ERR_BACKEND, why);
+		op->done(op, ERR_BACKEND, why);
 		return;
 	}
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", leds.ledctl_socket);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", cmd.env->ledctl_socket);
 	/* Non-blocking from the start: a full backlog is an error, never a wait on the loop. */
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	char req[96];
@@ -159,19 +173,19 @@ static void sock_start(struct op *op, const char *arg)
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
 	    write(fd, req, (size_t)len) != len || shutdown(fd, SHUT_WR) < 0) {
 		snprintf(why, sizeof(why), "%s: cannot reach %s: %s", op->command,
-		         leds.ledctl_socket, strerror(errno));
+		         cmd.env->ledctl_socket, strerror(errno));
 		if (fd >= 0)
 			close(fd);
-		locate_failed(op, ERR_BACKEND, why);
+		op->done(op, ERR_BACKEND, why);
 		return;
 	}
 	struct sock_req *q = xcalloc(1, sizeof(*q));
 	q->op = op;
 	q->fd = fd;
-	q->ev = event_new(leds.base, fd, EV_READ | EV_PERSIST, sock_read, q);
-	q->next = leds.socks;
-	leds.socks = q;
-	struct timeval tv = {leds.timeout_ms / 1000, (leds.timeout_ms % 1000) * 1000};
+	q->ev = event_new(cmd.env->base, fd, EV_READ | EV_PERSIST, sock_read, q);
+	q->next = cmd.socks;
+	cmd.socks = q;
+	struct timeval tv = {cmd.env->timeout_ms / 1000, (cmd.env->timeout_ms % 1000) * 1000};
 	event_add(q->ev, &tv);
 }
 
@@ -202,7 +216,7 @@ static void command_start(struct op *op)
 		                      i ? " " : "", argv[i]);
 	struct child_opts o = {
 	    .argv = argv,
-	    .timeout_ms = leds.timeout_ms,
+	    .timeout_ms = cmd.env->timeout_ms,
 	    .kill_grace_ms = LEDS_KILL_GRACE_MS,
 	    .max_output = 4096,
 	    .on_exit = command_exit,
@@ -212,7 +226,7 @@ static void command_start(struct op *op)
 	if (!child_spawn(&o, err, sizeof(err))) {
 		char why[320];
 		snprintf(why, sizeof(why), "cannot run %s: %.200s", op->command, err);
-		locate_failed(op, ERR_BACKEND, why);
+		op->done(op, ERR_BACKEND, why);
 	}
 }
 
@@ -224,12 +238,10 @@ const struct led_backend_ops led_ipmi = {"ipmi", command_start, false, true};
 void led_command_stop(void)
 {
 	/* ledctl requests with the helper are answered as command_exit answers a child's. */
-	while (leds.socks) {
-		struct op *op = leds.socks->op;
-		struct rec *r = rec_find(op->key);
-		if (r)
-			r->busy = false;
-		sock_req_free(leds.socks);
-		op_fail(op, ERR_BUSY, "locate: the server is shutting down");
+	while (cmd.socks) {
+		struct op *op = cmd.socks->op;
+		sock_req_free(cmd.socks);
+		op->refused = true;
+		op->done(op, ERR_BUSY, "the server is shutting down");
 	}
 }

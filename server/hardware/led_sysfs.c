@@ -50,6 +50,7 @@ static void write_work(void *arg)
 		return;
 	}
 	op->now = sysfs_read_flag(op->path);
+	op->read = true;
 	op->faulted = op->fault_path ? sysfs_read_flag(op->fault_path) : -1;
 }
 
@@ -59,34 +60,33 @@ static void write_done(void *arg)
 	char why[PATH_MAX + 64];
 	if (op->err) {
 		snprintf(why, sizeof(why), "cannot write %s: %s", op->path, strerror(op->err));
-		locate_failed(op, ERR_BACKEND, why);
+		op->done(op, ERR_BACKEND, why);
 		return;
 	}
 	if (op->now != (op->on ? 1 : 0)) {
-		long idx;
-		bool disk;
-		struct comp *c = comp_by_key(leds.snap, op->key, &idx, &disk);
-		if (c)
-			c->locate = op->now;
 		snprintf(why, sizeof(why), "%s reads %s after writing %s", op->path, onoff(op->now),
 		         onoff(op->on));
-		locate_failed(op, ERR_BACKEND, why);
+		op->done(op, ERR_BACKEND, why);
 		return;
 	}
-	locate_commit(op);
+	op->done(op, 0, NULL);
 }
 
-/* The write runs on a helper thread; a full queue refuses the change at once. */
+static const struct led_env *env;
+
+void led_sysfs_start(const struct led_env *e)
+{
+	env = e;
+}
+
+/* The write runs on a helper thread; a full queue refuses the change at once (a change
+ * being undone fails as any other). */
 static void sysfs_set(struct op *op)
 {
-	if (workq_submit(leds.wq, write_work, write_done, op) == 0)
+	if (workq_submit(env->wq, write_work, write_done, op) == 0)
 		return;
-	if (op->undoing) {
-		locate_failed(op, ERR_BUSY, "too many hardware requests at once");
-	} else {
-		rec_get(op->key)->busy = false;
-		op_fail(op, ERR_BUSY, "locate: too many hardware requests at once");
-	}
+	op->refused = !op->undoing;
+	op->done(op, ERR_BUSY, "too many hardware requests at once");
 }
 
 /* An SES enclosure slot's locate file (and its fault file, read back with it). */

@@ -35,22 +35,6 @@ struct leds_state leds;
 static void op_run(struct op *op, bool fresh);
 static void op_free(struct op *op);
 
-/* --- the backends: one table (each is defined in the file of its kind) */
-
-/* An LED that only the record holds: nothing to set, so it is set. */
-static void virtual_set(struct op *op)
-{
-	op->now = op->on;
-	locate_commit(op);
-}
-
-const struct led_backend_ops led_virtual = {"virtual", virtual_set, false, false};
-
-const struct led_backend_ops *const led_backends[LED_NBACKENDS] = {
-    [LED_VIRTUAL] = &led_virtual, [LED_SES] = &led_ses,   [LED_LEDS] = &led_leds,
-    [LED_LEDCTL] = &led_ledctl,   [LED_IPMI] = &led_ipmi,
-};
-
 /* --- small helpers */
 
 static int choice_parse(const char *s)
@@ -86,41 +70,6 @@ static bool on_path(const char *name)
 			return false;
 		p = colon + 1;
 	}
-}
-
-/* Whether ledctl goes through the root helper: its socket is there. */
-bool ledctl_via_socket(void)
-{
-	return leds.ledctl_socket && access(leds.ledctl_socket, F_OK) == 0;
-}
-
-struct rec *rec_find(const char *key)
-{
-	for (size_t i = 0; i < leds.nrecs; i++)
-		if (strcmp(leds.recs[i].key, key) == 0)
-			return &leds.recs[i];
-	return NULL;
-}
-
-struct rec *rec_get(const char *key)
-{
-	struct rec *r = rec_find(key);
-	if (r)
-		return r;
-	leds.recs = util_grow(leds.recs, &leds.caprecs, leds.nrecs, sizeof(*leds.recs));
-	r = &leds.recs[leds.nrecs++];
-	memset(r, 0, sizeof(*r));
-	snprintf(r->key, sizeof(r->key), "%s", key);
-	return r;
-}
-
-/* What a component's LED shows: read back where the hardware tells, else as recorded. */
-int comp_locate(const struct comp *c)
-{
-	if (led_backends[c->backend]->readable)
-		return c->locate;
-	const struct rec *r = rec_find(c->key);
-	return r && r->locate ? 1 : 0;
 }
 
 static void snap_free(struct snap *s)
@@ -341,7 +290,7 @@ static void scan_done(void *arg)
 		log_warn("leds: the hardware inventory under %s cannot be read", leds.root);
 	}
 	free(j);
-	faults_to_problems();
+	faults_to_problems(leds.snap);
 	if (!leds.snap) {
 		struct fault f = {.kind = ERR_INTERNAL};
 		snprintf(f.details, sizeof(f.details), "chassis: the inventory cannot be read");
@@ -371,7 +320,7 @@ static void scan_start(bool full)
 {
 	if (leds.scanning)
 		return;
-	if (leds.stopping) {
+	if (leds.env.stopping) {
 		struct fault f = {.kind = ERR_BUSY, .retry_after = 1};
 		snprintf(f.details, sizeof(f.details), "chassis: the server is shutting down");
 		if (leds.snap)
@@ -382,7 +331,7 @@ static void scan_start(bool full)
 	}
 	struct scan_job *j = xcalloc(1, sizeof(*j));
 	j->full = full || !leds.snap;
-	if (workq_submit(leds.wq, scan_work, scan_done, j) < 0) {
+	if (workq_submit(leds.env.wq, scan_work, scan_done, j) < 0) {
 		free(j);
 		/* A queue this full means readers are plenty: serve them what we have. */
 		if (leds.snap) {
@@ -524,7 +473,7 @@ static void readback_done(void *arg)
 		free(op->rb[i].fault_path);
 	}
 	op->nrb = 0;
-	faults_to_problems();
+	faults_to_problems(leds.snap);
 	op_answer(op);
 }
 
@@ -551,11 +500,6 @@ static void op_target(struct op *op)
 		         op->disk);
 	else
 		snprintf(op->target, sizeof(op->target), "chassis/%s", op->chassis);
-}
-
-const char *onoff(int v)
-{
-	return v < 0 ? "unknown" : v ? "on" : "off";
 }
 
 static void led_put_work(struct db *db, void *arg)
@@ -671,7 +615,7 @@ static void store_done(void *arg)
 }
 
 /* The change took on the hardware: record it (with its audit entry) before answering. */
-void locate_commit(struct op *op)
+static void locate_commit(struct op *op)
 {
 	if (op->kind == OP_REAPPLY) {
 		/* the record says on already; the row is written again for its backend */
@@ -723,7 +667,7 @@ static void led_problem(const struct op *op, const char *why)
 }
 
 /* The change failed: the recorded state stays as it was. */
-void locate_failed(struct op *op, enum fault_kind kind, const char *why)
+static void locate_failed(struct op *op, enum fault_kind kind, const char *why)
 {
 	struct rec *r = rec_find(op->key);
 	if (r)
@@ -766,7 +710,7 @@ static void locate_start(struct op *op, long ci, long di)
 	op_target(op);
 
 	struct rec *r = rec_get(op->key);
-	if (leds.stopping) {
+	if (leds.env.stopping) {
 		op_fail(op, ERR_BUSY, "locate: the server is shutting down");
 		return;
 	}
@@ -778,9 +722,36 @@ static void locate_start(struct op *op, long ci, long di)
 	locate_backend(op);
 }
 
-/* Sets op->on on the op's backend; then locate_commit or locate_failed. */
+/* The backend's end of a change. A refusal before anything was tried is a plain fault; a
+ * failure is audited, and what the LED read back then (op->read) shows in the snapshot. */
+static void locate_done(struct op *op, enum fault_kind kind, const char *why)
+{
+	if (!why) {
+		locate_commit(op);
+		return;
+	}
+	if (op->refused) {
+		struct rec *r = rec_find(op->key);
+		if (r)
+			r->busy = false;
+		op_fail(op, kind, "locate: %s", why);
+		return;
+	}
+	if (op->read) {
+		long idx;
+		bool disk;
+		struct comp *c = comp_by_key(leds.snap, op->key, &idx, &disk);
+		if (c)
+			c->locate = op->now;
+	}
+	locate_failed(op, kind, why);
+}
+
+/* Sets op->on on the op's backend; then locate_done. */
 static void locate_backend(struct op *op)
 {
+	op->done = locate_done;
+	op->refused = op->read = false;
 	led_backends[op->backend]->set(op);
 }
 
@@ -822,7 +793,7 @@ static void op_run(struct op *op, bool fresh)
 		return;
 	}
 	/* Read back just the LEDs this answer shows. */
-	if (!fresh && !leds.stopping) {
+	if (!fresh && !leds.env.stopping) {
 		switch (op->kind) {
 		case OP_CHASSIS_LIST:
 			for (size_t i = 0; i < s->inv.nchassis; i++)
@@ -843,7 +814,7 @@ static void op_run(struct op *op, bool fresh)
 			break;
 		}
 		op->gen = s->gen;
-		if (op->nrb && workq_submit(leds.wq, readback_work, readback_done, op) == 0)
+		if (op->nrb && workq_submit(leds.env.wq, readback_work, readback_done, op) == 0)
 			return;
 		/* Nothing to read, or the helper is swamped: what we know is the answer. */
 		for (size_t i = 0; i < op->nrb; i++) {
@@ -920,7 +891,7 @@ unsigned leds_lit_count(void)
 	if (!leds.started || !leds.snap)
 		return 0;
 	/* Changes made here count at once; others (a button, another tool) at the next read. */
-	if (!leds.stopping && util_mono_ns() - leds.leds_read_ns > LEDS_COUNT_TTL_NS)
+	if (!leds.env.stopping && util_mono_ns() - leds.leds_read_ns > LEDS_COUNT_TTL_NS)
 		scan_start(true);
 	unsigned n = 0;
 	for (size_t i = 0; i < leds.snap->inv.nchassis; i++)
@@ -958,18 +929,10 @@ void leds_lit_each(leds_lit_fn fn, void *arg)
 
 /* --- start and stop */
 
-static int rec_load(void *arg, const struct db_led *l)
-{
-	struct rec *r = rec_get(l->component);
-	r->locate = l->locate;
-	r->lit_since = l->locate ? l->mtime : 0; /* the row's time: when it was turned on */
-	return 0;
-}
-
 int leds_init(struct event_base *base, struct db *db, const struct leds_config *cfg)
 {
 	memset(&leds, 0, sizeof(leds));
-	leds.base = base;
+	leds.env.base = base;
 	leds.db = db;
 	leds.root = xstrdup(cfg->sys_root && *cfg->sys_root ? cfg->sys_root : "/");
 	size_t n = strlen(leds.root);
@@ -978,15 +941,17 @@ int leds_init(struct event_base *base, struct db *db, const struct leds_config *
 	leds.system_led = cfg->system_led && *cfg->system_led ? xstrdup(cfg->system_led) : NULL;
 	leds.sys_choice = choice_parse(cfg->system_backend);
 	leds.disk_choice = choice_parse(cfg->disk_backend);
-	leds.timeout_ms = cfg->command_timeout_ms > 0 ? cfg->command_timeout_ms : 10000;
+	leds.env.timeout_ms = cfg->command_timeout_ms > 0 ? cfg->command_timeout_ms : 10000;
 	leds.ledctl_socket =
 	    cfg->ledctl_socket && *cfg->ledctl_socket ? xstrdup(cfg->ledctl_socket) : NULL;
+	leds.env.ledctl_socket = leds.ledctl_socket;
 	/* One thread of its own: a slow enclosure must not hold up password hashing. */
-	leds.wq = workq_new(base, 1);
-	if (!leds.wq)
+	leds.env.wq = workq_new(base, 1);
+	if (!leds.env.wq)
 		return -1;
-	if (db_led_list(db, rec_load, NULL) != 0)
-		log_warn("leds: the recorded LED states cannot be read; starting with none");
+	led_sysfs_start(&leds.env);
+	led_command_start(&leds.env);
+	led_records_load(db);
 	leds.started = true;
 	scan_start(true);
 	return 0;
@@ -996,11 +961,11 @@ void leds_shutdown(void)
 {
 	if (!leds.started)
 		return;
-	leds.stopping = true;
+	leds.env.stopping = true;
 	led_command_stop();
 	/* Its done callbacks answer whoever waits on a scan, a read or a write. */
-	workq_free(leds.wq);
-	leds.wq = NULL;
+	workq_free(leds.env.wq);
+	leds.env.wq = NULL;
 	/* Changes whose row the writer still holds are answered now, while their requests
 	 * live; the writer's done callback then only frees them. */
 	for (struct op *op = leds.stores; op; op = op->next_store) {
@@ -1017,9 +982,7 @@ void leds_shutdown(void)
 	waiters_fail(&f);
 	snap_free(leds.snap);
 	leds.snap = NULL;
-	free(leds.recs);
-	leds.recs = NULL;
-	leds.nrecs = leds.caprecs = 0;
+	led_records_clear();
 	free(leds.root);
 	free(leds.system_led);
 	free(leds.ledctl_socket);

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: ISC */
-/* What the parts of the locator LEDs share (leds.h is their face): leds.c (snapshots of
- * the inventory, ops, changes and their records, the table of backends), leds_json.c
- * (the inventory in the appliance's shape), and one file per kind of backend: led_sysfs.c
- * (SES slots and LED class devices, written through sysfs) and led_command.c (ledctl,
- * directly or through the root helper, and ipmitool). Everything here runs on the loop
- * thread unless it says otherwise. */
+/* What the parts of the locator LEDs share (leds.h is their face), from the top down, each
+ * calling only those below it: leds.c (snapshots of the inventory, ops, changes), leds_json.c
+ * (the inventory in the appliance's shape), led_records.c (what was last set on each
+ * component), led_backends.c (the one table of backends, and the virtual one), and one
+ * file per kind of backend: led_sysfs.c (SES slots and LED class devices, written through
+ * sysfs) and led_command.c (ledctl, directly or through the root helper, and ipmitool).
+ * A backend knows only the op it is given and the environment it was started with; it
+ * reports the end of a change through op->done. Everything here runs on the loop thread
+ * unless it says otherwise. */
 #ifndef SPINDLE_LEDS_INT_H
 #define SPINDLE_LEDS_INT_H
 
@@ -85,6 +88,11 @@ struct op {
 	int64_t at; /* the row's time, and so the lit LED's lit_since: one clock read */
 	/* the change could not be stored: it is being undone, then this is the answer */
 	bool undoing;
+	/* how the backend reports the end of the change (why NULL: it took), and whether it
+	 * refused it before trying anything (the answer is then a plain fault, unaudited) */
+	void (*done)(struct op *op, enum fault_kind kind, const char *why);
+	bool refused;
+	bool read; /* now is what the hardware read back after the change */
 	struct fault unstored;
 	struct op *next_store; /* in leds.stores while its row is with the writer */
 };
@@ -94,35 +102,71 @@ struct scan_job {
 	bool full; /* every LED read too, not just what is there */
 };
 
-struct leds_state {
+/* What a backend works with, set by leds_init (leds.env) and handed to each kind. */
+struct led_env {
 	struct event_base *base;
+	struct workq *wq;          /* the LEDs' helper thread */
+	const char *ledctl_socket; /* the root helper's socket, used when it exists; or NULL */
+	int timeout_ms;            /* a command's or the helper's answer */
+	bool stopping;             /* leds_shutdown has begun */
+};
+
+struct leds_state {
+	struct led_env env;
 	struct db *db;
-	struct workq *wq;
 	char *root;
 	char *system_led;
-	char *ledctl_socket;    /* the root helper's socket, used when it exists */
-	struct sock_req *socks; /* ledctl requests waiting on the helper's answer */
+	char *ledctl_socket; /* env.ledctl_socket's */
 	int sys_choice, disk_choice;
-	int timeout_ms;
 	struct snap *snap;
 	unsigned gen;
 	bool scanning;
 	uint64_t leds_read_ns; /* when every LED was last read */
 	struct op *waiters, *waiters_tail;
-	struct rec *recs;
-	size_t nrecs, caprecs;
 	struct op *stores; /* changes whose row and audit entry are with the writer */
-	bool started, stopping;
+	bool started;
 };
 
 extern struct leds_state leds;
 
+/* --- leds.c */
+
+/* The op fails: its answer is the fault of kind with the message, and it is freed. */
+void op_fail(struct op *op, enum fault_kind kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+struct comp *comp_by_key(struct snap *s, const char *key, long *idx, bool *disk);
+
+static inline const char *onoff(int v)
+{
+	return v < 0 ? "unknown" : v ? "on" : "off";
+}
+
+/* --- leds_json.c */
+
+json_t *chassis_json(const struct snap *s, size_t i);
+json_t *disk_json(const struct snap *s, size_t i);
+/* An open problem for every present disk of s its enclosure marks faulted; cleared when
+ * the mark goes (or the disk does). */
+void faults_to_problems(const struct snap *s);
+
+/* --- led_records.c */
+
+struct rec *rec_find(const char *key);
+/* The component's record, made (off) when it has none. */
+struct rec *rec_get(const char *key);
+/* What a component's LED shows: read back where the hardware tells, else as recorded. */
+int comp_locate(const struct comp *c);
+/* The LED states as last set, from the database; and forgotten. */
+void led_records_load(struct db *db);
+void led_records_clear(void);
+
+/* --- led_backends.c: the table */
+
 /* A kind of backend: how an LED of it is set, and what the hardware tells of it. Each is
- * defined by its file; led_backends (leds.c) is the one table of them. */
+ * defined by its file; led_backends is the one table of them. */
 struct led_backend_ops {
 	const char *name; /* as led_backend and the config say it */
-	/* Sets op->on; ends in locate_commit() or locate_failed() (or op_fail(), refused
-	 * before anything was tried). */
+	/* Sets op->on; ends in op->done (at once, or later on the loop). */
 	void (*set)(struct op *op);
 	bool readable; /* its LEDs are read back; the others show what was recorded */
 	bool forgets;  /* the hardware may forget: what was lit is set again at start */
@@ -130,33 +174,15 @@ struct led_backend_ops {
 extern const struct led_backend_ops led_virtual, led_ses, led_leds, led_ledctl, led_ipmi;
 extern const struct led_backend_ops *const led_backends[LED_NBACKENDS];
 
-/* --- leds.c */
-/* The op fails: its answer is the fault of kind with the message, and it is freed. */
-void op_fail(struct op *op, enum fault_kind kind, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-/* What a component's LED shows: read back where the hardware tells, else as recorded. */
-int comp_locate(const struct comp *c);
-struct rec *rec_find(const char *key);
-struct rec *rec_get(const char *key);
-/* The change failed: the recorded state stays as it was. */
-void locate_failed(struct op *op, enum fault_kind kind, const char *why);
-/* The change took on the hardware: record it (with its audit entry) before answering. */
-void locate_commit(struct op *op);
-struct comp *comp_by_key(struct snap *s, const char *key, long *idx, bool *disk);
-const char *onoff(int v);
-/* Whether ledctl goes through the root helper: its socket is there. */
-bool ledctl_via_socket(void);
-
-/* --- leds_json.c */
-json_t *chassis_json(const struct snap *s, size_t i);
-json_t *disk_json(const struct snap *s, size_t i);
-/* An open problem for every present disk its enclosure marks faulted; cleared when the
- * mark goes (or the disk does). */
-void faults_to_problems(void);
-
 /* --- led_sysfs.c */
 
+void led_sysfs_start(const struct led_env *env);
+
 /* --- led_command.c */
+
+void led_command_start(const struct led_env *env);
+/* Whether ledctl goes through the root helper: its socket is there. */
+bool ledctl_via_socket(void);
 /* At shutdown: the requests waiting on the root helper are answered. */
 void led_command_stop(void);
 

@@ -223,9 +223,8 @@ json_t *disk_json(const struct snap *s, size_t i)
 
 /* An open problem for every present disk its enclosure marks faulted; cleared when the
  * mark goes (or the disk does). */
-void faults_to_problems(void)
+void faults_to_problems(const struct snap *s)
 {
-	struct snap *s = leds.snap;
 	if (!s)
 		return;
 	const char **keep = xcalloc(s->inv.ndisks + 1, sizeof(*keep));
