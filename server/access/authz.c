@@ -4,7 +4,6 @@
  * lowest of those parts: sessions.c, credentials.c and auth.c build on it, and it calls
  * none of them. Everything here runs on the loop thread. */
 #include "auth_int.h"
-#include "base/log.h"
 #include "base/util.h"
 
 #include <stdio.h>

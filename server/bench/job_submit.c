@@ -18,18 +18,13 @@
 
 #include "access/audit.h"
 #include "base/child.h"
-#include "analytics/collector.h"
+#include "job_findings.h"
+#include "base/util.h"
+#include "db/dbw.h"
 #include "db/db.h"
 #include "job_env.h"
-#include "job_findings.h"
-#include "job_proto.h"
 #include "job_target.h"
-#include "base/log.h"
-#include "hardware/problems.h"
-#include "net/stream.h"
-#include "base/util.h"
 #include "worker/spec.h"
-#include "db/dbw.h"
 
 /* ---- JSON of a job */
 

@@ -4,15 +4,8 @@
  * server/hardware/ledhelper.c) and ipmitool's chassis identify. Neither can read an LED
  * back: what was set is what is recorded. */
 #include "leds_int.h"
-#include "access/audit.h"
-#include "db/dbw.h"
 #include "base/child.h"
-#include "base/log.h"
-#include "problems.h"
-#include "sysfs.h"
 #include "base/util.h"
-#include "base/workq.h"
-#include "db/db.h"
 
 #include <errno.h>
 #include <event2/event.h>

@@ -2,15 +2,9 @@
 /* The LED backends written through sysfs: an SES enclosure slot's locate file and an LED
  * class device's brightness, on a helper thread, each read back after the write. */
 #include "leds_int.h"
-#include "access/audit.h"
-#include "db/dbw.h"
-#include "base/child.h"
-#include "base/log.h"
-#include "problems.h"
-#include "sysfs.h"
 #include "base/util.h"
 #include "base/workq.h"
-#include "db/db.h"
+#include "sysfs.h"
 
 #include <errno.h>
 #include <event2/event.h>

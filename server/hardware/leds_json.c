@@ -2,15 +2,9 @@
 /* The hardware inventory in the appliance's shape: chassis and disks as JSON, with their
  * locator LEDs, and the disks that report a fault as problems. */
 #include "leds_int.h"
-#include "access/audit.h"
-#include "db/dbw.h"
-#include "base/child.h"
-#include "base/log.h"
 #include "problems.h"
-#include "sysfs.h"
 #include "base/util.h"
-#include "base/workq.h"
-#include "db/db.h"
+#include "sysfs.h"
 
 #include <errno.h>
 #include <event2/event.h>

@@ -3,10 +3,9 @@
  * and authorized there, and only then reaches its handler in api/. */
 #define _GNU_SOURCE
 #include "http_int.h"
-#include "base/hmap.h"
 #include "base/log.h"
 #include "base/util.h"
-#include "base/suggest.h"
+#include "base/hmap.h"
 
 #include <errno.h>
 #include <fcntl.h>

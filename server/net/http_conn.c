@@ -5,10 +5,9 @@
  * above it. */
 #define _GNU_SOURCE
 #include "http_int.h"
-#include "base/hmap.h"
 #include "base/log.h"
 #include "base/util.h"
-#include "base/suggest.h"
+#include "base/hmap.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -5,7 +5,6 @@
  * (http_conn.c), below static files, streams and the request path. */
 #define _GNU_SOURCE
 #include "http_int.h"
-#include "base/hmap.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "base/suggest.h"

@@ -4,10 +4,7 @@
  * one. */
 #define _GNU_SOURCE
 #include "http_int.h"
-#include "base/hmap.h"
-#include "base/log.h"
 #include "base/util.h"
-#include "base/suggest.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -4,10 +4,8 @@
  * server stops or a stream's access ends. */
 #define _GNU_SOURCE
 #include "http_int.h"
-#include "base/hmap.h"
 #include "base/log.h"
 #include "base/util.h"
-#include "base/suggest.h"
 
 #include <errno.h>
 #include <fcntl.h>
