@@ -148,11 +148,7 @@ static void http_request(struct evhttp_request *req, void *arg)
 		return;
 	}
 
-	const struct tls_conn *tc = tls_conn_of(conn);
-	if (tc ? tls_conn_nul(tc) : plain_nul(srv, conn)) {
-		/* (the connection closes with this answer: its mark goes now) */
-		if (!tc)
-			plain_forget(srv, evhttp_connection_get_bufferevent(conn));
+	if (conn_nul_take(srv, conn)) {
 		reply_header(r, "Connection", "close");
 		reply_error(r, ERR_INVALID_ARG,
 		            "request: holds a NUL byte, which no header or body "

@@ -107,7 +107,7 @@ static void ssl_conn_gone(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, 
 		evconnlistener_enable(evhttp_bound_socket_get_listener(srv->https.sock));
 }
 
-struct tls_conn *tls_conn_of(struct evhttp_connection *conn)
+static struct tls_conn *tls_conn_of(struct evhttp_connection *conn)
 {
 	struct bufferevent *bev = conn ? evhttp_connection_get_bufferevent(conn) : NULL;
 	SSL *ssl = bev ? bufferevent_openssl_get_ssl(bev) : NULL;
@@ -314,16 +314,10 @@ static void plain_input(struct evbuffer *buf, const struct evbuffer_cb_info *inf
 	hmap_put(&srv->nul_plain, (char *)&bev, sizeof(bev), bev);
 }
 
-void plain_forget(struct http_server *srv, struct bufferevent *bev)
+static void plain_forget(struct http_server *srv, struct bufferevent *bev)
 {
 	if (srv && bev && srv->nul_plain.n)
 		hmap_del(&srv->nul_plain, (char *)&bev, sizeof(bev));
-}
-
-bool plain_nul(const struct http_server *srv, struct evhttp_connection *conn)
-{
-	struct bufferevent *bev = conn ? evhttp_connection_get_bufferevent(conn) : NULL;
-	return bev && srv->nul_plain.n && hmap_get(&srv->nul_plain, (char *)&bev, sizeof(bev));
 }
 
 struct bufferevent *plain_bevcb(struct event_base *base, void *arg)
@@ -358,9 +352,29 @@ void tls_coalesce(struct evhttp_connection *conn)
 	evbuffer_pullup(out, (ev_ssize_t)(len < TLS_RECORD_MAX ? len : TLS_RECORD_MAX));
 }
 
-bool tls_conn_nul(const struct tls_conn *tc)
+/* --- what the layers above ask of a connection */
+
+bool conn_nul_take(struct http_server *srv, struct evhttp_connection *conn)
 {
-	return tc->nul;
+	const struct tls_conn *tc = tls_conn_of(conn);
+	if (tc)
+		return tc->nul;
+	struct bufferevent *bev = conn ? evhttp_connection_get_bufferevent(conn) : NULL;
+	if (!bev || !srv->nul_plain.n || !hmap_get(&srv->nul_plain, (char *)&bev, sizeof(bev)))
+		return false;
+	plain_forget(srv, bev); /* (its refusal closes the connection) */
+	return true;
+}
+
+void conn_closing(struct evhttp_connection *conn)
+{
+	SSL *ssl = conn_ssl(conn);
+	if (ssl && SSL_is_init_finished(ssl) && !(SSL_get_shutdown(ssl) & SSL_SENT_SHUTDOWN)) {
+		SSL_shutdown(ssl);
+		ERR_clear_error(); /* a peer already gone is no fault of the next connection */
+	}
+	if (!ssl)
+		plain_forget(live_srv, evhttp_connection_get_bufferevent(conn));
 }
 
 /* --- set up and torn down with the server */
@@ -386,9 +400,4 @@ void http_conn_teardown(struct http_server *srv)
 	}
 	live_srv = NULL;
 	event_free(srv->trim);
-}
-
-struct http_server *http_conn_server(void)
-{
-	return live_srv;
 }

@@ -68,20 +68,18 @@ struct http_server {
  * tells when a connection is freed, the ClientHello callback; and the end of them. */
 void http_conn_setup(struct http_server *srv);
 void http_conn_teardown(struct http_server *srv);
-/* The live server, for callbacks of connections that may outlive it (NULL then). */
-struct http_server *http_conn_server(void);
 /* evhttp's bufferevents for a new connection on each listener (evhttp_set_bevcb). */
 struct bufferevent *https_bevcb(struct event_base *base, void *arg);
 struct bufferevent *plain_bevcb(struct event_base *base, void *arg);
-struct tls_conn *tls_conn_of(struct evhttp_connection *conn);
 /* A request arrived whole (busy) or was answered (idle: what is buffered starts the clock
  * of the next one). */
 void tls_conn_busy(struct evhttp_connection *conn, bool busy);
-/* Whether a NUL byte arrived on the connection (a plain one's mark goes with
- * plain_forget). */
-bool tls_conn_nul(const struct tls_conn *tc);
-bool plain_nul(const struct http_server *srv, struct evhttp_connection *conn);
-void plain_forget(struct http_server *srv, struct bufferevent *bev);
+/* Whether a NUL byte arrived on the connection, on either listener. A plain connection's
+ * mark goes with the answer: the refusal closes the connection. */
+bool conn_nul_take(struct http_server *srv, struct evhttp_connection *conn);
+/* evhttp is about to free the connection: the TLS close_notify is queued, a plain
+ * connection's NUL mark goes. */
+void conn_closing(struct evhttp_connection *conn);
 /* The TLS session of a connection, or NULL on the plain listener. */
 SSL *conn_ssl(struct evhttp_connection *conn);
 /* bufferevent_openssl makes one TLS record (and one send()) of each evbuffer chunk, and

@@ -291,13 +291,7 @@ struct stream *stream_open(struct request *r, enum stream_format fmt, const char
  * without waiting for the peer's. arg: the connection's open stream, or NULL. */
 void http_conn_closed(struct evhttp_connection *conn, void *arg)
 {
-	SSL *ssl = conn_ssl(conn);
-	if (ssl && SSL_is_init_finished(ssl) && !(SSL_get_shutdown(ssl) & SSL_SENT_SHUTDOWN)) {
-		SSL_shutdown(ssl);
-		ERR_clear_error(); /* a peer already gone is no fault of the next connection */
-	}
-	if (!ssl)
-		plain_forget(http_conn_server(), evhttp_connection_get_bufferevent(conn));
+	conn_closing(conn);
 	if (arg)
 		stream_conn_closed(arg);
 }
