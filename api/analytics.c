@@ -408,16 +408,16 @@ static void write_samples(struct buf *out, size_t *written, const struct series_
 	free(kv);
 }
 
-/* Closes the document: the list (or, for one second, the sample, null if none was taken)
- * and "size", the number of samples, as the appliance ends it. */
+/* Closes the document: the list (or, for one second, the sample, null if none was taken).
+ * A real appliance's answer ends there: "data" is its only key. */
 static void data_close(struct data_req *dr)
 {
-	char tail[64];
 	if (dr->single && !dr->written)
 		buf_add(&dr->out, "null", 4);
-	int n =
-	    snprintf(tail, sizeof(tail), "%s,\"size\":%zu}\n", dr->single ? "" : "]", dr->written);
-	buf_add(&dr->out, tail, (size_t)n);
+	if (dr->single)
+		buf_add(&dr->out, "}\n", 2);
+	else
+		buf_add(&dr->out, "]}\n", 3);
 }
 
 static void data_commit(void *arg, int64_t t);
@@ -622,7 +622,8 @@ static const char *gran_name(int64_t g)
 
 void analytics_dataset_data(struct request *r)
 {
-	static const char *const params[] = {"start", "seconds", "granularity", "points", NULL};
+	static const char *const params[] = {"start",  "seconds", "granularity",
+	                                     "points", "meta",    NULL};
 	struct fault f;
 	if (request_query_check(r, params, &f) < 0) {
 		reply_fault(r, &f);
@@ -655,6 +656,12 @@ void analytics_dataset_data(struct request *r)
 		            DATA_MAX_AHEAD_S);
 		return;
 	}
+	const char *m = request_query(r, "meta");
+	if (m && strcmp(m, "true") != 0 && strcmp(m, "false") != 0) {
+		reply_error(r, ERR_INVALID_ARG, "meta: true or false, not '%.32s'", m);
+		return;
+	}
+	bool meta = m && strcmp(m, "true") == 0;
 	if (p && util_parse_ll(p, 1, DATA_MAX_SAMPLES, &points) < 0) {
 		reply_error(r, ERR_INVALID_ARG, "points: a whole number from 1 to %d",
 		            DATA_MAX_SAMPLES);
@@ -724,23 +731,30 @@ void analytics_dataset_data(struct request *r)
 	dr->q.nbuckets = (size_t)(done < 0 ? 0 : done > nbuckets ? nbuckets : done);
 	dr->q.out = xcalloc(nser * (dr->q.nbuckets ? dr->q.nbuckets : 1), sizeof(*dr->q.out));
 
-	char iso[32], when[32];
-	/* The guide's table also puts the first sample's startTime and index beside data: the
-	 * window's start, which the first sample has when it was taken. */
-	json_t *head =
-	    json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:I}", "dataset", in.name, "unit", in.unit,
-	              "granularity", dr->gran_name, "sample_seconds", (json_int_t)dr->q.width,
-	              "start", util_iso8601(a, iso, sizeof(iso)), "startTime",
-	              compact_time(a, when, sizeof(when)), "sample", (json_int_t)a);
-	/* {"dataset":...,"start":"..."} becomes {"dataset":...,"start":"...","data":[ */
-	json_dump_callback(head, dump_cb, &dr->out, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	json_decref(head);
-	dr->out.len--;
+	/* A real appliance answers {"data": ...} and nothing beside it (pollers iterate the
+	 * top level's values). What a chart needs to lay the samples out goes in "meta", before
+	 * "data" so a stream can start with it, only when asked for with meta=true. */
+	if (meta) {
+		char iso[32], when[32];
+		json_t *head = json_pack("{s:{s:s, s:s, s:s, s:I, s:s, s:s, s:I, s:I}}", "meta",
+		                         "dataset", in.name, "unit", in.unit, "granularity",
+		                         dr->gran_name, "sample_seconds", (json_int_t)dr->q.width,
+		                         "start", util_iso8601(a, iso, sizeof(iso)), "startTime",
+		                         compact_time(a, when, sizeof(when)), "sample",
+		                         (json_int_t)a, "points", (json_int_t)nbuckets);
+		/* {"meta":{...}} becomes {"meta":{...},"data":[ */
+		json_dump_callback(head, dump_cb, &dr->out, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		json_decref(head);
+		dr->out.len--;
+		buf_add(&dr->out, ",", 1);
+	} else {
+		buf_add(&dr->out, "{", 1);
+	}
 	/* "data":[ on a line of its own, the stream's first */
 	if (dr->single)
-		buf_add(&dr->out, ",\"data\":\n", 9);
+		buf_add(&dr->out, "\"data\":\n", 8);
 	else
-		buf_add(&dr->out, ",\"data\":[\n", 10);
+		buf_add(&dr->out, "\"data\":[\n", 9);
 
 	dr->pending = true;
 	series_query(&dr->q, data_ready, dr);

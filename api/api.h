@@ -16,6 +16,10 @@ void system_version(struct request *r);
 /* At start-up: uptime, and what the version answer reads once (machine-id and DMI under
  * sys_root, boot time under proc_root, the install time from state_dir). */
 void system_started(const char *proc_root, const char *sys_root, const char *state_dir);
+/* What the version answer calls the box: its asn (a UUID of /etc/machine-id) and its
+ * nodename (the host name); the storage service's pools carry them as owner and asn. */
+const char *system_asn(void);
+const char *system_nodename(void);
 /* api/openapi.c */
 void openapi_get(struct request *r);
 /* api/users.c */
@@ -45,6 +49,24 @@ void hardware_disk_list(struct request *r);
 void hardware_disk_get(struct request *r);
 void hardware_disk_locate(struct request *r);
 void hardware_cluster_get(struct request *r);
+/* api/storage.c */
+void storage_pools_list(struct request *r);
+void storage_pool_get(struct request *r);
+void storage_projects_list(struct request *r);
+void storage_project_get(struct request *r);
+void storage_filesystems_list(struct request *r);
+void storage_filesystem_get(struct request *r);
+void storage_luns_list(struct request *r);
+void storage_lun_get(struct request *r);
+/* api/network.c */
+void network_devices_list(struct request *r);
+void network_device_get(struct request *r);
+void network_datalinks_list(struct request *r);
+void network_datalink_get(struct request *r);
+void network_interfaces_list(struct request *r);
+void network_interface_get(struct request *r);
+void network_routes_list(struct request *r);
+void network_route_get(struct request *r);
 /* api/problem.c */
 void problem_list(struct request *r);
 void problem_get(struct request *r);

@@ -10,6 +10,8 @@
 #define H "/api/hardware/v1"
 #define A "/api/analytics/v1"
 #define B "/api/bench/v1"
+#define S "/api/storage/v1"
+#define N "/api/network/v1"
 
 const struct route api_routes[] = {
     {METHOD_GET, "/api/openapi.json", "system", ROUTE_PUBLIC, 0, openapi_get,
@@ -43,6 +45,10 @@ const struct route api_routes[] = {
      "The bench service and its methods"},
     {METHOD_GET, "/api/problem/v1", "problem", ROUTE_AUTH, 0, access_service,
      "The problem service and its methods"},
+    {METHOD_GET, "/api/storage/v1", "storage", ROUTE_AUTH, 0, access_service,
+     "The storage service and its methods"},
+    {METHOD_GET, "/api/network/v1", "network", ROUTE_AUTH, 0, access_service,
+     "The network service and its methods"},
 
     {METHOD_GET, U "/users", "user", ROUTE_AUTH, PERM_USER_READ, users_list, "List users"},
     {METHOD_POST, U "/users", "user", ROUTE_AUTH, PERM_USER_MODIFY, users_create, "Create a user"},
@@ -88,6 +94,48 @@ const struct route api_routes[] = {
      "The open problems"},
     {METHOD_GET, "/api/problem/v1/problems/{uuid}", "problem", ROUTE_AUTH, PERM_STAT_READ,
      problem_get, "One open problem, by its uuid"},
+
+    /* Read-only: ZFS as the appliance's storage service names it (a write is a 405). */
+    {METHOD_GET, S "/pools", "storage", ROUTE_AUTH, PERM_STAT_READ, storage_pools_list,
+     "The ZFS pools, with their state and usage"},
+    {METHOD_GET, S "/pools/{pool}", "storage", ROUTE_AUTH, PERM_STAT_READ, storage_pool_get,
+     "One pool"},
+    {METHOD_GET, S "/pools/{pool}/projects", "storage", ROUTE_AUTH, PERM_STAT_READ,
+     storage_projects_list, "A pool's projects: the filesystems directly under its root"},
+    {METHOD_GET, S "/pools/{pool}/projects/{project}", "storage", ROUTE_AUTH, PERM_STAT_READ,
+     storage_project_get, "One project"},
+    {METHOD_GET, S "/pools/{pool}/projects/{project}/filesystems", "storage", ROUTE_AUTH,
+     PERM_STAT_READ, storage_filesystems_list, "A project's filesystems"},
+    {METHOD_GET, S "/pools/{pool}/projects/{project}/filesystems/{filesystem}", "storage",
+     ROUTE_AUTH, PERM_STAT_READ, storage_filesystem_get, "One filesystem"},
+    {METHOD_GET, S "/pools/{pool}/projects/{project}/luns", "storage", ROUTE_AUTH, PERM_STAT_READ,
+     storage_luns_list, "A project's LUNs (ZFS volumes)"},
+    {METHOD_GET, S "/pools/{pool}/projects/{project}/luns/{lun}", "storage", ROUTE_AUTH,
+     PERM_STAT_READ, storage_lun_get, "One LUN"},
+    {METHOD_GET, S "/projects", "storage", ROUTE_AUTH, PERM_STAT_READ, storage_projects_list,
+     "The projects of every pool"},
+    {METHOD_GET, S "/filesystems", "storage", ROUTE_AUTH, PERM_STAT_READ, storage_filesystems_list,
+     "The filesystems of every pool"},
+    {METHOD_GET, S "/luns", "storage", ROUTE_AUTH, PERM_STAT_READ, storage_luns_list,
+     "The LUNs of every pool"},
+
+    /* Read-only: the box's network as the appliance's network service names it. */
+    {METHOD_GET, N "/devices", "network", ROUTE_AUTH, PERM_STAT_READ, network_devices_list,
+     "The physical network devices (NICs)"},
+    {METHOD_GET, N "/devices/{device}", "network", ROUTE_AUTH, PERM_STAT_READ, network_device_get,
+     "One network device"},
+    {METHOD_GET, N "/datalinks", "network", ROUTE_AUTH, PERM_STAT_READ, network_datalinks_list,
+     "The datalinks: devices, aggregations (bonds), VLANs and virtual links"},
+    {METHOD_GET, N "/datalinks/{datalink}", "network", ROUTE_AUTH, PERM_STAT_READ,
+     network_datalink_get, "One datalink"},
+    {METHOD_GET, N "/interfaces", "network", ROUTE_AUTH, PERM_STAT_READ, network_interfaces_list,
+     "The IP interfaces and their addresses"},
+    {METHOD_GET, N "/interfaces/{interface}", "network", ROUTE_AUTH, PERM_STAT_READ,
+     network_interface_get, "One IP interface"},
+    {METHOD_GET, N "/routes", "network", ROUTE_AUTH, PERM_STAT_READ, network_routes_list,
+     "The IPv4 and IPv6 routes"},
+    {METHOD_GET, N "/routes/{route}", "network", ROUTE_AUTH, PERM_STAT_READ, network_route_get,
+     "One route, by its route-NNN"},
 
     {METHOD_GET, A "/datasets", "analytics", ROUTE_AUTH, PERM_STAT_READ, analytics_datasets_list,
      "The analytics datasets"},
@@ -174,6 +222,6 @@ const size_t api_routes_count = nitems(api_routes);
 const struct api_service api_services[] = {
     {"access", "1.0"}, {"system", "1.0"},   {"user", "1.0"},      {"role", "1.0"},
     {"log", "1.0"},    {"hardware", "1.0"}, {"analytics", "1.0"}, {"status", "1.0"},
-    {"bench", "1.0"},  {"problem", "1.0"},
+    {"bench", "1.0"},  {"problem", "1.0"},  {"storage", "1.0"},   {"network", "1.0"},
 };
 const size_t api_services_count = nitems(api_services);

@@ -23,7 +23,7 @@ static int64_t started_at;
 static struct {
 	int64_t boot, installed, updated;
 	char asn[64], csn[128], product[256], fw_vendor[128], fw_version[128], fw_release[64];
-	char release[65], machine[65];
+	char part[128], release[65], machine[65];
 } sys;
 
 /* Boot time from /proc/stat's btime; 0 when unreadable. */
@@ -96,17 +96,22 @@ void system_started(const char *proc_root, const char *sys_root, const char *sta
 	read_line(sys_root, "sys/class/dmi/id/bios_version", sys.fw_version,
 	          sizeof(sys.fw_version));
 	read_line(sys_root, "sys/class/dmi/id/bios_date", sys.fw_release, sizeof(sys.fw_release));
+	read_line(sys_root, "sys/class/dmi/id/product_sku", sys.part, sizeof(sys.part));
 	struct utsname u;
 	if (uname(&u) == 0) {
 		snprintf(sys.release, sizeof(sys.release), "%s", u.release);
 		snprintf(sys.machine, sizeof(sys.machine), "%s", u.machine);
 	}
 	/* installed: when this box's Spindle was first set up (its JWT key is made at the first
-	 * start and kept); updated: when the running binary was installed. */
+	 * start and kept); updated: when the package was last installed (dpkg rewrites its
+	 * file list then), else when the running binary was. */
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "%s/jwt.key", state_dir ? state_dir : ".");
 	sys.installed = mtime_of(path);
-	sys.updated = mtime_of("/proc/self/exe") ? mtime_of("/proc/self/exe") : started_at;
+	snprintf(path, sizeof(path), "%s/var/lib/dpkg/info/spindle.list", sys_root);
+	sys.updated = mtime_of(path);
+	if (!sys.updated)
+		sys.updated = mtime_of("/proc/self/exe") ? mtime_of("/proc/self/exe") : started_at;
 	if (!sys.installed)
 		sys.installed = sys.updated;
 }
@@ -119,6 +124,31 @@ static const char *appliance_time(int64_t t, char *buf, size_t len)
 	if (t <= 0 || !gmtime_r(&tt, &tm) || strftime(buf, len, "%Y%m%dT%H:%M:%S", &tm) == 0)
 		buf[0] = '\0';
 	return buf;
+}
+
+/* The format of a real appliance's install_time, update_time and boot_time:
+ * "Thu Nov 15 2018 23:10:39 GMT+0000 (UTC)" (JavaScript's Date.toString() of UTC). */
+static const char *appliance_date(int64_t t, char *buf, size_t len)
+{
+	struct tm tm;
+	time_t tt = (time_t)t;
+	if (t <= 0 || !gmtime_r(&tt, &tm) ||
+	    strftime(buf, len, "%a %b %d %Y %H:%M:%S GMT+0000 (UTC)", &tm) == 0)
+		buf[0] = '\0';
+	return buf;
+}
+
+const char *system_asn(void)
+{
+	return sys.asn;
+}
+
+const char *system_nodename(void)
+{
+	static char host[256];
+	if (gethostname(host, sizeof(host) - 1) < 0)
+		host[0] = '\0';
+	return host;
 }
 
 static int64_t daemon_uptime(void)
@@ -162,35 +192,53 @@ void system_version(struct request *r)
 		}
 		int64_t bt = sys.boot;
 		char boot[32], start[32], a_boot[32], a_inst[32], a_upd[32];
-		char osv[64];
+		char d_boot[48], d_inst[48], d_upd[48], osv[64], urn[80], bios[400];
 		snprintf(osv, sizeof(osv), "spindle@%s", PACKAGE_VERSION);
-		json_t *j =
-		    json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:I}", "product", "Spindle",
-		              "version", PACKAGE_VERSION, "build", SPINDLE_BUILD, "os", os,
-		              "hostname", host, "boot_time", util_iso8601(bt, boot, sizeof(boot)),
-		              "uptime_s", (json_int_t)(bt ? now - bt : 0), "start_time",
-		              util_iso8601(started_at, start, sizeof(start)), "daemon_uptime_s",
-		              (json_int_t)(now - started_at));
-		/* The guide's keys (OS8.x "Get Version"), then the older ones drivers read. */
+		snprintf(urn, sizeof(urn), "%s%s", sys.asn[0] ? "urn:uuid:" : "", sys.asn);
+		snprintf(bios, sizeof(bios), "%s%s%s%s%s", sys.fw_vendor,
+		         sys.fw_vendor[0] && sys.fw_version[0] ? " " : "", sys.fw_version,
+		         sys.fw_release[0] && (sys.fw_vendor[0] || sys.fw_version[0]) ? " " : "",
+		         sys.fw_release);
+		/* A real appliance's keys (OS8.8) first. Where Spindle's meaning differs, its value
+		 * has a name of its own: the hardware is "product", Spindle "mkt_product"; the
+		 * boot time in ISO 8601 is "boot_time_iso". */
+		json_t *j = json_pack(
+		    "{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, "
+		    "s:s, "
+		    "s:s, s:s, s:s, s:s, s:s}",
+		    "href", "/api/system/v1/version", "nodename", host, "product", sys.product,
+		    "mkt_product", "Spindle", "version", PACKAGE_VERSION, "ak_version", osv,
+		    "ak_release", PACKAGE_VERSION, "os_version", osv, "install_time",
+		    appliance_date(sys.installed, d_inst, sizeof(d_inst)), "update_time",
+		    appliance_date(sys.updated, d_upd, sizeof(d_upd)), "boot_time",
+		    appliance_date(bt, d_boot, sizeof(d_boot)), "asn", sys.asn, "csn", sys.csn,
+		    "part", sys.part, "urn", urn, "navname", "Spindle", "navagent", "spindled",
+		    "http", http_version, "ssl", OpenSSL_version(OPENSSL_VERSION), "bios_version",
+		    bios, "sp_version", "-");
+		json_t *own = json_pack("{s:s, s:s, s:s, s:s, s:I, s:s, s:I}", "build",
+		                        SPINDLE_BUILD, "os", os, "hostname", host, "boot_time_iso",
+		                        util_iso8601(bt, boot, sizeof(boot)), "uptime_s",
+		                        (json_int_t)(bt ? now - bt : 0), "start_time",
+		                        util_iso8601(started_at, start, sizeof(start)),
+		                        "daemon_uptime_s", (json_int_t)(now - started_at));
+		json_object_update(j, own);
+		json_decref(own);
+		/* The guide's example keys (OS8.x "Get Version"): older names of the same facts. */
 		json_t *g = json_pack(
 		    "{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, "
 		    "s:s, "
 		    "s:s, s:s, s:s}",
 		    "hw_asn", sys.asn, "hw_csn", sys.csn, "hw_product", sys.product, "fw_vendor",
 		    sys.fw_vendor, "fw_version", sys.fw_version, "fw_release", sys.fw_release,
-		    "sp_version", "", "os_nodename", host, "os_version", osv, "os_release",
+		    "sp_version", "-", "os_nodename", host, "os_version", osv, "os_release",
 		    sys.release, "os_machine", sys.machine, "os_isa", sys.machine, "os_platform",
 		    sys.machine, "os_boot", appliance_time(bt, a_boot, sizeof(a_boot)),
 		    "ak_product", "Spindle", "installed",
 		    appliance_time(sys.installed, a_inst, sizeof(a_inst)), "updated",
 		    appliance_time(sys.updated, a_upd, sizeof(a_upd)), "http_version", http_version,
 		    "ssl_version", OpenSSL_version(OPENSSL_VERSION));
-		json_object_update(j, g);
+		json_object_update_missing(j, g);
 		json_decref(g);
-		json_object_set_new(j, "asn", json_string(sys.asn));
-		json_object_set_new(j, "csn", json_string(sys.csn));
-		json_object_set_new(j, "nodename", json_string(host));
-		json_object_set_new(j, "ak_version", json_string(osv));
 		j = json_pack("{s:o}", "version", j);
 		free(body);
 		body = json_dumps(j, JSON_COMPACT);

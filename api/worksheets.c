@@ -43,7 +43,7 @@ void worksheets_api_list(struct request *r)
 	const char *owner = request_query(r, "owner"), *s = request_query(r, "start"),
 	           *l = request_query(r, "limit");
 	long long start = 0, limit = WORKSHEETS_LIST_DEFAULT;
-	json_t *list, *ws, *next = json_null();
+	json_t *list, *ws;
 	size_t i;
 	bool more;
 	struct fault f;
@@ -74,14 +74,17 @@ void worksheets_api_list(struct request *r)
 	}
 	if (more) {
 		char *enc = owner ? evhttp_encode_uri(owner) : NULL;
-		char *href = xasprintf(WORKSHEETS_PATH "?start=%lld&limit=%lld%s%s",
-		                       start + (long long)json_array_size(list), limit,
-		                       enc ? "&owner=" : "", enc ? enc : "");
-		next = json_string(href);
-		free(href);
+		char *link =
+		    xasprintf("<" WORKSHEETS_PATH "?start=%lld&limit=%lld%s%s>; rel=\"next\"",
+		              start + (long long)json_array_size(list), limit, enc ? "&owner=" : "",
+		              enc ? enc : "");
+		/* The page after goes in a Link header (RFC 8288): the answer's one key is
+		 * "worksheets", as the appliance's. */
+		reply_header(r, "Link", link);
+		free(link);
 		free(enc);
 	}
-	reply_json(r, 200, json_pack("{s:o, s:o}", "worksheets", list, "next", next));
+	reply_json(r, 200, json_pack("{s:o}", "worksheets", list));
 }
 
 void worksheets_api_create(struct request *r)

@@ -30,6 +30,8 @@
 #include "bench/jobs.h"
 #include "hardware/leds.h"
 #include "hardware/problems.h"
+#include "inventory/network.h"
+#include "inventory/storage.h"
 #include "base/log.h"
 #include "status/metrics.h"
 #include "analytics/series.h"
@@ -245,6 +247,12 @@ int main(int argc, char **argv)
 	/* Capacity first: the dashboard lists it (statvfs on a thread of its own). */
 	if (capacity_init(d.base, cfg.proc_root) < 0)
 		fatal("cannot watch the filesystems' capacity");
+	/* ZFS and the network as the storage and network services show them (zpool, zfs as
+	 * children; /sys and /proc read on their threads). */
+	if (storage_init(d.base) < 0)
+		fatal("cannot watch the ZFS pools");
+	if (network_init(d.base, cfg.sys_root, cfg.proc_root) < 0)
+		fatal("cannot read the network configuration");
 	if (dashboard_init(d.base, cfg.timeout_s) < 0)
 		fatal("cannot set up the dashboard");
 	if (metrics_init(cfg.metrics_allow) < 0)
@@ -320,6 +328,8 @@ int main(int argc, char **argv)
 	jobs_shutdown();
 	dashboard_shutdown();
 	capacity_shutdown();
+	storage_shutdown();
+	network_shutdown();
 	metrics_shutdown();
 	collector_shutdown();
 	datasets_shutdown();

@@ -24,6 +24,7 @@
 #include "base/log.h"
 #include "analytics/procfs.h"
 #include "hardware/sysfs.h"
+#include "inventory/zpool.h"
 #include "base/util.h"
 #include "base/workq.h"
 #include "base/utf8.h"
@@ -266,90 +267,21 @@ static const char *last_component(const char *p)
 	return s ? s + 1 : p;
 }
 
-/* A line of the config section: its depth (two spaces a level after the tab) and name. */
-static bool vdev_line(const char *l, int *depth, char *name, size_t len)
-{
-	if (l[0] != '\t')
-		return false;
-	size_t sp = strspn(l + 1, " ");
-	size_t n = strcspn(l + 1 + sp, " \t\n");
-	if (!n)
-		return false;
-	*depth = (int)sp / 2;
-	if (n >= len)
-		n = len - 1;
-	memcpy(name, l + 1 + sp, n);
-	name[n] = '\0';
-	return true;
-}
-
 json_t *job_env_parse_zpool_status(const char *text)
 {
-	static const struct {
-		const char *heading, *cls;
-	} classes[] = {{"logs", "log"},
-	               {"cache", "cache"},
-	               {"spares", "spare"},
-	               {"special", "special"},
-	               {"dedup", "dedup"}};
-	const char *l = text;
-	while (*l && strncmp(l, "config:", 7) != 0 && strncmp(l, " config:", 8) != 0)
-		l = next_line(l);
-	if (!*l)
-		return NULL;
-	l = next_line(l);
-	while (*l && (*l == '\n' || strncmp(l, "\tNAME", 5) == 0))
-		l = next_line(l);
-	json_t *vdevs = json_array();
-	json_t *group = NULL; /* the vdev whose devices follow */
-	const char *cls = NULL;
-	bool pool_seen = false;
-	char name[512];
-	int depth;
-	for (; *l && vdev_line(l, &depth, name, sizeof(name)); l = next_line(l)) {
-		int next_depth = -1;
-		char next_name[512];
-		if (!vdev_line(next_line(l), &next_depth, next_name, sizeof(next_name)))
-			next_depth = -1;
-		if (depth == 0) {
-			group = NULL;
-			if (!pool_seen) {
-				pool_seen = true;
-				continue;
-			}
-			cls = NULL;
-			for (size_t i = 0; i < nitems(classes); i++)
-				if (strcmp(name, classes[i].heading) == 0)
-					cls = classes[i].cls;
-			if (!cls)
-				cls = "other";
-			continue;
+	json_t *vdevs = zpool_parse_vdevs(text);
+	size_t i, k;
+	json_t *v, *d;
+	/* a run's environment names each device by its path's last component alone */
+	json_array_foreach(vdevs, i, v)
+	{
+		json_t *names = json_array();
+		json_array_foreach(json_object_get(v, "devices"), k, d)
+		{
+			const char *name = json_string_value(json_object_get(d, "name"));
+			json_array_append_new(names, text_json(last_component(name ? name : "")));
 		}
-		if (depth == 1) {
-			json_t *v = json_object();
-			if (next_depth > 1) { /* mirror-0, raidz2-1: the type before the number */
-				char *dash = strrchr(name, '-');
-				if (dash)
-					*dash = '\0';
-				json_object_set_new(v, "type", text_json(name));
-				json_object_set_new(v, "devices", json_array());
-				group = v;
-			} else {
-				json_object_set_new(v, "type", text_json("disk"));
-				json_object_set_new(
-				    v, "devices",
-				    json_pack("[o]", text_json(last_component(name))));
-				group = NULL;
-			}
-			if (cls)
-				json_object_set_new(v, "class", text_json(cls));
-			json_array_append_new(vdevs, v);
-			continue;
-		}
-		/* deeper: a leaf of the group (a replacing-0 or spare-1 inside it is passed) */
-		if (group && next_depth <= depth)
-			json_array_append_new(json_object_get(group, "devices"),
-			                      text_json(last_component(name)));
+		json_object_set_new(v, "devices", names);
 	}
 	return vdevs;
 }

@@ -146,18 +146,22 @@ static json_t *str_or_null(const char *s)
 
 static json_t *problem_json(const struct problem *p)
 {
-	char ts[32], first[32], last[32], href[128];
+	char ts[32], diag[32], first[32], last[32], href[128];
 	snprintf(href, sizeof(href), "/api/problem/v1/problems/%s", p->uuid);
 	json_t *comp = json_pack("{s:i, s:s, s:o, s:o, s:o}", "certainty", 100, "status",
 	                         p->severity == PROBLEM_MINOR ? "degraded" : "faulted", "chassis",
 	                         str_or_null(p->chassis), "label", str_or_null(p->label), "href",
 	                         str_or_null(p->href));
+	/* Every key of the guide's problem; diagnosed is when it was first seen, and Spindle
+	 * phones nowhere home, nor has a knowledge article to link. */
 	return json_pack(
-	    "{s:s, s:s, s:s, s:s, s:b, s:s, s:s, s:s, s:s, s:s, s:[o], s:s, s:s, s:s, s:s}", "uuid",
-	    p->uuid, "code", p->code, "description", p->description, "impact",
-	    p->impact[0] ? p->impact : p->description, "repairable", 0, "type", p->type,
-	    "timestamp", appliance_time(p->first, ts, sizeof(ts)), "severity",
-	    severity_names[p->severity], "response", "None.", "action",
+	    "{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:s, s:s, s:s, s:s, s:s, s:[o], s:s, s:s, "
+	    "s:s, s:s}",
+	    "uuid", p->uuid, "code", p->code, "diagnosed",
+	    appliance_time(p->first, diag, sizeof(diag)), "phoned_home", "never", "url", "",
+	    "description", p->description, "impact", p->impact[0] ? p->impact : p->description,
+	    "repairable", 0, "type", p->type, "timestamp", appliance_time(p->first, ts, sizeof(ts)),
+	    "severity", severity_names[p->severity], "response", "None.", "action",
 	    p->action[0] ? p->action : "None.", "components", comp, "href", href, "key", p->key,
 	    "first_seen", util_iso8601(p->first, first, sizeof(first)), "last_seen",
 	    util_iso8601(p->last, last, sizeof(last)));

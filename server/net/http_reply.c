@@ -71,6 +71,8 @@ static void add_common_headers(struct request *r, const char *service)
 	if (s) {
 		evhttp_add_header(h, s->header, s->version);
 		evhttp_add_header(h, s->zfssa, s->version);
+		/* and, as a real appliance adds, the version of the service answering */
+		evhttp_add_header(h, "X-Zfssa-Api-Version", s->version);
 	}
 }
 

@@ -11,6 +11,7 @@
 #include "bench/jobs.h"
 #include "hardware/leds.h"
 #include "hardware/problems.h"
+#include "inventory/storage.h"
 #include "analytics/series.h"
 #include "net/stream.h"
 #include "base/util.h"
@@ -160,8 +161,21 @@ static json_t *dash_capacity(void)
 	return arr;
 }
 
+/* The pools as zpool lists them, with their size; else as the kernel's kstats name them. */
 static json_t *dash_pools(void)
 {
+	size_t n;
+	const struct storage_pool *p = storage_pools(&n);
+	if (n) {
+		json_t *arr = json_array();
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(arr, json_pack("{s:s, s:s, s:I, s:I, s:I}", "n",
+			                                     p[i].name, "state", p[i].health,
+			                                     "size", (json_int_t)p[i].size, "used",
+			                                     (json_int_t)p[i].allocated, "avail",
+			                                     (json_int_t)p[i].available));
+		return arr;
+	}
 	const struct capacity *c = capacity_latest();
 	if (!c || !c->npools)
 		return NULL;

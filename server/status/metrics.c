@@ -10,6 +10,8 @@
  * one second a second apart with no change (irate drops to 0). With the sample's time, a
  * repeated sample is the same point again, which Prometheus drops. The daemon's own
  * gauges (jobs, LEDs, problems) are read at each scrape and carry no time. */
+#include <strings.h>
+
 #include "metrics.h"
 #include "net/cidr.h"
 #include "analytics/collector.h"
@@ -18,6 +20,7 @@
 #include "bench/jobs.h"
 #include "hardware/leds.h"
 #include "hardware/problems.h"
+#include "inventory/storage.h"
 #include "base/util.h"
 
 #include <stdarg.h>
@@ -209,6 +212,37 @@ static void lit_since_line(void *arg, const char *key, int64_t since)
 	           label(key, esc, sizeof(esc)), (long long)since);
 }
 
+/* The ZFS pools as zpool lists them; their state as node_exporter's zpool collector writes
+ * it, one series per state, 1 for the one the pool is in. */
+static void pool_lines(struct buf *b)
+{
+	static const char *const states[] = {"online",  "degraded", "faulted",  "offline",
+	                                     "unavail", "removed",  "suspended"};
+	static const char *const figs[][2] = {
+	    {"spindle_pool_size_bytes", "A ZFS pool's size."},
+	    {"spindle_pool_allocated_bytes", "A ZFS pool's space allocated."},
+	    {"spindle_pool_free_bytes", "A ZFS pool's space free."},
+	    {"spindle_pool_available_bytes", "What a ZFS pool's datasets may still write."},
+	};
+	size_t n;
+	const struct storage_pool *p = storage_pools(&n);
+	char name[256];
+	for (size_t f = 0; f < nitems(figs); f++) {
+		family(b, figs[f][0], "gauge", figs[f][1]);
+		for (size_t i = 0; i < n; i++) {
+			const uint64_t v[] = {p[i].size, p[i].allocated, p[i].free, p[i].available};
+			buf_printf(b, "%s{pool=\"%s\"} %llu\n", figs[f][0],
+			           label(p[i].name, name, sizeof(name)), (unsigned long long)v[f]);
+		}
+	}
+	family(b, "spindle_pool_state", "gauge", "A ZFS pool's state: 1 for the one it is in.");
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < nitems(states); k++)
+			buf_printf(b, "spindle_pool_state{pool=\"%s\",state=\"%s\"} %d\n",
+			           label(p[i].name, name, sizeof(name)), states[k],
+			           strcasecmp(p[i].health, states[k]) == 0);
+}
+
 static void build_daemon(struct buf *b)
 {
 	unsigned running = 0, queued = 0;
@@ -238,6 +272,7 @@ static void build_daemon(struct buf *b)
 	       "when spindled first saw it lit).");
 	leds_lit_each(lit_since_line, b);
 	gauge_u64(b, "spindle_problems_open", "Open problems.", problems_count(), "");
+	pool_lines(b);
 	gauge_u64(b, "spindle_sse_clients", "Server-Sent Events streams open now.",
 	          dashboard_events_clients(), "");
 }

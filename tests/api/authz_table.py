@@ -45,7 +45,7 @@ ROWS = [
     Row("DELETE", "/api/access/v1", None, (401, 204, 204, 204), ("login",)),
     *(Row("GET", f"/api/{service}/v1", None, (401, 200, 200, 200))
       for service in ("system", "user", "role", "log", "hardware", "analytics", "status",
-                      "bench", "problem")),
+                      "bench", "problem", "storage", "network")),
     # users: user:read / user:modify
     Row("GET", U + "/users", None, (401, 403, 200, 200)),
     Row("POST", U + "/users", NEW_USER, (401, 403, 403, 201)),
@@ -108,6 +108,16 @@ ROWS = [
     # problems: stat:read, as the dashboard's count of them; {target} is no problem's uuid
     Row("GET", "/api/problem/v1/problems", None, (401, 200, 200, 200)),
     Row("GET", "/api/problem/v1/problems/{target}", None, (401, 404, 404, 404)),
+    # storage and network, read-only: stat:read (the shared box has no ZFS: no pool)
+    *(Row("GET", "/api/storage/v1" + p, None, (401, 200, 200, 200))
+      for p in ("/pools", "/projects", "/filesystems", "/luns")),
+    *(Row("GET", "/api/storage/v1/pools/tank" + p, None, (401, 404, 404, 404))
+      for p in ("", "/projects", "/projects/p", "/projects/p/filesystems",
+                "/projects/p/filesystems/f", "/projects/p/luns", "/projects/p/luns/l")),
+    *(Row("GET", "/api/network/v1/" + k, None, (401, 200, 200, 200))
+      for k in ("devices", "datalinks", "interfaces", "routes")),
+    *(Row("GET", "/api/network/v1/" + k + "/none", None, (401, 404, 404, 404))
+      for k in ("devices", "datalinks", "interfaces", "routes")),
     # analytics: stat:read reads; what is collected and kept is settings:modify (admin).
     # DELETE names no dataset, so the shared server keeps its datasets (403 vs 404 shows
     # the gate); POST makes the plain io.queue, which no other test creates.

@@ -3,12 +3,15 @@
 credentials on every request (Basic, X-Auth-User/X-Auth-Key) as well as a session, the
 X-Zfssa-<Service>-Api headers, the services list, and the system version."""
 import base64
+import calendar
+import os
 import re
+import socket
 import time
 
 import pytest
 
-from conftest import (ACCESS, AUDIT, PASSWORD, ROLES, USERS, expect, expect_fault,
+from conftest import (ACCESS, AUDIT, PASSWORD, ROLES, USERS, expect, expect_fault, parse_time,
                       make_role, make_user, services)
 
 VERSION = "/api/system/v1/version"
@@ -183,13 +186,15 @@ def check_services(listing, base):
 
 
 def test_services_list_as_the_guide_shows(server):
-    """List Services with credentials and no session, in both of the guide's shapes."""
+    """List Services with credentials and no session, as a real OS8.8 appliance answers
+    it: "services" alone (the 2013.1 to OS8.7 guides wrap it in "access", as the login
+    answer still does)."""
     for scheme in ("https", "http"):
         c = server.client(scheme=scheme)
         base = server.https if scheme == "https" else server.http
         body = expect(c.get(ACCESS, headers=user_key("admin", server.admin_password)), 200)
-        check_services(body["access"]["services"], base)    # 2013.1 ... OS8.7
-        check_services(body["services"], base)              # OS8.8
+        assert list(body) == ["services"], list(body)
+        check_services(body["services"], base)
         # The uri follows the name the client used for us.
         port = base.rsplit(":", 1)[1]
         body = expect(c.get(ACCESS, auth=("admin", server.admin_password),
@@ -216,6 +221,13 @@ GUIDE_VERSION_KEYS = ["hw_csn", "updated", "fw_vendor", "os_isa", "os_boot", "hw
                       "os_version", "ak_product", "fw_version", "os_release", "installed",
                       "sp_version", "os_platform", "fw_release"]
 OLDER_VERSION_KEYS = ["asn", "nodename", "version", "ak_version", "csn"]
+# What a real OS8.8.0 appliance answers, in its order (an inventory exporter writes each
+# into a CSV column, by key).
+REAL_VERSION_KEYS = ["href", "nodename", "product", "mkt_product", "version", "ak_version",
+                     "ak_release", "os_version", "install_time", "update_time", "boot_time",
+                     "asn", "csn", "part", "urn", "navname", "navagent", "http", "ssl",
+                     "bios_version", "sp_version"]
+REAL_TIME = "%a %b %d %Y %H:%M:%S GMT+0000 (UTC)"   # Thu Nov 15 2018 23:10:39 GMT+0000 (UTC)
 APPLIANCE_TIME = re.compile(r"^\d{8}T\d\d:\d\d:\d\d$")
 
 
@@ -226,7 +238,8 @@ def fake_machine(root):
     dmi.mkdir(parents=True)
     for name, value in {"product_serial": "1211FM2009", "product_name": "Netra X4270 M3",
                         "sys_vendor": "Sun", "bios_vendor": "American Megatrends Inc.",
-                        "bios_version": "21000208", "bios_date": "10/22/2012"}.items():
+                        "bios_version": "21000208", "bios_date": "10/22/2012",
+                        "product_sku": "7041262"}.items():
         (dmi / name).write_text(value + "\n")
 
 
@@ -244,6 +257,10 @@ def test_version_as_the_guide_shows(spawn, tmp_path):
     assert v["hw_product"] == "Sun Netra X4270 M3"
     assert (v["fw_vendor"], v["fw_version"], v["fw_release"]) == \
         ("American Megatrends Inc.", "21000208", "10/22/2012")
+    # ... and as a real appliance names them: the hardware is the product
+    assert v["product"] == "Sun Netra X4270 M3" and v["mkt_product"] == "Spindle"
+    assert v["bios_version"] == "American Megatrends Inc. 21000208 10/22/2012"
+    assert v["part"] == "7041262" and v["urn"] == "urn:uuid:" + v["asn"]
     assert v["os_nodename"] == v["nodename"] == v["hostname"]
     assert v["version"] == resp.headers["X-Spindle-Version"]
     assert v["ak_version"] == v["os_version"] and v["version"] in v["os_version"]
@@ -257,8 +274,44 @@ def test_version_as_the_guide_shows(spawn, tmp_path):
                             for d in (-1, 0, 1)]
     assert v["http_version"].startswith("libevent/")
     assert v["ssl_version"].startswith("OpenSSL ")
-    # Spindle's own keys stay beside them.
-    assert {"product", "build", "os", "hostname", "boot_time", "uptime_s"} <= set(v)
+    # Spindle's own keys are inside the object too; the boot time in ISO 8601 has a name of
+    # its own, as boot_time is the appliance's.
+    assert {"build", "os", "hostname", "boot_time_iso", "uptime_s"} <= set(v)
+    assert parse_time(v["boot_time_iso"]).timestamp() == \
+        calendar.timegm(time.strptime(v["boot_time"], REAL_TIME))
+
+
+def test_version_as_a_real_appliance_answers(spawn, tmp_path):
+    """An inventory exporter written against a real OS8.8.0 appliance reads every key of its
+    version answer into a CSV; it must find each (KeyError: 'href' before), as a string,
+    the times as the appliance writes them, and "version" the one top-level key."""
+    import csv
+    import io
+    root = tmp_path / "machine"
+    fake_machine(root)
+    info = root / "var" / "lib" / "dpkg" / "info"
+    info.mkdir(parents=True)
+    (info / "spindle.list").write_text("/usr/sbin/spindled\n")
+    os.utime(info / "spindle.list", (1542323439, 1542323439))  # Thu Nov 15 2018 23:10:39
+    srv = spawn("--sys-root", root)
+    doc = expect(srv.client().get(VERSION, auth=("admin", srv.admin_password)), 200)
+    assert list(doc) == ["version"]
+    v = doc["version"]
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(REAL_VERSION_KEYS)
+    writer.writerow([v[k] for k in REAL_VERSION_KEYS])        # the exporter, unmodified
+    assert all(isinstance(v[k], str) for k in REAL_VERSION_KEYS)
+    assert list(v)[:len(REAL_VERSION_KEYS)] == REAL_VERSION_KEYS
+    assert v["href"] == VERSION and v["sp_version"] == "-"
+    assert v["update_time"] == "Thu Nov 15 2018 23:10:39 GMT+0000 (UTC)"
+    for key in ("install_time", "boot_time"):
+        assert time.strptime(v[key], REAL_TIME), (key, v[key])
+    assert v["http"].startswith("libevent/") and v["ssl"].startswith("OpenSSL ")
+    assert v["nodename"] == socket.gethostname()
+    # install_time: the state dir's first start (its JWT key), so not after the update
+    key_made = os.stat(srv.state_dir / "jwt.key").st_mtime
+    assert v["install_time"] == time.strftime(REAL_TIME, time.gmtime(key_made))
 
 
 def test_version_without_dmi(spawn, tmp_path):

@@ -5,6 +5,7 @@ them, their answers checked against the guide's keys and types; and each source 
 problems raised and cleared (fake sysfs, a small tmpfs state dir, a failing fake worker,
 a --proc-root with a file missing)."""
 import os
+import re
 import time
 
 import pytest
@@ -29,7 +30,8 @@ DISK_KEYS = {"device": (str, None), "faulted": bool, "href": str, "interface": (
              "size": (int, None), "uuid": str}
 PROBLEM_KEYS = {"code": str, "description": str, "impact": str, "uuid": str,
                 "repairable": bool, "type": str, "timestamp": str, "severity": str,
-                "components": list, "href": str, "response": str, "action": str}
+                "components": list, "href": str, "response": str, "action": str,
+                "diagnosed": str, "phoned_home": str, "url": str}
 
 
 def types_ok(obj, keys):
@@ -80,11 +82,12 @@ def box(tmp_path_factory):
 # ---- Hardware Services -------------------------------------------------------------
 
 def test_list_chassis_as_the_guide_and_clients_read_it(box):
-    """GET /api/hardware/v1/chassis: the guide's wrapper is "hardware", deployed clients
-    read "chassis": both hold the same list, each chassis with the guide's keys."""
+    """GET /api/hardware/v1/chassis: the guide's examples wrap the list in "hardware", real
+    appliances (and the clients written against them) in "chassis", the one key; each
+    chassis with the guide's keys."""
     body = expect(box.admin.get(HW, headers=GUIDE_HEADERS), 200)
-    assert body["hardware"] == body["chassis"]
-    system, enc = body["hardware"]
+    assert list(body) == ["chassis"], list(body)
+    system, enc = body["chassis"]
     for c in (system, enc):
         assert not types_ok(c, CHASSIS_KEYS), types_ok(c, CHASSIS_KEYS)
         assert len(c["uuid"]) == UUID_LEN and c["fru"].startswith("hc://:chassis-mfg=")
@@ -99,7 +102,7 @@ def test_list_chassis_as_the_guide_and_clients_read_it(box):
 def test_get_chassis_embeds_its_disks_each_with_its_href(box):
     """GET chassis/<c> answers with its components, "disk": [...], each with its href,
     and that href answers the disk (as appliance scripts walk chassis -> disk)."""
-    chassis = expect(box.admin.get(HW), 200)["hardware"]
+    chassis = expect(box.admin.get(HW), 200)["chassis"]
     for c in chassis:
         got = expect(box.admin.get(c["href"], headers=GUIDE_HEADERS), 200)["chassis"]
         assert got["disk"], c["href"]
@@ -120,12 +123,28 @@ def test_get_chassis_embeds_its_disks_each_with_its_href(box):
 
 
 def test_cluster_answers_as_a_stand_alone_appliance(box):
-    """GET /api/hardware/v1/cluster (404 before): the guide's unclustered answer."""
+    """GET /api/hardware/v1/cluster: a real unclustered appliance's answer, its resources a
+    list (a Go client decodes them into a slice) of the pools and IP interfaces, each
+    owned by this node; "cluster" the one key, with the appliance's headers."""
     resp = box.admin.get("/api/hardware/v1/cluster", headers=GUIDE_HEADERS)
-    cluster = expect(resp, 200)["cluster"]
+    doc = expect(resp, 200)
+    assert list(doc) == ["cluster"]
+    cluster = doc["cluster"]
+    resources = cluster.pop("resources")
     assert cluster == {"description": "Clustering is not configured", "peer_asn": "",
                        "peer_description": "", "peer_hostname": "", "peer_state": "",
-                       "resources": {}, "state": "AKCS_UNCONFIGURED"}
+                       "state": "AKCS_UNCONFIGURED"}
+    assert isinstance(resources, list)
+    node = expect(box.admin.get("/api/system/v1/version"), 200)["version"]["nodename"]
+    for r in resources:   # as []clusterResource{Owner, Type, UserLabel, Details, Href}
+        assert set(r) == {"owner", "type", "user_label", "details", "href"}, r
+        assert r["owner"] == node and r["type"] == "singleton"
+        assert isinstance(r["details"], list) and all(isinstance(d, str) for d in r["details"])
+        assert re.match(r"^/api/hardware/v1/cluster/resources/(zfs|net)/[^/]+$", r["href"])
+    assert (resp.headers["X-Zfssa-Hardware-Api"], resp.headers["X-Zfssa-Api-Version"]) == \
+        ("1.0", "1.0")
+    assert resp.headers["X-Zfssa-Version"].startswith("spindle.")
+    assert resp.headers["X-Content-Type-Options"] == "nosniff"
 
 
 def test_ids_and_uuids_stay_across_a_restart(tmp_path):
@@ -133,7 +152,7 @@ def test_ids_and_uuids_stay_across_a_restart(tmp_path):
     try:
         def inventory():
             out = {}
-            for c in expect(b.admin.get(HW), 200)["hardware"]:
+            for c in expect(b.admin.get(HW), 200)["chassis"]:
                 got = expect(b.admin.get(c["href"]), 200)["chassis"]
                 out[c["href"]] = c["uuid"]
                 out.update({d["href"]: d["uuid"] for d in got["disk"]})

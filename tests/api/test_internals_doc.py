@@ -34,8 +34,8 @@ def includes(path):
 # below it, never one above (docs/internals.md says what each owns). main.c and config.c,
 # the composition root, sit above them all; the worker is a program of its own whose spec
 # and histograms bench/ shares, so it sits just above base/.
-WINGS = ["root", "api", "status", "bench", "analytics", "net", "hardware", "access", "db",
-         "worker", "base"]
+WINGS = ["root", "api", "status", "bench", "analytics", "inventory", "net", "hardware", "access",
+         "db", "worker", "base"]
 
 
 def wing_of(rel):

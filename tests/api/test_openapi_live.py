@@ -10,6 +10,7 @@ The same calls check what holds for every route: HEAD on a GET route answers as 
 without the body, the path with a trailing slash is a 404 naming the canonical one, and a
 route that needs a session answers 401 without one, in the document's Fault shape."""
 import json
+import os
 import re
 import time
 from urllib.parse import quote
@@ -21,6 +22,7 @@ from jsonschema import Draft202012Validator, RefResolver
 from conftest import (REPO, SLOW, USERS, ROLES, Server, assert_stopped_cleanly, expect,
                       pattern_regex, routes, unique)
 from fixtures.hw import FakeSys
+from test_appliance_storage import FAKE_BIN, storage
 
 DOC = json.loads((REPO / "api" / "openapi.json").read_text())
 RESOLVER = RefResolver.from_schema(DOC)
@@ -167,8 +169,13 @@ def live(tmp_path_factory):
     base = tmp_path_factory.mktemp("openapi")
     real = Server(base / "state", "--system-led-backend", "virtual",
                   "--disk-led-backend", "virtual").start()
+    # the fake box has ZFS too: two pools (one degraded), projects, filesystems, LUNs
+    (base / "storage.json").write_text(json.dumps(storage()))
+    env = dict(os.environ, PATH=FAKE_BIN + os.pathsep + os.environ["PATH"],
+               FAKE_STORAGE=str(base / "storage.json"))
     fake = Server(base / "fake-state", "--sys-root", build_sys(base / "root").root,
-                  "--system-led-backend", "virtual", "--disk-led-backend", "virtual").start()
+                  "--system-led-backend", "virtual", "--disk-led-backend", "virtual",
+                  env=env).start()
     yield real, fake
     assert_stopped_cleanly(real)
     assert_stopped_cleanly(fake)
@@ -389,6 +396,31 @@ def exercise_hardware(c, srv, admin):
     c.call(admin, "GET", problems[0]["href"], 200)
     c.call(admin, "GET", "/api/problem/v1/problems/00000000-0000-4000-8000-000000000000", 404)
 
+    # storage: every list and object of the fake ZFS, and a 404
+    st = "/api/storage/v1"
+    for kind in ("projects", "filesystems", "luns"):
+        c.call(admin, "GET", f"{st}/{kind}", 200)
+    for pool in c.call(admin, "GET", f"{st}/pools", 200).json()["pools"]:
+        c.call(admin, "GET", pool["href"], 200)
+        for pr in c.call(admin, "GET", pool["href"] + "/projects", 200).json()["projects"]:
+            c.call(admin, "GET", pr["href"], 200)
+            for kind in ("filesystems", "luns"):
+                for o in c.call(admin, "GET", pr["href"] + "/" + kind, 200).json()[kind]:
+                    c.call(admin, "GET", o["href"], 200)
+    c.call(admin, "GET", f"{st}/pools/nope", 404)
+
+
+def exercise_network(c, srv, admin):
+    """The real box's network: every list, and each object (a 404 for a kind it has none
+    of)."""
+    net = "/api/network/v1"
+    for kind in ("devices", "datalinks", "interfaces", "routes"):
+        items = c.call(admin, "GET", f"{net}/{kind}", 200).json()[kind]
+        if items:
+            c.call(admin, "GET", items[0]["href"], 200)
+        else:
+            c.call(admin, "GET", f"{net}/{kind}/none", 404)
+
 
 def sweep(c, srv):
     """What holds for every route called: the trailing slash, 401 without a session."""
@@ -413,6 +445,7 @@ def test_every_route_answers_as_documented(live):
     c = Checker()
     exercise(c, real, real.admin())
     exercise_hardware(c, fake, fake.admin())
+    exercise_network(c, real, real.admin())
     sweep(c, real)
     missing = {(m, p) for m, p, *_ in routes()} - c.called
     assert not missing, f"routes never called: {sorted(missing)}"

@@ -42,13 +42,20 @@ def summary(ws):
 
 
 def list_all(client, **params):
-    """The whole listing, page after page as each page's "next" says."""
-    doc = expect(client.get(WS, params=params), 200)
-    items = doc["worksheets"]
-    while doc["next"]:
-        doc = expect(client.get(doc["next"]), 200)
-        items += doc["worksheets"]
+    """The whole listing, page after page as each page's Link rel="next" says."""
+    resp = client.get(WS, params=params)
+    items = expect(resp, 200)["worksheets"]
+    while "next" in resp.links:
+        resp = client.get(resp.links["next"]["url"])
+        items += expect(resp, 200)["worksheets"]
     return items
+
+
+def page(client, path=WS, **params):
+    """One page: (its document, the path of the next page or None)."""
+    resp = client.get(path, params=params)
+    doc = expect(resp, 200)
+    return doc, resp.links.get("next", {}).get("url")
 
 
 def largest(tag=""):
@@ -95,8 +102,7 @@ def test_list_by_owner(clients):
     listing = list_all(admin)
     keys = [(w["owner"], w["name"]) for w in listing]
     assert keys == sorted(keys)
-    assert expect(admin.get(WS, params={"owner": unique("nobody")}), 200) == {
-        "worksheets": [], "next": None}
+    assert page(admin, owner=unique("nobody")) == ({"worksheets": []}, None)
     expect_fault(admin.get(WS, params={"sort": "name"}), 400, "ERR_UNKNOWN_ARG", "sort")
 
 
@@ -299,8 +305,9 @@ def stored_bytes(name, datasets):
 
 def test_list_pages(spawn):
     """A listing is a page of summaries in (owner, name) order: limit of them (100 unless
-    asked, 1000 at most) from the start-th on; "next" is the path of the page after, and
-    null on the last."""
+    asked, 1000 at most) from the start-th on; the Link header's rel="next" is the path of
+    the page after, and absent on the last: "worksheets" is the answer's one key, as the
+    appliance's."""
     srv = spawn()
     admin = srv.admin()
     other = make_user(admin, ["operator"])
@@ -308,23 +315,22 @@ def test_list_pages(spawn):
     theirs = [create(srv.login_client(other, PASSWORD), f"t{i}") for i in range(3)]
     everything = sorted(mine + theirs, key=lambda w: (w["owner"], w["name"]))
 
-    doc = expect(admin.get(WS), 200)
-    assert set(doc) == {"worksheets", "next"}
+    doc, nxt = page(admin)
+    assert list(doc) == ["worksheets"]
     assert doc["worksheets"] == [summary(w) for w in everything[:LIST_DEFAULT]]
-    assert doc["next"] == f"{WS}?start={LIST_DEFAULT}&limit={LIST_DEFAULT}"
-    doc = expect(admin.get(doc["next"]), 200)
-    assert doc == {"worksheets": [summary(w) for w in everything[LIST_DEFAULT:]], "next": None}
-    assert expect(admin.get(WS, params={"limit": LIST_MAX}), 200) == {
-        "worksheets": [summary(w) for w in everything], "next": None}
+    assert nxt == f"{WS}?start={LIST_DEFAULT}&limit={LIST_DEFAULT}"
+    assert page(admin, nxt) == (
+        {"worksheets": [summary(w) for w in everything[LIST_DEFAULT:]]}, None)
+    assert page(admin, limit=LIST_MAX) == (
+        {"worksheets": [summary(w) for w in everything]}, None)
     assert list_all(admin, limit=7) == [summary(w) for w in everything]
-    doc = expect(admin.get(WS, params={"start": 104, "limit": 1}), 200)
-    assert doc == {"worksheets": [summary(everything[104])],
-                   "next": f"{WS}?start=105&limit=1"}
-    assert expect(admin.get(WS, params={"start": 500}), 200) == {"worksheets": [], "next": None}
+    assert page(admin, start=104, limit=1) == (
+        {"worksheets": [summary(everything[104])]}, f"{WS}?start=105&limit=1")
+    assert page(admin, start=500) == ({"worksheets": []}, None)
 
-    # The owner filter stays in "next".
-    doc = expect(admin.get(WS, params={"owner": "admin", "limit": 50}), 200)
-    assert doc["next"] == f"{WS}?start=50&limit=50&owner=admin"
+    # The owner filter stays in the next page's path.
+    doc, nxt = page(admin, owner="admin", limit=50)
+    assert nxt == f"{WS}?start=50&limit=50&owner=admin"
     assert list_all(admin, owner=other, limit=2) == [summary(w) for w in theirs]
 
     for params, field in [({"start": -1}, "start"), ({"start": "x"}, "start"),
@@ -402,7 +408,7 @@ def test_a_listing_of_the_largest_worksheets_stays_small(spawn):
     doc = expect(resp, 200)
     assert [w["name"] for w in doc["worksheets"]] == [f"big{i:03d}" for i in range(256)]
     assert all(set(w) == SUMMARY_KEYS and w["dataset_count"] == 64 for w in doc["worksheets"])
-    assert doc["next"] is None
+    assert "next" not in resp.links and list(doc) == ["worksheets"]
     assert len(resp.content) < 256 * 400, len(resp.content)
     assert expect(admin.get(ws_url(first)), 200)["worksheet"] == first
 

@@ -230,7 +230,7 @@ test('series: the time grid, top N and other, CSV (pure functions, in node)', as
   const { collapse, csv, shape, stats } = await import('../../webroot/js/ws/series.js');
   // Samples of 2 s from 100; the one at 104 is missing: a gap (null), not a join.
   const resp = {
-    sample: 100, sample_seconds: 2,
+    meta: { sample: 100, sample_seconds: 2 },
     data: [
       { sample: 100, data: { value: 6, data: [{ key: 'a', value: 4 }, { key: 'b', value: 2 }] } },
       { sample: 102, data: { value: 9, data: [{ key: 'a', value: 5 }, { key: 'c', value: 4 }] } },

@@ -9,8 +9,9 @@
 #   2. install this package over it: the service restarts on its own and all of it is there;
 #   3. the service runs as spindle with the sandbox in force (CapEff 0, NoNewPrivs, seccomp);
 #      psync, io_uring and O_DIRECT jobs end done with IOPS; the dashboard, an analytics
-#      dataset and /metrics have values; a virtual LED toggles; the ledctl helper answers
-#      through its socket;
+#      dataset and /metrics have values; a virtual LED toggles; the storage and network
+#      services answer (their commands and netlink allowed by the unit); the ledctl helper
+#      answers through its socket;
 #   4. `systemctl restart` ends a held TLS connection with close_notify; `systemctl stop`
 #      during a job leaves it interrupted;
 #   5. the raw-device drop-in: a job on a loop device bound into the container;
@@ -316,10 +317,17 @@ exposure=$(inside systemd-analyze security spindled.service 2>/dev/null | sed -n
 check "systemd-analyze security, live: exposure $exposure (2.0 or lower)" \
 	awk -v e="${exposure:-99}" 'BEGIN { exit !(e <= 2.0) }'
 
-step "benchmarks, values, an LED, the ledctl helper"
+step "benchmarks, values, an LED, the storage and network services, the ledctl helper"
 client jobs || true
 client values || true
 client led || true
+# The storage and network services under the unit's sandbox: zpool and zfs as its
+# children, the addresses by netlink (AF_NETLINK among its address families); a reading
+# the sandbox refused would be in the journal.
+client services || true
+refused=$(inside journalctl -u spindled --no-pager -o cat | grep -c "cannot be read\|storage: " || true)
+check "the unit lets the network service read the kernel's addresses (journal: $refused refusals)" \
+	[ "$refused" = 0 ]
 # The helper, through its socket, as spindled reaches it (user spindle): it refuses a loop
 # device (no slot), so nothing runs, and says why.
 answer=$(inside setpriv --reuid=spindle --regid=spindle --init-groups /usr/bin/python3 -c '
@@ -365,6 +373,13 @@ boot
 check "after the reboot, spindled.service is active" inside systemctl is-active -q spindled
 client wait || die "spindled did not answer after the reboot"
 client led || true
+# The storage and network services under the unit's sandbox: zpool and zfs as its
+# children, the addresses by netlink (AF_NETLINK among its address families); a reading
+# the sandbox refused would be in the journal.
+client services || true
+refused=$(inside journalctl -u spindled --no-pager -o cat | grep -c "cannot be read\|storage: " || true)
+check "the unit lets the network service read the kernel's addresses (journal: $refused refusals)" \
+	[ "$refused" = 0 ]
 
 step "apt-get purge spindle"
 dpkg_wait inside env DEBIAN_FRONTEND=noninteractive apt-get purge -y -q spindle >"$WORK/purge.log" ||

@@ -12,6 +12,9 @@ spindled on https://127.0.0.1:8215, as admin with the initial password.
                                        (TARGET: a block device, with confirm)
   boot_client.py values                the dashboard and an analytics dataset have values
   boot_client.py led                   the system locator LED lights and goes out
+  boot_client.py services              the storage and network services answer as an
+                                       appliance's (no ZFS here: no pool; the container's
+                                       only link is its loopback)
   boot_client.py start-job OUT         a 120 s job, running; its id goes to OUT
   boot_client.py job-state ID STATE    the job ended in STATE
   boot_client.py hold                  a TLS connection held open until the server closes
@@ -173,6 +176,24 @@ def led():
         ok(f"the system locator LED turned {'on' if on else 'off'} ({led_state(c)[1]})")
 
 
+def services():
+    """As an appliance's inventory script reads them: Basic on every request, one key."""
+    c = Client()
+    password = open(PASSWORD_FILE).read().strip()
+    auth = {"Authorization": "Basic " + base64.b64encode(
+        f"admin:{password}".encode()).decode()}
+    for path, key in (("/api/storage/v1/pools", "pools"), ("/api/storage/v1/filesystems",
+                                                            "filesystems"),
+                      ("/api/network/v1/datalinks", "datalinks"),
+                      ("/api/network/v1/interfaces", "interfaces"),
+                      ("/api/network/v1/routes", "routes"),
+                      ("/api/hardware/v1/cluster", "cluster")):
+        _, doc = c.call("GET", path, headers=auth, expect=200)
+        if list(doc) != [key]:
+            fail(f"{path}: top level {list(doc)}, not [{key!r}]")
+        ok(f"{path}: {json.dumps(doc)[:120]}")
+
+
 def seed(fio_json, out):
     c = Client().login()
     c.call("POST", "/api/user/v1/users", {"name": "ops", "password": "boot-test-ops-pw-1",
@@ -265,7 +286,7 @@ def hold():
 
 def main(argv):
     cmds = {"wait": wait, "seed": seed, "verify": verify, "jobs": jobs, "values": values,
-            "led": led, "start-job": start_job, "job-state": job_state, "hold": hold}
+            "led": led, "services": services, "start-job": start_job, "job-state": job_state, "hold": hold}
     if len(argv) < 2 or argv[1] not in cmds:
         print(__doc__)
         return 2

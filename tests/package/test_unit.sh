@@ -98,7 +98,7 @@ hasnt() {
 }
 for line in "User=spindle" "Group=spindle" "StateDirectory=spindle" "StateDirectoryMode=0700" \
 	"NoNewPrivileges=yes" "ProtectSystem=strict" "ProtectHome=yes" "PrivateTmp=yes" \
-	"PrivateDevices=yes" "RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX" \
+	"PrivateDevices=yes" "RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX AF_NETLINK" \
 	"SystemCallFilter=@system-service io_uring_setup io_uring_enter io_uring_register" \
 	"CapabilityBoundingSet=" "MemoryDenyWriteExecute=yes" "LockPersonality=yes" \
 	"RestrictRealtime=yes" "ProtectKernelTunables=yes" "ProtectControlGroups=yes" \

@@ -118,6 +118,16 @@ export async function api(method, path, opts = {}) {
 }
 
 export const get = (path, opts) => api('GET', path, opts);
+
+// A page of a listing: {doc, next}, next the path its Link header names rel="next" (null on
+// the last page).
+export async function getPaged(path, opts = {}) {
+  const res = await request('GET', path, opts);
+  if (!res.ok) throw await faultOf(res, path);
+  const link = res.headers.get('Link') || '';
+  const m = /<([^>]*)>\s*;\s*rel="?next"?/.exec(link);
+  return { doc: await res.json(), next: m ? m[1] : null };
+}
 export const post = (path, body, opts = {}) => api('POST', path, { ...opts, body });
 export const put = (path, body, opts = {}) => api('PUT', path, { ...opts, body });
 export const del = (path, opts) => api('DELETE', path, opts);

@@ -3,7 +3,7 @@
 // Open any; with worksheet:modify, make a new one and clone any; rename and delete your
 // own (or anyone's, with user:modify). Monitor users see the list without those controls.
 
-import { can, del, get, post, put, seg, session } from '../api.js';
+import { can, del, get, getPaged, post, put, seg, session } from '../api.js';
 import { clear, h, timeEl } from '../dom.js';
 import { askName, confirmDialog } from './dialog.js';
 
@@ -18,14 +18,14 @@ export function mayEdit(ws) {
   return mayModify() && (ws.owner === session.user || can('user:modify'));
 }
 
-// Every summary, following `next` page by page.
+// Every summary, following the Link header's rel="next" page by page.
 async function all(signal) {
   const out = [];
   let path = `${BASE}?limit=1000`;
   while (path) {
-    const doc = await get(path, { signal });
+    const { doc, next } = await getPaged(path, { signal });
     out.push(...doc.worksheets);
-    path = doc.next;
+    path = next;
   }
   return out;
 }

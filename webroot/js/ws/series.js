@@ -4,12 +4,13 @@
 // "other", each series' figures for the legend, and the CSV export. Pure functions: no
 // DOM, no requests.
 
-// The data answer -> {xs, step, keys: [{key, values}]}. The grid runs from the answer's
-// first sample index to `end` (epoch seconds, exclusive) in steps of sample_seconds.
+// The data answer (asked with meta=true) -> {xs, step, keys: [{key, values}]}. The grid
+// runs from the window's first sample index (meta.sample) to `end` (epoch seconds,
+// exclusive) in steps of meta.sample_seconds.
 // A dataset without a drilldown has one series, named `name`, from each sample's value.
 export function shape(resp, end, name, drilled) {
-  const step = Math.max(1, resp.sample_seconds || 1);
-  const t0 = resp.sample;
+  const step = Math.max(1, resp.meta.sample_seconds || 1);
+  const t0 = resp.meta.sample;
   const n = Math.max(1, Math.ceil((end - t0) / step));
   const xs = new Array(n);
   for (let i = 0; i < n; i++) xs[i] = t0 + i * step;

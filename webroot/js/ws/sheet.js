@@ -476,8 +476,8 @@ export async function renderSheet(main, ctx) {
       }
       if (view.live || view.edge === null) {
         // seconds=1 answers with the newest complete second: its index + 1 is the edge
-        const probe = await get(`${hrefOf(catalog, live[0].view.name)}/data?start=-1`, { signal: ac.signal });
-        view.edge = probe.sample + 1;
+        const probe = await get(`${hrefOf(catalog, live[0].view.name)}/data?start=-1&meta=true`, { signal: ac.signal });
+        view.edge = probe.meta.sample + 1;
       }
       const end = view.live ? view.edge : Math.min(view.end, view.edge);
       const start = end - view.seconds;
@@ -485,7 +485,7 @@ export async function renderSheet(main, ctx) {
       await Promise.all(
         live.map(async (c) => {
           const points = Math.max(10, Math.round(c.plot ? c.plot.plotWidth() : stack.clientWidth - 80));
-          const q = `?start=${start}&seconds=${view.seconds}&granularity=${gran}&points=${points}`;
+          const q = `?start=${start}&seconds=${view.seconds}&granularity=${gran}&points=${points}&meta=true`;
           try {
             const resp = await get(`${hrefOf(catalog, c.view.name)}/data${q}`, { signal: ac.signal });
             c.error.textContent = '';

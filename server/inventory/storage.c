@@ -1,0 +1,838 @@
+/* SPDX-License-Identifier: ISC */
+/* ZFS pools and datasets in the appliance's shape (storage.h): the commands run as
+ * children on the loop, their output is parsed on this module's own helper thread. */
+#include "storage.h"
+#include "base/child.h"
+#include "base/log.h"
+#include "base/utf8.h"
+#include "base/util.h"
+#include "base/workq.h"
+#include "hardware/problems.h"
+#include "zpool.h"
+
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/event.h>
+
+/* What one zfs get asks of every filesystem and volume: all exist in OpenZFS 2.1 (an
+ * unknown name would fail the whole command). */
+#define ZFS_PROPS                                                                                  \
+	"type,creation,guid,used,available,referenced,usedbydataset,usedbysnapshots,"              \
+	"usedbyrefreservation,quota,refquota,reservation,refreservation,mountpoint,"               \
+	"compression,compressratio,recordsize,volsize,volblocksize,readonly,atime,dedup,"          \
+	"checksum,logbias,copies,sharenfs,sharesmb,snapdir,aclinherit,secondarycache,sync,"        \
+	"casesensitivity,normalization,utf8only,nbmand,vscan,encryption,keystatus"
+
+struct storage_snapshot {
+	json_t *pools, *projects, *filesystems, *luns; /* arrays */
+	struct storage_pool *pool;                     /* names point into pools' objects */
+	size_t npools;
+	json_t *faults; /* {pool: {"health", "vdevs": "sdb UNAVAIL, ..."}} for the problems */
+};
+
+enum step { STEP_LIST, STEP_STATUS, STEP_GET, STEP_N };
+
+static struct {
+	struct event_base *base;
+	struct event *timer;
+	struct workq *wq;
+	bool in_flight, stopping;
+	enum step step;
+	char *out[STEP_N]; /* the commands' outputs of the refresh in flight */
+	struct child *child;
+	struct storage_snapshot *latest;
+	struct waiter {
+		void (*cb)(void *arg);
+		void *arg;
+	} * waiters;
+	size_t nwaiters, capwaiters;
+} st;
+
+/* ---- parsing: pure, on the helper thread (and in the unit test) */
+
+/* The fields of a tab-separated line, in place: up to max, their count. */
+static size_t split_tabs(char *line, char **f, size_t max)
+{
+	size_t n = 0;
+	while (n < max) {
+		f[n++] = line;
+		char *tab = strchr(line, '\t');
+		if (!tab)
+			break;
+		*tab = '\0';
+		line = tab + 1;
+	}
+	return n;
+}
+
+static uint64_t u64_of(const char *s)
+{
+	if (!s || !*s || *s == '-')
+		return 0;
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	return end == s ? 0 : (uint64_t)v;
+}
+
+/* A ratio ("1.52", "1.52x") as the appliance's percent: 152. */
+static json_int_t percent_of(const char *s)
+{
+	double v = s ? strtod(s, NULL) : 0;
+	return isfinite(v) && v > 0 ? (json_int_t)llround(v * 100) : 100;
+}
+
+/* A number as JSON: an integer when it is one (Go clients decode ratios into ints). */
+static json_t *num_json(double v)
+{
+	if (isfinite(v) && v == floor(v) && fabs(v) < 9e15)
+		return json_integer((json_int_t)v);
+	return json_real(isfinite(v) ? v : 0);
+}
+
+/* "on"/"off" and the like as a boolean. */
+static bool on_of(const char *s)
+{
+	return s && (strcmp(s, "on") == 0 || strcmp(s, "yes") == 0 || strcmp(s, "true") == 0 ||
+	             strncmp(s, "sha", 3) == 0 || strcmp(s, "verify") == 0);
+}
+
+/* The appliance's time, "20170116T19:11:01" (UTC), of epoch seconds in text. */
+static json_t *time_json(const char *epoch)
+{
+	char buf[32];
+	struct tm tm;
+	time_t t = (time_t)u64_of(epoch);
+	if (!t || !gmtime_r(&t, &tm) || !strftime(buf, sizeof(buf), "%Y%m%dT%H:%M:%S", &tm))
+		return json_string("");
+	return json_string(buf);
+}
+
+static bool member_is(const json_t *o, const char *key, const char *want)
+{
+	const char *v = json_string_value(json_object_get(o, key));
+	return !want || (v && strcmp(v, want) == 0);
+}
+
+/* ---- zpool list -Hp -o name,size,allocated,free,health,dedupratio,guid */
+
+static void parse_list(struct storage_snapshot *s, char *text)
+{
+	char *save = NULL;
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *f[7];
+		if (split_tabs(line, f, 7) < 7 || !*f[0])
+			continue;
+		char health[32];
+		snprintf(health, sizeof(health), "%s", f[4]);
+		for (char *p = health; *p; p++)
+			*p = (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
+		json_t *usage = json_pack("{s:I, s:I, s:I, s:I}", "total", (json_int_t)u64_of(f[1]),
+		                          "used", (json_int_t)u64_of(f[2]), "free",
+		                          (json_int_t)u64_of(f[3]), "dedupratio", percent_of(f[5]));
+		/* status is what clients read, state the guide's name for it: the same value */
+		json_array_append_new(s->pools,
+		                      json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:s}", "name",
+		                                f[0], "status", health, "state", health, "health",
+		                                f[4], "profile", "", "peer",
+		                                "00000000-0000-0000-0000-000000000000", "usage",
+		                                usage, "guid", f[6]));
+	}
+}
+
+static json_t *pool_named(const struct storage_snapshot *s, const char *name)
+{
+	size_t i;
+	json_t *p;
+	json_array_foreach(s->pools, i, p)
+	{
+		if (strcmp(json_string_value(json_object_get(p, "name")), name) == 0)
+			return p;
+	}
+	return NULL;
+}
+
+/* ---- zpool status: each pool's layout (its profile) and the devices not ONLINE */
+
+static bool device_ok(const char *state)
+{
+	return strcmp(state, "ONLINE") == 0 || strcmp(state, "AVAIL") == 0 ||
+	       strcmp(state, "INUSE") == 0;
+}
+
+/* The appliance's profile of a pool's first data vdev: stripe, mirror, mirror3, raidz1 */
+static void profile_of(json_t *vdevs, char *buf, size_t len)
+{
+	size_t i;
+	json_t *v;
+	snprintf(buf, len, "stripe");
+	json_array_foreach(vdevs, i, v)
+	{
+		if (json_object_get(v, "class"))
+			continue;
+		const char *type = json_string_value(json_object_get(v, "type"));
+		size_t width = json_array_size(json_object_get(v, "devices"));
+		if (!type || strcmp(type, "disk") == 0)
+			return;
+		if (strcmp(type, "mirror") == 0 && width > 2)
+			snprintf(buf, len, "mirror%zu", width);
+		else
+			snprintf(buf, len, "%s", strcmp(type, "raidz") == 0 ? "raidz1" : type);
+		return;
+	}
+}
+
+/* One pool's part of `zpool status` (from its "pool:" line to the next). */
+static void pool_status(struct storage_snapshot *s, const char *name, const char *part)
+{
+	json_t *pool = pool_named(s, name), *vdevs = zpool_parse_vdevs(part);
+	if (!pool || !vdevs) {
+		json_decref(vdevs);
+		return;
+	}
+	char prof[64];
+	profile_of(vdevs, prof, sizeof(prof));
+	json_object_set_new(pool, "profile", json_string(prof));
+	struct buf bad = {0};
+	size_t i, k;
+	json_t *v, *d;
+	json_array_foreach(vdevs, i, v)
+	{
+		json_array_foreach(json_object_get(v, "devices"), k, d)
+		{
+			const char *state = json_string_value(json_object_get(d, "state"));
+			const char *note = json_string_value(json_object_get(d, "note"));
+			if (!state || device_ok(state))
+				continue;
+			buf_printf(&bad, "%s%s %s%s%s", bad.len ? ", " : "",
+			           json_string_value(json_object_get(d, "name")), state,
+			           note && *note ? ": " : "", note ? note : "");
+		}
+	}
+	if (bad.len)
+		json_object_set_new(s->faults, name, json_pack("{s:s}", "vdevs", bad.p));
+	buf_free(&bad);
+	json_decref(vdevs);
+}
+
+static void parse_status(struct storage_snapshot *s, const char *text)
+{
+	for (const char *l = text; l && *l;) {
+		const char *p = l + strspn(l, " ");
+		const char *nl = strchr(l, '\n');
+		if (strncmp(p, "pool: ", 6) != 0) {
+			l = nl ? nl + 1 : NULL;
+			continue;
+		}
+		/* this pool's part runs to the next "pool:" line */
+		const char *end = nl ? nl + 1 : l + strlen(l);
+		while (*end) {
+			const char *q = end + strspn(end, " ");
+			if (strncmp(q, "pool: ", 6) == 0)
+				break;
+			const char *n2 = strchr(end, '\n');
+			end = n2 ? n2 + 1 : end + strlen(end);
+		}
+		char name[256];
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(p + 6, "\n"), p + 6);
+		utf8_clean(name, UTF8_DROP_CUT);
+		char *part = xstrndup(l, (size_t)(end - l));
+		pool_status(s, name, part);
+		free(part);
+		l = end;
+	}
+}
+
+/* ---- zfs get -Hp -o name,property,value,source */
+
+struct ds {
+	char *name;
+	json_t *v, *src; /* property -> value, property -> source (strings) */
+};
+
+static const char *pv(const struct ds *d, const char *prop)
+{
+	const char *v = json_string_value(json_object_get(d->v, prop));
+	return v ? v : "";
+}
+
+/* The appliance's source of a property: "local" when set on this dataset. */
+static const char *source_of(const struct ds *d, const char *prop)
+{
+	const char *s = json_string_value(json_object_get(d->src, prop));
+	return s && (strcmp(s, "local") == 0 || strcmp(s, "received") == 0) ? "local" : "inherited";
+}
+
+/* What projects, filesystems and LUNs share: space, data services, identity. */
+static json_t *share_json(const struct ds *d, const char *pool, const char *project,
+                          const char *name)
+{
+	bool refq = u64_of(pv(d, "refquota")) > 0, refr = u64_of(pv(d, "refreservation")) > 0;
+	const char *keystatus = pv(d, "keystatus");
+	json_t *o = json_pack(
+	    "{s:s, s:s, s:s, s:s, s:s, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:I, s:s, s:I, "
+	    "s:b, s:s, s:s, s:b, s:s, s:s}",
+	    "name", name, "pool", pool, "project", project, "canonical_name", d->name, "id",
+	    pv(d, "guid"), "creation", time_json(pv(d, "creation")), "space_data",
+	    (json_int_t)u64_of(pv(d, "usedbydataset")), "space_snapshots",
+	    (json_int_t)u64_of(pv(d, "usedbysnapshots")), "space_available",
+	    (json_int_t)u64_of(pv(d, "available")), "space_total",
+	    (json_int_t)u64_of(pv(d, "used")), "space_unused_res",
+	    (json_int_t)u64_of(pv(d, "usedbyrefreservation")), "quota",
+	    (json_int_t)u64_of(pv(d, refq ? "refquota" : "quota")), "reservation",
+	    (json_int_t)u64_of(pv(d, refr ? "refreservation" : "reservation")), "compression",
+	    pv(d, "compression"), "compressratio", percent_of(pv(d, "compressratio")), "checksum",
+	    pv(d, "checksum"), "copies", (json_int_t)u64_of(pv(d, "copies")), "dedup",
+	    on_of(pv(d, "dedup")), "logbias", pv(d, "logbias"), "secondarycache",
+	    pv(d, "secondarycache"), "readonly", on_of(pv(d, "readonly")), "encryption",
+	    pv(d, "encryption"), "keystatus", *keystatus && *keystatus != '-' ? keystatus : "none");
+	json_t *src = json_pack(
+	    "{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "compression", source_of(d, "compression"),
+	    "checksum", source_of(d, "checksum"), "copies", source_of(d, "copies"), "dedup",
+	    source_of(d, "dedup"), "logbias", source_of(d, "logbias"), "secondarycache",
+	    source_of(d, "secondarycache"), "readonly", source_of(d, "readonly"), "reservation",
+	    source_of(d, refr ? "refreservation" : "reservation"));
+	json_object_set_new(o, "source", src);
+	return o;
+}
+
+/* What a filesystem (and a project, which is one) adds. */
+static void fs_props(json_t *o, const struct ds *d)
+{
+	bool refq = u64_of(pv(d, "refquota")) > 0, refr = u64_of(pv(d, "refreservation")) > 0;
+	json_t *add = json_pack(
+	    "{s:s, s:I, s:b, s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:b, s:b, s:b, s:b}", "mountpoint",
+	    pv(d, "mountpoint"), "recordsize", (json_int_t)u64_of(pv(d, "recordsize")), "atime",
+	    on_of(pv(d, "atime")), "sharenfs", pv(d, "sharenfs"), "sharesmb", pv(d, "sharesmb"),
+	    "snapdir", pv(d, "snapdir"), "aclinherit", pv(d, "aclinherit"), "casesensitivity",
+	    pv(d, "casesensitivity"), "normalization", pv(d, "normalization"), "utf8only",
+	    on_of(pv(d, "utf8only")), "nbmand", on_of(pv(d, "nbmand")), "vscan",
+	    on_of(pv(d, "vscan")), "quota_snap", !refq, "reservation_snap", !refr);
+	json_object_update(o, add);
+	json_decref(add);
+	json_t *src = json_object_get(o, "source");
+	static const char *const props[] = {"mountpoint", "recordsize", "atime",
+	                                    "sharenfs",   "sharesmb",   "snapdir",
+	                                    "aclinherit", "nbmand",     "vscan"};
+	for (size_t i = 0; i < nitems(props); i++)
+		json_object_set_new(src, props[i], json_string(source_of(d, props[i])));
+}
+
+static json_t *lun_json(const struct ds *d, const char *pool, const char *project, const char *name)
+{
+	json_t *o = share_json(d, pool, project, name);
+	uint64_t volsize = u64_of(pv(d, "volsize"));
+	json_t *add = json_pack(
+	    "{s:I, s:I, s:b, s:s, s:s, s:s, s:b, s:[], s:s, s:b}", "volsize", (json_int_t)volsize,
+	    "volblocksize", (json_int_t)u64_of(pv(d, "volblocksize")), "sparse",
+	    u64_of(pv(d, "refreservation")) == 0, "status", "online", "lunguid", "", "lunumber",
+	    "auto", "fixednumber", false, "initiatorgroup", "targetgroup", "", "writecache",
+	    strcmp(pv(d, "sync"), "disabled") == 0);
+	json_object_update(o, add);
+	json_decref(add);
+	return o;
+}
+
+/* A finished dataset: a project, a filesystem or a LUN, by where it sits. */
+static void place(struct storage_snapshot *s, struct ds *d, json_t *roots)
+{
+	const char *slash = strchr(d->name, '/');
+	bool volume = strcmp(pv(d, "type"), "volume") == 0;
+	if (!slash) { /* a pool's root dataset: its figures feed the pool's usage */
+		json_object_set_new(roots, d->name,
+		                    json_pack("{s:O, s:O}", "v", d->v, "src", d->src));
+		return;
+	}
+	char pool[256];
+	snprintf(pool, sizeof(pool), "%.*s", (int)(slash - d->name), d->name);
+	const char *rest = slash + 1, *below = strchr(rest, '/');
+	if (!below) {
+		if (volume)
+			json_array_append_new(s->luns,
+			                      lun_json(d, pool, STORAGE_DEFAULT_PROJECT, rest));
+		else {
+			json_t *o = share_json(d, pool, rest, rest);
+			json_object_del(o, "project");
+			fs_props(o, d);
+			json_array_append_new(s->projects, o);
+		}
+		return;
+	}
+	char project[256];
+	snprintf(project, sizeof(project), "%.*s", (int)(below - rest), rest);
+	if (volume) {
+		json_array_append_new(s->luns, lun_json(d, pool, project, below + 1));
+	} else {
+		json_t *o = share_json(d, pool, project, below + 1);
+		fs_props(o, d);
+		json_array_append_new(s->filesystems, o);
+	}
+}
+
+static void ds_clear(struct ds *d)
+{
+	free(d->name);
+	json_decref(d->v);
+	json_decref(d->src);
+	memset(d, 0, sizeof(*d));
+}
+
+/* Sums over every dataset of a pool: what its usage needs beyond the root's figures. */
+static void pool_sums(json_t *sums, const struct ds *d)
+{
+	char pool[256];
+	snprintf(pool, sizeof(pool), "%.*s", (int)strcspn(d->name, "/"), d->name);
+	json_t *p = json_object_get(sums, pool);
+	if (!p) {
+		p = json_pack("{s:I, s:I}", "snapshots", (json_int_t)0, "reservation",
+		              (json_int_t)0);
+		json_object_set_new(sums, pool, p);
+	}
+	json_object_set_new(p, "snapshots",
+	                    json_integer(json_integer_value(json_object_get(p, "snapshots")) +
+	                                 (json_int_t)u64_of(pv(d, "usedbysnapshots"))));
+	json_object_set_new(p, "reservation",
+	                    json_integer(json_integer_value(json_object_get(p, "reservation")) +
+	                                 (json_int_t)u64_of(pv(d, "usedbyrefreservation"))));
+}
+
+static void parse_get(struct storage_snapshot *s, char *text, json_t *roots, json_t *sums)
+{
+	struct ds d = {0};
+	char *save = NULL;
+	for (char *line = strtok_r(text, "\n", &save);; line = strtok_r(NULL, "\n", &save)) {
+		char *f[4] = {0};
+		size_t n = line ? split_tabs(line, f, 4) : 0;
+		if (line && n < 4)
+			continue;
+		if (d.name && (!line || strcmp(f[0], d.name) != 0)) {
+			pool_sums(sums, &d);
+			if (strcmp(pv(&d, "type"), "filesystem") == 0 ||
+			    strcmp(pv(&d, "type"), "volume") == 0)
+				place(s, &d, roots);
+			ds_clear(&d);
+		}
+		if (!line)
+			break;
+		if (!d.name) {
+			d.name = xstrdup(f[0]);
+			d.v = json_object();
+			d.src = json_object();
+		}
+		json_object_set_new(d.v, f[1], json_string(f[2]));
+		json_object_set_new(d.src, f[1], json_string(f[3]));
+	}
+}
+
+/* The pools' usage from their root datasets and the sums over their datasets. */
+static void pool_usage(struct storage_snapshot *s, json_t *roots, json_t *sums)
+{
+	size_t i;
+	json_t *p;
+	json_array_foreach(s->pools, i, p)
+	{
+		const char *name = json_string_value(json_object_get(p, "name"));
+		json_t *u = json_object_get(p, "usage");
+		json_t *root = json_object_get(json_object_get(roots, name), "v");
+		json_t *sum = json_object_get(sums, name);
+		json_int_t free_b = json_integer_value(json_object_get(u, "free"));
+		const char *avail = json_string_value(json_object_get(root, "available"));
+		const char *used = json_string_value(json_object_get(root, "used"));
+		json_int_t snaps = json_integer_value(json_object_get(sum, "snapshots"));
+		json_int_t res = json_integer_value(json_object_get(sum, "reservation"));
+		json_int_t total = root ? (json_int_t)u64_of(used) : 0;
+		json_int_t data = total - snaps - res;
+		json_object_set_new(u, "available",
+		                    json_integer(root ? (json_int_t)u64_of(avail) : free_b));
+		json_object_set_new(u, "usage_total", json_integer(total));
+		json_object_set_new(u, "usage_data", json_integer(data > 0 ? data : 0));
+		json_object_set_new(u, "usage_snapshots", json_integer(snaps));
+		json_object_set_new(u, "usage_reservation", json_integer(res));
+		const char *cr = json_string_value(json_object_get(root, "compressratio"));
+		double ratio = cr ? strtod(cr, NULL) : 1;
+		json_object_set_new(u, "compression", num_json(ratio > 0 ? ratio : 1));
+	}
+}
+
+static void snapshot_pools(struct storage_snapshot *s)
+{
+	s->npools = json_array_size(s->pools);
+	s->pool = xcalloc(s->npools ? s->npools : 1, sizeof(*s->pool));
+	for (size_t i = 0; i < s->npools; i++) {
+		json_t *p = json_array_get(s->pools, i), *u = json_object_get(p, "usage");
+		s->pool[i] = (struct storage_pool){
+		    json_string_value(json_object_get(p, "name")),
+		    json_string_value(json_object_get(p, "health")),
+		    (uint64_t)json_integer_value(json_object_get(u, "total")),
+		    (uint64_t)json_integer_value(json_object_get(u, "used")),
+		    (uint64_t)json_integer_value(json_object_get(u, "free")),
+		    (uint64_t)json_integer_value(json_object_get(u, "available"))};
+	}
+}
+
+/* A volume directly under a root dataset is in "default": the root dataset stands for
+ * that project, unless a filesystem of the name is one. */
+static void default_projects(struct storage_snapshot *s, json_t *roots)
+{
+	size_t i;
+	json_t *l;
+	json_array_foreach(s->luns, i, l)
+	{
+		const char *pool = json_string_value(json_object_get(l, "pool"));
+		if (strcmp(json_string_value(json_object_get(l, "project")),
+		           STORAGE_DEFAULT_PROJECT))
+			continue;
+		bool have = false;
+		size_t k;
+		json_t *p;
+		json_array_foreach(s->projects, k, p)
+		{
+			have = have || (member_is(p, "pool", pool) &&
+			                member_is(p, "name", STORAGE_DEFAULT_PROJECT));
+		}
+		json_t *root = json_object_get(roots, pool);
+		if (have || !root)
+			continue;
+		struct ds d = {(char *)pool, json_object_get(root, "v"),
+		               json_object_get(root, "src")};
+		json_t *o = share_json(&d, pool, STORAGE_DEFAULT_PROJECT, STORAGE_DEFAULT_PROJECT);
+		json_object_del(o, "project");
+		fs_props(o, &d);
+		json_array_append_new(s->projects, o);
+	}
+}
+
+struct storage_snapshot *storage_parse(const char *zpool_list, const char *zpool_status,
+                                       const char *zfs_get)
+{
+	struct storage_snapshot *s = xcalloc(1, sizeof(*s));
+	s->pools = json_array();
+	s->projects = json_array();
+	s->filesystems = json_array();
+	s->luns = json_array();
+	s->faults = json_object();
+	char *text;
+	/* another program's text: bytes that are no UTF-8 become '?' (JSON holds no other) */
+	if (zpool_list) {
+		utf8_clean(text = xstrdup(zpool_list), 0);
+		parse_list(s, text);
+		free(text);
+	}
+	if (zpool_status)
+		parse_status(s, zpool_status);
+	json_t *roots = json_object(), *sums = json_object();
+	if (zfs_get && json_array_size(s->pools)) {
+		utf8_clean(text = xstrdup(zfs_get), 0);
+		parse_get(s, text, roots, sums);
+		free(text);
+	}
+	pool_usage(s, roots, sums);
+	default_projects(s, roots);
+	json_decref(roots);
+	json_decref(sums);
+	snapshot_pools(s);
+	return s;
+}
+void storage_snapshot_free(struct storage_snapshot *s)
+{
+	if (!s)
+		return;
+	json_decref(s->pools);
+	json_decref(s->projects);
+	json_decref(s->filesystems);
+	json_decref(s->luns);
+	json_decref(s->faults);
+	free(s->pool);
+	free(s);
+}
+
+const struct storage_pool *storage_snapshot_pools(const struct storage_snapshot *s, size_t *n)
+{
+	*n = s ? s->npools : 0;
+	return s ? s->pool : NULL;
+}
+
+static json_t *snapshot_array(const struct storage_snapshot *s, const char *kind)
+{
+	if (!s)
+		return NULL;
+	if (strcmp(kind, "pools") == 0)
+		return s->pools;
+	if (strcmp(kind, "projects") == 0)
+		return s->projects;
+	if (strcmp(kind, "filesystems") == 0)
+		return s->filesystems;
+	if (strcmp(kind, "luns") == 0)
+		return s->luns;
+	return NULL;
+}
+
+json_t *storage_snapshot_list(const struct storage_snapshot *s, const char *kind)
+{
+	json_t *a = snapshot_array(s, kind);
+	return a ? json_deep_copy(a) : NULL;
+}
+
+/* ---- queries of the newest snapshot */
+
+const struct storage_pool *storage_pools(size_t *n)
+{
+	return storage_snapshot_pools(st.latest, n);
+}
+
+static json_t *array_of(const char *kind)
+{
+	return snapshot_array(st.latest, kind);
+}
+
+static bool exists(const char *pool, const char *project)
+{
+	if (!pool)
+		return true;
+	size_t i;
+	json_t *o;
+	json_t *a = project ? st.latest->projects : st.latest->pools;
+	json_array_foreach(a, i, o)
+	{
+		if (project ? member_is(o, "pool", pool) && member_is(o, "name", project)
+		            : member_is(o, "name", pool))
+			return true;
+	}
+	return false;
+}
+
+json_t *storage_list(const char *kind, const char *pool, const char *project)
+{
+	json_t *a = array_of(kind);
+	if (!a || !exists(pool, project))
+		return NULL;
+	json_t *out = json_array();
+	bool is_pool = strcmp(kind, "pools") == 0;
+	size_t i;
+	json_t *o;
+	json_array_foreach(a, i, o)
+	{
+		if (member_is(o, is_pool ? "name" : "pool", pool) &&
+		    member_is(o, "project", project))
+			json_array_append_new(out, json_deep_copy(o));
+	}
+	return out;
+}
+
+json_t *storage_get(const char *kind, const char *pool, const char *project, const char *name)
+{
+	json_t *a = array_of(kind);
+	bool is_pool = strcmp(kind, "pools") == 0, is_project = strcmp(kind, "projects") == 0;
+	size_t i;
+	json_t *o;
+	json_array_foreach(a, i, o)
+	{
+		if (member_is(o, "name", name) && (is_pool || member_is(o, "pool", pool)) &&
+		    (is_pool || is_project || member_is(o, "project", project)))
+			return json_deep_copy(o);
+	}
+	return NULL;
+}
+
+/* ---- the refresh: three commands on the loop, the parse on the helper thread */
+
+static void run_step(void);
+
+static void raise_problems(const struct storage_snapshot *s)
+{
+	static const struct problem_text degraded = {
+	    "SP-POOL-DEGRADED", "Fault",
+	    "The pool runs without some of its redundancy: another failure may lose data.",
+	    "Replace or reconnect the device named, then let the pool resilver (zpool status)."};
+	static const struct problem_text faulted = {
+	    "SP-POOL-FAULTED", "Fault", "The pool's data cannot be read or written.",
+	    "Bring back the devices named (zpool status), or restore the pool from a backup."};
+	const char **keep = xcalloc(s->npools ? s->npools : 1, sizeof(*keep));
+	char **keys = xcalloc(s->npools ? s->npools : 1, sizeof(*keys));
+	size_t nkeep = 0;
+	for (size_t i = 0; i < s->npools; i++) {
+		const struct storage_pool *p = &s->pool[i];
+		if (strcmp(p->health, "ONLINE") == 0)
+			continue;
+		keys[nkeep] = xasprintf("pool/%s", p->name);
+		keep[nkeep] = keys[nkeep];
+		const char *vdevs = json_string_value(
+		    json_object_get(json_object_get(s->faults, p->name), "vdevs"));
+		char *href = xasprintf("/api/storage/v1/pools/%s", p->name);
+		struct problem_component comp = {NULL, vdevs ? vdevs : p->name, href};
+		bool major = strcmp(p->health, "DEGRADED") == 0;
+		problems_raise(keys[nkeep], major ? PROBLEM_MAJOR : PROBLEM_CRITICAL,
+		               major ? &degraded : &faulted, &comp, "ZFS pool %s is %s%s%s",
+		               p->name, p->health, vdevs ? ": " : "", vdevs ? vdevs : "");
+		free(href);
+		nkeep++;
+	}
+	problems_clear_others("pool/", keep, nkeep);
+	for (size_t i = 0; i < nkeep; i++)
+		free(keys[i]);
+	free(keys);
+	free(keep);
+}
+
+struct parse_job {
+	char *out[STEP_N];
+	struct storage_snapshot *snap;
+};
+
+static void parse_work(void *arg)
+{
+	struct parse_job *j = arg;
+	j->snap = storage_parse(j->out[STEP_LIST], j->out[STEP_STATUS], j->out[STEP_GET]);
+}
+
+/* The waiters of the first refresh (a callback that asks again runs at once). */
+static void answer_waiters(void)
+{
+	struct waiter *w = st.waiters;
+	size_t n = st.nwaiters;
+	st.waiters = NULL;
+	st.nwaiters = st.capwaiters = 0;
+	for (size_t i = 0; i < n; i++)
+		w[i].cb(w[i].arg);
+	free(w);
+}
+
+static void parse_done(void *arg)
+{
+	struct parse_job *j = arg;
+	for (int i = 0; i < STEP_N; i++)
+		free(j->out[i]);
+	if (!st.stopping)
+		raise_problems(j->snap);
+	storage_snapshot_free(st.latest);
+	st.latest = j->snap;
+	free(j);
+	st.in_flight = false;
+	answer_waiters();
+}
+
+static void refresh_end(void)
+{
+	struct parse_job *j = xcalloc(1, sizeof(*j));
+	memcpy(j->out, st.out, sizeof(j->out));
+	memset(st.out, 0, sizeof(st.out));
+	if (!st.wq || workq_submit(st.wq, parse_work, parse_done, j) < 0) {
+		parse_work(j);
+		parse_done(j);
+	}
+}
+
+static void step_exit(void *arg, const struct child_result *res)
+{
+	st.child = NULL;
+	if (st.stopping) { /* killed by storage_shutdown: nothing more to do but answer */
+		for (int i = 0; i < STEP_N; i++) {
+			free(st.out[i]);
+			st.out[i] = NULL;
+		}
+		st.in_flight = false;
+		answer_waiters();
+		return;
+	}
+	if (res->exited && res->exit_code == 0) {
+		st.out[st.step] = xstrndup(res->out ? res->out : "", res->out_len);
+	} else {
+		/* a box without ZFS has no zpool: that is no pool, not a fault worth a word */
+		if (st.step != STEP_LIST || res->exited)
+			log_warn("storage: %s %s%s", st.step == STEP_GET ? "zfs get" : "zpool",
+			         res->timed_out ? "timed out" : "failed: ",
+			         res->timed_out
+			             ? ""
+			             : (res->err && *res->err ? res->err : "(no message)"));
+	}
+	if (st.step == STEP_LIST && !st.out[STEP_LIST]) {
+		refresh_end();
+		return;
+	}
+	st.step++;
+	run_step();
+}
+
+static void run_step(void)
+{
+	static char *const list[] = {
+	    "zpool", "list", "-Hp", "-o", "name,size,allocated,free,health,dedupratio,guid", NULL};
+	static char *const status[] = {"zpool", "status", NULL};
+	static char *const get[] = {
+	    "zfs",     "get", "-Hp", "-t", "filesystem,volume", "-o", "name,property,value,source",
+	    ZFS_PROPS, NULL};
+	if (st.step >= STEP_N || (st.step == STEP_GET && !st.out[STEP_LIST][0])) {
+		refresh_end(); /* no pool: nothing to ask zfs */
+		return;
+	}
+	char *const *argv = st.step == STEP_LIST ? list : st.step == STEP_STATUS ? status : get;
+	char err[256];
+	/* -p: numbers for machines, in bytes and seconds, whatever the locale */
+	struct child_opts o = {.argv = argv,
+	                       .timeout_ms = STORAGE_CMD_TIMEOUT_MS,
+	                       .max_output = STORAGE_MAX_OUTPUT,
+	                       .on_exit = step_exit};
+	st.child = child_spawn(&o, err, sizeof(err));
+	if (!st.child) {
+		if (st.step != STEP_LIST)
+			log_warn("storage: %s", err);
+		refresh_end();
+	}
+}
+
+static void refresh(evutil_socket_t fd, short what, void *arg)
+{
+	if (st.in_flight || st.stopping)
+		return;
+	st.in_flight = true;
+	st.step = STEP_LIST;
+	run_step();
+}
+
+void storage_when_ready(void (*cb)(void *arg), void *arg)
+{
+	if (st.latest || st.stopping) {
+		cb(arg);
+		return;
+	}
+	st.waiters = util_grow(st.waiters, &st.capwaiters, st.nwaiters, sizeof(*st.waiters));
+	st.waiters[st.nwaiters++] = (struct waiter){cb, arg};
+}
+
+int storage_init(struct event_base *base)
+{
+	st.base = base;
+	st.wq = workq_new(base, 1);
+	if (!st.wq)
+		return -1;
+	workq_set_limit(st.wq, 0);
+	st.timer = event_new(base, -1, EV_PERSIST, refresh, NULL);
+	struct timeval tv = {STORAGE_PERIOD_S, 0};
+	if (!st.timer || event_add(st.timer, &tv) < 0)
+		return -1;
+	refresh(-1, 0, NULL);
+	return 0;
+}
+
+/* A command still running is killed; its exit (on the loop, or in child_shutdown) then
+ * frees what the refresh holds and answers any waiter. */
+void storage_shutdown(void)
+{
+	st.stopping = true;
+	if (st.timer)
+		event_free(st.timer);
+	st.timer = NULL;
+	if (st.child)
+		child_kill(st.child, SIGTERM);
+	if (st.wq)
+		workq_free(st.wq); /* runs a parse's done callback still due */
+	st.wq = NULL;
+	storage_snapshot_free(st.latest);
+	st.latest = NULL;
+	if (!st.child)
+		answer_waiters();
+}
