@@ -103,15 +103,14 @@ void system_started(const char *proc_root, const char *sys_root, const char *sta
 		snprintf(sys.machine, sizeof(sys.machine), "%s", u.machine);
 	}
 	/* installed: when this box's Spindle was first set up (its JWT key is made at the first
-	 * start and kept); updated: when the package was last installed (dpkg rewrites its
-	 * file list then), else when the running binary was. */
+	 * start and kept); updated: when the running binary was put in place, its inode's
+	 * change time (a package keeps its files' modification times from the build; the
+	 * change time is the install's). */
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "%s/jwt.key", state_dir ? state_dir : ".");
 	sys.installed = mtime_of(path);
-	snprintf(path, sizeof(path), "%s/var/lib/dpkg/info/spindle.list", sys_root);
-	sys.updated = mtime_of(path);
-	if (!sys.updated)
-		sys.updated = mtime_of("/proc/self/exe") ? mtime_of("/proc/self/exe") : started_at;
+	struct stat exe;
+	sys.updated = stat("/proc/self/exe", &exe) == 0 ? (int64_t)exe.st_ctime : started_at;
 	if (!sys.installed)
 		sys.installed = sys.updated;
 }

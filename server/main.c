@@ -249,7 +249,7 @@ int main(int argc, char **argv)
 		fatal("cannot watch the filesystems' capacity");
 	/* ZFS and the network as the storage and network services show them (zpool, zfs as
 	 * children; /sys and /proc read on their threads). */
-	if (storage_init(d.base) < 0)
+	if (storage_init(d.base, cfg.sys_root) < 0)
 		fatal("cannot watch the ZFS pools");
 	if (network_init(d.base, cfg.sys_root, cfg.proc_root) < 0)
 		fatal("cannot read the network configuration");

@@ -636,6 +636,7 @@ int network_init(struct event_base *base, const char *sys_root, const char *proc
 	while (n > 0 && proc_root[n - 1] == '/')
 		n--;
 	net.proc_root = xstrndup(proc_root, n);
+	net.stopping = false;
 	net.wq = workq_new(base, 1);
 	if (!net.wq)
 		return -1;
@@ -654,4 +655,5 @@ void network_shutdown(void)
 	free(net.proc_root);
 	free(net.waiters);
 	memset(&net, 0, sizeof(net));
+	net.stopping = true; /* a request answered later (by a child's exit) is answered at once */
 }

@@ -10,6 +10,7 @@
 #include "hardware/problems.h"
 #include "zpool.h"
 
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -53,7 +54,11 @@ static struct {
 	size_t nwaiters, capwaiters;
 } st;
 
-/* ---- parsing: pure, on the helper thread (and in the unit test) */
+/* The largest record size the ZFS module allows (its zfs_max_recordsize, read at start;
+ * OpenZFS 2.1's default until then): the appliance's maxblocksize. */
+static uint64_t max_blocksize = 1048576;
+
+/* ---- parsing: pure, on the helper thread (and in the fuzz harness) */
 
 /* The fields of a tab-separated line, in place: up to max, their count. */
 static size_t split_tabs(char *line, char **f, size_t max)
@@ -296,6 +301,14 @@ static json_t *share_json(const struct ds *d, const char *pool, const char *proj
 	    source_of(d, "dedup"), "logbias", source_of(d, "logbias"), "secondarycache",
 	    source_of(d, "secondarycache"), "readonly", source_of(d, "readonly"), "reservation",
 	    source_of(d, refr ? "refreservation" : "reservation"));
+	/* the appliance's that ZFS on Linux has no property for: what they mean here */
+	json_t *add = json_pack("{s:s, s:s, s:b, s:I}", "snaplabel", "", "keychangedate", "",
+	                        "nodestroy", false, "maxblocksize", (json_int_t)max_blocksize);
+	json_object_update(o, add);
+	json_decref(add);
+	static const char *const fixed[] = {"keychangedate", "maxblocksize"};
+	for (size_t i = 0; i < nitems(fixed); i++)
+		json_object_set_new(src, fixed[i], json_string("inherited"));
 	json_object_set_new(o, "source", src);
 	return o;
 }
@@ -314,12 +327,24 @@ static void fs_props(json_t *o, const struct ds *d)
 	    on_of(pv(d, "vscan")), "quota_snap", !refq, "reservation_snap", !refr);
 	json_object_update(o, add);
 	json_decref(add);
+	/* ZFS shares over NFS and SMB alone; Linux lets only root give a file away */
+	bool nfs = *pv(d, "sharenfs") && strcmp(pv(d, "sharenfs"), "off") != 0;
+	bool smb = *pv(d, "sharesmb") && strcmp(pv(d, "sharesmb"), "off") != 0;
+	add = json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:b}", "sharedav", "off", "shareftp", "off",
+	                "sharetftp", "off", "sharesftp", "off", "shadow", "none", "exported",
+	                nfs || smb, "rstchown", true);
+	json_object_update(o, add);
+	json_decref(add);
 	json_t *src = json_object_get(o, "source");
 	static const char *const props[] = {"mountpoint", "recordsize", "atime",
 	                                    "sharenfs",   "sharesmb",   "snapdir",
 	                                    "aclinherit", "nbmand",     "vscan"};
 	for (size_t i = 0; i < nitems(props); i++)
 		json_object_set_new(src, props[i], json_string(source_of(d, props[i])));
+	static const char *const fixed[] = {"sharedav",  "shareftp", "sharetftp",
+	                                    "sharesftp", "exported", "rstchown"};
+	for (size_t i = 0; i < nitems(fixed); i++)
+		json_object_set_new(src, fixed[i], json_string("inherited"));
 }
 
 static json_t *lun_json(const struct ds *d, const char *pool, const char *project, const char *name)
@@ -803,9 +828,17 @@ void storage_when_ready(void (*cb)(void *arg), void *arg)
 	st.waiters[st.nwaiters++] = (struct waiter){cb, arg};
 }
 
-int storage_init(struct event_base *base)
+int storage_init(struct event_base *base, const char *sys_root)
 {
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/sys/module/zfs/parameters/zfs_max_recordsize",
+	         sys_root ? sys_root : "");
+	char *text = util_read_file(path, NULL);
+	if (text && strtoull(text, NULL, 10) > 0)
+		max_blocksize = strtoull(text, NULL, 10);
+	free(text);
 	st.base = base;
+	st.stopping = false;
 	st.wq = workq_new(base, 1);
 	if (!st.wq)
 		return -1;

@@ -38,8 +38,9 @@ struct storage_pool {
 	uint64_t size, allocated, free, available;
 };
 
-/* Starts the first refresh at once; 0, or -1 when the timer or the thread cannot be had. */
-int storage_init(struct event_base *base);
+/* Starts the first refresh at once; 0, or -1 when the timer or the thread cannot be had.
+ * sys_root: --sys-root, where the ZFS module's parameters are read. */
+int storage_init(struct event_base *base, const char *sys_root);
 void storage_shutdown(void);
 
 /* cb(arg) once a snapshot exists: at once when it does, else when the first refresh ends
