@@ -224,26 +224,33 @@ static void pool_status(struct storage_snapshot *s, const char *name, const char
 	json_decref(vdevs);
 }
 
+/* The start of the line after the one at l (the text's end after the last). */
+static const char *line_after(const char *l)
+{
+	l += strcspn(l, "\n");
+	return *l ? l + 1 : l;
+}
+
+static bool pool_line(const char *l)
+{
+	return strncmp(l + strspn(l, " "), "pool: ", 6) == 0;
+}
+
 static void parse_status(struct storage_snapshot *s, const char *text)
 {
-	for (const char *l = text; l && *l;) {
-		const char *p = l + strspn(l, " ");
-		const char *nl = strchr(l, '\n');
-		if (strncmp(p, "pool: ", 6) != 0) {
-			l = nl ? nl + 1 : NULL;
+	const char *l = text;
+	while (*l) {
+		if (!pool_line(l)) {
+			l = line_after(l);
 			continue;
 		}
 		/* this pool's part runs to the next "pool:" line */
-		const char *end = nl ? nl + 1 : l + strlen(l);
-		while (*end) {
-			const char *q = end + strspn(end, " ");
-			if (strncmp(q, "pool: ", 6) == 0)
-				break;
-			const char *n2 = strchr(end, '\n');
-			end = n2 ? n2 + 1 : end + strlen(end);
-		}
+		const char *end = line_after(l);
+		while (*end && !pool_line(end))
+			end = line_after(end);
+		const char *p = l + strspn(l, " ") + 6;
 		char name[256];
-		snprintf(name, sizeof(name), "%.*s", (int)strcspn(p + 6, "\n"), p + 6);
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(p, "\n"), p);
 		utf8_clean(name, UTF8_DROP_CUT);
 		char *part = xstrndup(l, (size_t)(end - l));
 		pool_status(s, name, part);
