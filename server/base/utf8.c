@@ -2,6 +2,9 @@
 /* UTF-8 as jansson holds it (utf8.h). */
 #include "utf8.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #include <stdbool.h>
 
 size_t utf8_char(const unsigned char *s)
@@ -53,4 +56,15 @@ void utf8_clean(char *s, unsigned flags)
 		}
 		*p++ = '?';
 	}
+}
+
+json_t *utf8_json(const char *text)
+{
+	char *copy = strdup(text ? text : "");
+	if (!copy)
+		return NULL;
+	utf8_clean(copy, 0);
+	json_t *j = json_string(copy);
+	free(copy);
+	return j;
 }

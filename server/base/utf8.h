@@ -6,6 +6,7 @@
 #define SPINDLE_UTF8_H
 
 #include <stddef.h>
+#include <jansson.h>
 
 /* Length of the well-formed UTF-8 character at s, as jansson checks it (no overlong
  * forms, no surrogates, nothing past U+10FFFF), or 0. Reads no byte past a NUL. */
@@ -18,5 +19,9 @@ size_t utf8_char(const unsigned char *s);
  * always be a JSON string. For text from outside: a client's, another program's, the
  * kernel's, or jansson's own error text quoting the bytes before a fault. */
 void utf8_clean(char *s, unsigned flags);
+
+/* Another program's or the kernel's text as a JSON string: a copy, cleaned as above. New
+ * reference. */
+json_t *utf8_json(const char *text);
 
 #endif

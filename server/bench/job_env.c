@@ -58,14 +58,6 @@ static const char *root_of(const char *root)
 
 /* A JSON string of text read from outside (a file, a command's output, a path): bytes
  * that are not UTF-8 become '?' (jansson refuses them, and the member would be lost). */
-static json_t *text_json(const char *text)
-{
-	char *copy = xstrdup(text);
-	utf8_clean(copy, 0);
-	json_t *j = json_string(copy);
-	free(copy);
-	return j;
-}
 
 /* Appends to obj's "why", "; " between reasons. */
 static void why_add(json_t *obj, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -79,10 +71,10 @@ static void why_add(json_t *obj, const char *fmt, ...)
 	const char *had = json_string_value(json_object_get(obj, "why"));
 	if (had) {
 		char *both = xasprintf("%s; %s", had, msg);
-		json_object_set_new(obj, "why", text_json(both));
+		json_object_set_new(obj, "why", utf8_json(both));
 		free(both);
 	} else {
-		json_object_set_new(obj, "why", text_json(msg));
+		json_object_set_new(obj, "why", utf8_json(msg));
 	}
 }
 
@@ -209,7 +201,7 @@ int job_env_parse_cpuinfo(const char *text, json_t *obj)
 		if (strcmp(line, "processor") == 0) {
 			count++;
 		} else if (!model && strcmp(line, "model name") == 0 && *value) {
-			json_object_set_new(obj, "cpu_model", text_json(value));
+			json_object_set_new(obj, "cpu_model", utf8_json(value));
 			model = true;
 		}
 	}
@@ -254,7 +246,7 @@ int job_env_parse_zfs_get(const char *text, json_t *zfs)
 				continue;
 			json_object_set_new(zfs, prop, json_integer(v));
 		} else {
-			json_object_set_new(zfs, prop, text_json(value));
+			json_object_set_new(zfs, prop, utf8_json(value));
 		}
 		n++;
 	}
@@ -279,7 +271,7 @@ json_t *job_env_parse_zpool_status(const char *text)
 		json_array_foreach(json_object_get(v, "devices"), k, d)
 		{
 			const char *name = json_string_value(json_object_get(d, "name"));
-			json_array_append_new(names, text_json(last_component(name ? name : "")));
+			json_array_append_new(names, utf8_json(last_component(name ? name : "")));
 		}
 		json_object_set_new(v, "devices", names);
 	}
@@ -305,7 +297,7 @@ struct dev_walk {
 static void walk_add(struct dev_walk *w, const char *dir, json_t *below)
 {
 	if (below)
-		json_array_append_new(below, text_json(last_component(dir)));
+		json_array_append_new(below, utf8_json(last_component(dir)));
 	for (size_t i = 0; i < w->n; i++)
 		if (strcmp(last_component(w->dirs[i]), last_component(dir)) == 0)
 			return;
@@ -345,7 +337,7 @@ static void walk_slaves(struct dev_walk *w, const char *dir, json_t *below)
 
 static json_t *device_json(struct dev_walk *w, const char *dir)
 {
-	json_t *o = json_pack("{s:o}", "name", text_json(last_component(dir)));
+	json_t *o = json_pack("{s:o}", "name", utf8_json(last_component(dir)));
 	json_t *below = json_array();
 	char buf[PATH_MAX];
 	/* in sectors of 512 bytes, whatever the device's */
@@ -354,7 +346,7 @@ static json_t *device_json(struct dev_walk *w, const char *dir)
 	if (size)
 		json_integer_set(size, json_integer_value(size) * 512);
 	if (attr_exists(dir, "partition")) {
-		json_object_set_new(o, "kind", text_json("partition"));
+		json_object_set_new(o, "kind", utf8_json("partition"));
 		snprintf(buf, sizeof(buf), "%s", dir);
 		char *slash = strrchr(buf, '/');
 		if (slash && slash != buf) {
@@ -365,20 +357,20 @@ static json_t *device_json(struct dev_walk *w, const char *dir)
 		return o; /* a partition has no queue of its own */
 	}
 	if (read_attr(buf, sizeof(buf), "%s/dm/name", dir) == 0) {
-		json_object_set_new(o, "kind", text_json("dm"));
-		json_object_set_new(o, "dm_name", text_json(buf));
+		json_object_set_new(o, "kind", utf8_json("dm"));
+		json_object_set_new(o, "dm_name", utf8_json(buf));
 	} else if (read_attr(buf, sizeof(buf), "%s/md/level", dir) == 0) {
-		json_object_set_new(o, "kind", text_json("md"));
-		json_object_set_new(o, "level", text_json(buf));
+		json_object_set_new(o, "kind", utf8_json("md"));
+		json_object_set_new(o, "level", utf8_json(buf));
 	} else if (attr_exists(dir, "loop")) {
-		json_object_set_new(o, "kind", text_json("loop"));
+		json_object_set_new(o, "kind", utf8_json("loop"));
 		if (read_attr(buf, sizeof(buf), "%s/loop/backing_file", dir) == 0)
-			json_object_set_new(o, "backing_file", text_json(buf));
+			json_object_set_new(o, "backing_file", utf8_json(buf));
 	} else {
-		json_object_set_new(o, "kind", text_json("disk"));
+		json_object_set_new(o, "kind", utf8_json("disk"));
 	}
 	if (read_attr(buf, sizeof(buf), "%s/device/model", dir) == 0 && *buf)
-		json_object_set_new(o, "model", text_json(buf));
+		json_object_set_new(o, "model", utf8_json(buf));
 	snprintf(buf, sizeof(buf), "%s/queue/rotational", dir);
 	int rot = sysfs_read_flag(buf);
 	if (rot >= 0)
@@ -388,15 +380,15 @@ static json_t *device_json(struct dev_walk *w, const char *dir)
 		char *open = strchr(buf, '['), *close = open ? strchr(open, ']') : NULL;
 		if (open && close) {
 			*close = '\0';
-			json_object_set_new(o, "scheduler", text_json(open + 1));
+			json_object_set_new(o, "scheduler", utf8_json(open + 1));
 		} else if (!strchr(buf, ' ')) {
-			json_object_set_new(o, "scheduler", text_json(buf));
+			json_object_set_new(o, "scheduler", utf8_json(buf));
 		}
 	}
 	set_ll_attr(o, "nr_requests", dir, "queue/nr_requests");
 	set_ll_attr(o, "max_sectors_kb", dir, "queue/max_sectors_kb");
 	if (read_attr(buf, sizeof(buf), "%s/queue/write_cache", dir) == 0 && *buf)
-		json_object_set_new(o, "write_cache", text_json(buf));
+		json_object_set_new(o, "write_cache", utf8_json(buf));
 	walk_slaves(w, dir, below);
 	json_object_set_new(o, "below", below);
 	return o;
@@ -444,10 +436,10 @@ static json_t *filesystem_json(struct env_task *t, dev_t dev, const char *dir)
 	} else if (job_env_find_mount(mounts, t->path, dev, m) < 0) {
 		why_add(fs, "no mount in %s holds the target", path);
 	} else {
-		json_object_set_new(fs, "type", text_json(m->type));
-		json_object_set_new(fs, "mount_point", text_json(m->point));
-		json_object_set_new(fs, "source", text_json(m->source));
-		json_object_set_new(fs, "options", text_json(m->options));
+		json_object_set_new(fs, "type", utf8_json(m->type));
+		json_object_set_new(fs, "mount_point", utf8_json(m->point));
+		json_object_set_new(fs, "source", utf8_json(m->source));
+		json_object_set_new(fs, "options", utf8_json(m->options));
 		if (strcmp(m->type, "zfs") == 0) {
 			snprintf(t->dataset, sizeof(t->dataset), "%s", m->source);
 			snprintf(t->pool, sizeof(t->pool), "%.*s", (int)strcspn(m->source, "/"),
@@ -468,7 +460,7 @@ static json_t *filesystem_json(struct env_task *t, dev_t dev, const char *dir)
 static json_t *zfs_json(const struct env_task *t)
 {
 	json_t *z =
-	    json_pack("{s:o, s:o}", "dataset", text_json(t->dataset), "pool", text_json(t->pool));
+	    json_pack("{s:o, s:o}", "dataset", utf8_json(t->dataset), "pool", utf8_json(t->pool));
 	char buf[64];
 	long long v = -1;
 	const char *sys = root_of(env.cfg.sys_root), *proc = root_of(env.cfg.proc_root);
@@ -500,7 +492,7 @@ static json_t *system_json(void)
 	const char *proc = root_of(env.cfg.proc_root);
 	char buf[256], path[PATH_MAX];
 	if (read_attr(buf, sizeof(buf), "%s/proc/sys/kernel/osrelease", proc) == 0 && *buf)
-		json_object_set_new(s, "kernel", text_json(buf));
+		json_object_set_new(s, "kernel", utf8_json(buf));
 	else
 		why_add(s, "kernel: %s/proc/sys/kernel/osrelease cannot be read", proc);
 	snprintf(path, sizeof(path), "%s/proc/cpuinfo", proc);
@@ -516,7 +508,7 @@ static json_t *system_json(void)
 	else
 		why_add(s, "memory_bytes: %s cannot be read", path);
 	free(text);
-	json_object_set_new(s, "spindle_version", text_json(PACKAGE_VERSION));
+	json_object_set_new(s, "spindle_version", utf8_json(PACKAGE_VERSION));
 	return s;
 }
 
@@ -526,7 +518,7 @@ static void task_work(void *arg)
 	char at[32];
 	json_t *e = json_pack("{s:s, s:{s:o, s:s}}", "resolved_at",
 	                      util_iso8601(util_now(), at, sizeof(at)), "target", "path",
-	                      text_json(t->path), "kind", t->device ? "block_device" : "file");
+	                      utf8_json(t->path), "kind", t->device ? "block_device" : "file");
 	t->env = e;
 	struct stat st;
 	char dir[PATH_MAX];
@@ -684,7 +676,7 @@ static json_t *pool_disks(const json_t *vdevs)
 				seen =
 				    strcmp(json_string_value(json_array_get(disks, d)), disk) == 0;
 			if (!seen)
-				json_array_append_new(disks, text_json(disk));
+				json_array_append_new(disks, utf8_json(disk));
 		}
 	}
 	return disks;
@@ -778,7 +770,7 @@ char *job_env_set_worker(const char *text, const char *worker)
 		s = json_object();
 		json_object_set_new(e, "system", s);
 	}
-	json_object_set_new(s, "worker_version", text_json(worker));
+	json_object_set_new(s, "worker_version", utf8_json(worker));
 	char *out = json_dumps(e, JSON_COMPACT);
 	json_decref(e);
 	return out;

@@ -8,15 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static json_t *text_json(const char *text)
-{
-	char *copy = xstrdup(text);
-	utf8_clean(copy, 0);
-	json_t *j = json_string(copy);
-	free(copy);
-	return j;
-}
-
 static const char *next_line(const char *l)
 {
 	const char *nl = strchr(l, '\n');
@@ -83,8 +74,8 @@ static json_t *device_json(const char *l, const char *name)
 	char state[64], note[256];
 	word(l, 1, state, sizeof(state));
 	note_of(l, note, sizeof(note));
-	return json_pack("{s:o, s:o, s:o}", "name", text_json(name), "state", text_json(state),
-	                 "note", text_json(note));
+	return json_pack("{s:o, s:o, s:o}", "name", utf8_json(name), "state", utf8_json(state),
+	                 "note", utf8_json(note));
 }
 
 json_t *zpool_parse_vdevs(const char *text)
@@ -137,17 +128,17 @@ json_t *zpool_parse_vdevs(const char *text)
 				char *dash = strrchr(type, '-');
 				if (dash)
 					*dash = '\0';
-				json_object_set_new(v, "type", text_json(type));
+				json_object_set_new(v, "type", utf8_json(type));
 				json_object_set_new(v, "devices", json_array());
 				group = v;
 			} else {
-				json_object_set_new(v, "type", text_json("disk"));
+				json_object_set_new(v, "type", utf8_json("disk"));
 				json_object_set_new(v, "devices",
 				                    json_pack("[o]", device_json(l, name)));
 				group = NULL;
 			}
 			if (cls)
-				json_object_set_new(v, "class", text_json(cls));
+				json_object_set_new(v, "class", utf8_json(cls));
 			json_array_append_new(vdevs, v);
 			continue;
 		}

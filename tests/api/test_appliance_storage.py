@@ -9,11 +9,11 @@ print what OpenZFS 2.1 prints for the pools and datasets of a FAKE_STORAGE file.
 import json
 import os
 import re
-import time
 
 import pytest
 
-from conftest import SLOW, expect, expect_fault
+from conftest import expect, expect_fault
+from test_appliance_hardware import wait_for
 
 FAKE_BIN = os.path.join(os.path.dirname(__file__), "fixtures", "zfsbin")
 ST = "/api/storage/v1"
@@ -254,16 +254,6 @@ def test_the_service_is_read_only(box):
     assert {p: expect(c.get(p), 200) for p in before} == before
 
 
-def wait_for(fn, what, timeout=30):
-    deadline = time.monotonic() + timeout * SLOW
-    while True:
-        value = fn()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"no {what} after {timeout * SLOW} s"
-        time.sleep(0.2)
-
-
 def pool_problems(c):
     got = expect(c.get("/api/problem/v1/problems"), 200)["problems"]
     return [p for p in got if p["code"].startswith("SP-POOL-")]
@@ -271,7 +261,7 @@ def pool_problems(c):
 
 def test_a_degraded_pool_is_a_problem_naming_its_vdev_until_it_is_not(box):
     c = basic(box)
-    got = wait_for(lambda: pool_problems(c), "pool problem")
+    got = wait_for(lambda: pool_problems(c), "pool problem", timeout=30)
     assert len(got) == 1
     p = got[0]
     assert (p["code"], p["severity"], p["type"]) == ("SP-POOL-DEGRADED", "Major", "Fault")
@@ -295,7 +285,7 @@ def test_a_degraded_pool_is_a_problem_naming_its_vdev_until_it_is_not(box):
 
     # the disk is back: the problem goes at the next refresh
     box.state_file.write_text(json.dumps(storage("ONLINE")))
-    wait_for(lambda: not pool_problems(c), "end of the pool problem")
+    wait_for(lambda: not pool_problems(c), "end of the pool problem", timeout=30)
     assert expect(c.get(ST + "/pools/backup"), 200)["pool"]["status"] == "online"
 
 
