@@ -34,7 +34,7 @@ static struct {
 	int64_t prev_t;
 	struct box_sample sample;
 	bool have_sample;
-	int disks_cap, nics_cap;
+	int disks_cap, nics_cap, cpus_cap;
 	uint64_t seq;
 	struct collector_sub *subs;
 	size_t nsubs, subs_cap;
@@ -74,6 +74,12 @@ void collector_tick_at(int64_t t)
 			collector.sample.disks =
 			    xrealloc(collector.sample.disks,
 			             (size_t)collector.disks_cap * sizeof(*collector.sample.disks));
+		}
+		if (cur->ncpus > collector.cpus_cap) {
+			collector.cpus_cap = cur->ncpus;
+			collector.sample.cpus =
+			    xrealloc(collector.sample.cpus,
+			             (size_t)collector.cpus_cap * sizeof(*collector.sample.cpus));
 		}
 		if (cur->nnics > collector.nics_cap) {
 			collector.nics_cap = cur->nnics;
@@ -162,6 +168,7 @@ void collector_shutdown(void)
 	procfs_snapshot_free(&collector.snap[1]);
 	free(collector.sample.disks);
 	free(collector.sample.nics);
+	free(collector.sample.cpus);
 	free(collector.subs);
 	memset(&collector, 0, sizeof(collector));
 }

@@ -9,6 +9,7 @@
 #include "base/log.h"
 #include "base/util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,6 +48,12 @@ static void x_cpu(const struct box_sample *s, int drill, struct emit *e)
 	put(e, NULL, 100 - s->cpu_pct[CPU_IDLE]);
 	for (int m = 0; drill == 0 && m < CPU_MODES; m++)
 		put(e, modes[m], s->cpu_pct[m]);
+	/* by CPU: the appliance's CPU identifier, the kernel's number of it */
+	for (int i = 0; drill == 1 && i < s->ncpu_rated; i++) {
+		char id[16];
+		snprintf(id, sizeof(id), "%d", s->cpus[i].id);
+		put(e, id, s->cpus[i].busy_pct);
+	}
 }
 
 static void x_io_ops(const struct box_sample *s, int drill, struct emit *e)
@@ -155,7 +162,12 @@ static void x_mem(const struct box_sample *s, int drill, struct emit *e)
 		return;
 	put(e, NULL, (double)s->mem_total);
 	if (drill == 0) {
-		put(e, "used", (double)s->mem_used);
+		/* The kernel counts the ZFS ARC as used: it is shown apart, as what the box may
+		 * give back when programs need the memory. */
+		uint64_t arc = s->have_arc && s->arc_size < s->mem_used ? s->arc_size : 0;
+		put(e, "used", (double)(s->mem_used - arc));
+		if (s->have_arc)
+			put(e, "arc", (double)arc);
 		put(e, "cache", (double)s->mem_cache);
 		put(e, "buffers", (double)s->mem_buffers);
 		put(e, "free", (double)s->mem_free);
@@ -176,16 +188,80 @@ static void x_psi(const struct box_sample *s, int drill, struct emit *e)
 		put(e, res[i], s->psi_some_pct[i]);
 }
 
+/* As the appliance breaks ARC accesses down by hit/miss: demand and prefetch, data and
+ * metadata; the I/O hits OpenZFS 2.2 counts (a buffer found while its read was still in
+ * flight) are keys of their own where the kernel has them. */
 static void x_arc_accesses(const struct box_sample *s, int drill, struct emit *e)
 {
+	static const char *const keys[ARC_KINDS] = {
+	    [ARC_DATA_HITS] = "data hits",
+	    [ARC_DATA_MISSES] = "data misses",
+	    [ARC_META_HITS] = "metadata hits",
+	    [ARC_META_MISSES] = "metadata misses",
+	    [ARC_PF_DATA_HITS] = "prefetch data hits",
+	    [ARC_PF_DATA_MISSES] = "prefetch data misses",
+	    [ARC_PF_META_HITS] = "prefetch metadata hits",
+	    [ARC_PF_META_MISSES] = "prefetch metadata misses",
+	    [ARC_DATA_IOHITS] = "data iohits",
+	    [ARC_META_IOHITS] = "metadata iohits",
+	    [ARC_PF_DATA_IOHITS] = "prefetch data iohits",
+	    [ARC_PF_META_IOHITS] = "prefetch metadata iohits",
+	};
 	if (!s->have_arc)
 		return;
 	put(e, NULL, s->arc_hits_per_s + s->arc_misses_per_s + s->arc_iohits_per_s);
+	if (drill != 0 || !s->arc_have_kinds)
+		return;
+	int n = s->arc_have_iohits ? ARC_KINDS : ARC_DATA_IOHITS;
+	for (int k = 0; k < n; k++)
+		put(e, keys[k], s->arc_kind_per_s[k]);
+}
+
+/* The share of the accesses the ARC served, as arcstat's hit%: hits over every access (I/O
+ * hits and misses included); a second without accesses has no value. */
+static void x_arc_hitratio(const struct box_sample *s, int drill, struct emit *e)
+{
+	if (s->have_arc && s->arc_hits_per_s + s->arc_misses_per_s + s->arc_iohits_per_s > 0)
+		put(e, NULL, s->arc_hit_pct);
+}
+
+static void x_arc_l2_accesses(const struct box_sample *s, int drill, struct emit *e)
+{
+	if (!s->have_l2)
+		return;
+	put(e, NULL, s->l2_hits_per_s + s->l2_misses_per_s);
 	if (drill == 0) {
-		put(e, "hit", s->arc_hits_per_s);
-		put(e, "miss", s->arc_misses_per_s);
-		if (s->arc_have_iohits)
-			put(e, "iohit", s->arc_iohits_per_s);
+		put(e, "hits", s->l2_hits_per_s);
+		put(e, "misses", s->l2_misses_per_s);
+	}
+}
+
+static void x_arc_l2_size(const struct box_sample *s, int drill, struct emit *e)
+{
+	if (s->have_l2)
+		put(e, NULL, (double)s->l2_size);
+}
+
+static void x_arc_l2_bytes(const struct box_sample *s, int drill, struct emit *e)
+{
+	if (!s->have_l2)
+		return;
+	put(e, NULL, s->l2_read_bytes_per_s + s->l2_write_bytes_per_s);
+	if (drill == 0) {
+		put(e, "read", s->l2_read_bytes_per_s);
+		put(e, "write", s->l2_write_bytes_per_s);
+	}
+}
+
+/* The size the ARC aims at (c), with the bounds it moves between. */
+static void x_arc_target(const struct box_sample *s, int drill, struct emit *e)
+{
+	if (!s->have_arc)
+		return;
+	put(e, NULL, (double)s->arc_target);
+	if (drill == 0 && s->arc_c_max) {
+		put(e, "min", (double)s->arc_c_min);
+		put(e, "max", (double)s->arc_c_max);
 	}
 }
 
@@ -233,9 +309,9 @@ static const struct statistic statistics[] = {
     {"cpu.utilization",
      "CPU",
      "CPU: percent of the CPUs' time not idle; broken down by mode, the share of each mode "
-     "(idle included) over all CPUs",
+     "(idle included) over all CPUs, or by cpu, each CPU's own (keyed by its number)",
      "percent",
-     {"mode"},
+     {"mode", "cpu"},
      x_cpu},
     {"io.ops",
      "Disk",
@@ -279,8 +355,9 @@ static const struct statistic statistics[] = {
      x_nic_kb},
     {"mem.bytes",
      "Memory",
-     "Memory: bytes of physical memory; the value is the total, broken down into used, cache "
-     "(page cache and reclaimable slab), buffers and free",
+     "Memory: bytes of physical memory; the value is the total, broken down into used, arc "
+     "(the ZFS ARC, which the kernel counts as used, apart), cache (page cache and reclaimable "
+     "slab), buffers and free",
      "bytes",
      {"component"},
      x_mem},
@@ -293,11 +370,46 @@ static const struct statistic statistics[] = {
      x_psi},
     {"arc.accesses",
      "Cache",
-     "ZFS ARC: accesses per second by hit, miss and (OpenZFS 2.2 and later) iohit; the hit "
-     "ratio is hit over all three, as arcstat computes it",
+     "ZFS ARC: accesses per second, broken down by hit/miss into data hits, data misses, "
+     "metadata hits, metadata misses and the same for prefetches (prefetch data hits ...), "
+     "and on OpenZFS 2.2 and later their I/O hits (data iohits ...: found while the read was "
+     "still in flight)",
      "accesses per second",
      {"hit/miss"},
      x_arc_accesses},
+    {"arc.hitratio",
+     "Cache",
+     "ZFS ARC: percent of the accesses served from the ARC, hits over all accesses (I/O hits "
+     "and misses included), as arcstat's hit%; no value in a second without accesses",
+     "percent",
+     {NULL},
+     x_arc_hitratio},
+    {"arc.target",
+     "Cache",
+     "ZFS ARC: the size the ARC aims at (c), broken down by its bounds (min, max: c_min, "
+     "c_max)",
+     "bytes",
+     {"bound"},
+     x_arc_target},
+    {"arc.l2_accesses",
+     "Cache",
+     "ZFS L2ARC: accesses per second to the cache devices, broken down by hit/miss into hits "
+     "and misses (0 without a cache device)",
+     "accesses per second",
+     {"hit/miss"},
+     x_arc_l2_accesses},
+    {"arc.l2_size",
+     "Cache",
+     "ZFS L2ARC: bytes the cache devices hold (the logical size of what they cache)",
+     "bytes",
+     {NULL},
+     x_arc_l2_size},
+    {"arc.l2_bytes",
+     "Cache",
+     "ZFS L2ARC: bytes per second read from and written to the cache devices, by operation",
+     "bytes per second",
+     {"op"},
+     x_arc_l2_bytes},
     {"arc.size",
      "Cache",
      "ZFS ARC: bytes the ARC holds, broken down into cached data, metadata and other (headers, "
@@ -363,6 +475,7 @@ static struct {
 	struct dataset **all;
 	size_t n, cap;
 	bool arc_created; /* the ARC datasets were made once: deleting them is for good */
+	bool l2_created;  /* and the L2ARC's, which came later */
 	struct series_retention ret;
 } datasets;
 
@@ -524,7 +637,7 @@ static void create_arc_datasets(void);
 
 static void datasets_tick(void *arg, const struct box_sample *s)
 {
-	if (s->have_arc && !datasets.arc_created)
+	if (s->have_arc && (!datasets.arc_created || !datasets.l2_created))
 		create_arc_datasets();
 	/* The sample ends at s->time: it is the second that starts a second before. */
 	int64_t t = s->time - 1;
@@ -564,23 +677,42 @@ static int dataset_insert(const struct statistic *st, int drill, bool quiet, str
 	return 0;
 }
 
+/* What a fresh appliance with an ARC collects: arc.accesses[hit/miss], arc.size and
+ * arc.size[component], arc.l2_accesses[hit/miss] and arc.l2_size. Each group once (a box
+ * that had the ARC's before the L2ARC's were known gets those at its next start). */
 static void create_arc_datasets(void)
 {
+	static const struct {
+		const char *name;
+		int drill;
+	} arc[] = {{"arc.accesses", 0}, {"arc.size", 0}, {"arc.size", -1}},
+	  l2[] = {{"arc.l2_accesses", 0}, {"arc.l2_size", -1}};
 	struct fault f;
-	static const char *const names[] = {"arc.accesses", "arc.size"};
-	datasets.arc_created = true;
-	for (size_t i = 0; i < nitems(names); i++)
-		if (dataset_insert(statistic_find(names[i]), 0, true, NULL, &f) < 0)
-			log_warn("datasets: %s", f.details);
-	/* The appliance also keeps arc.size undrilled. */
-	if (dataset_insert(statistic_find("arc.size"), -1, true, NULL, &f) < 0)
-		log_warn("datasets: %s", f.details);
-	const char *key = "arc_datasets_created";
 	int64_t one = 1;
-	if (db_analytics_settings_set(datasets.db, &key, &one, 1) < 0)
-		log_warn("datasets: cannot note that the ARC datasets exist");
-	log_info(
-	    "datasets: ZFS ARC found; collecting arc.accesses[hit/miss] and arc.size[component]");
+	const char *key;
+	if (!datasets.arc_created) {
+		datasets.arc_created = true;
+		for (size_t i = 0; i < nitems(arc); i++)
+			if (dataset_insert(statistic_find(arc[i].name), arc[i].drill, true, NULL,
+			                   &f) < 0)
+				log_warn("datasets: %s", f.details);
+		key = "arc_datasets_created";
+		if (db_analytics_settings_set(datasets.db, &key, &one, 1) < 0)
+			log_warn("datasets: cannot note that the ARC datasets exist");
+		log_info("datasets: ZFS ARC found; collecting arc.accesses[hit/miss] and "
+		         "arc.size[component]");
+	}
+	if (!datasets.l2_created) {
+		datasets.l2_created = true;
+		for (size_t i = 0; i < nitems(l2); i++)
+			if (dataset_insert(statistic_find(l2[i].name), l2[i].drill, true, NULL,
+			                   &f) < 0)
+				log_warn("datasets: %s", f.details);
+		key = "arc_l2_datasets_created";
+		if (db_analytics_settings_set(datasets.db, &key, &one, 1) < 0)
+			log_warn("datasets: cannot note that the L2ARC datasets exist");
+		log_info("datasets: collecting arc.l2_accesses[hit/miss] and arc.l2_size");
+	}
 }
 
 /* Once, at the first start with them (after series_keep_only, which would purge their
@@ -722,6 +854,7 @@ int datasets_init(struct db *db)
 		return -1;
 	}
 	datasets.arc_created = setting("arc_datasets_created", 0) != 0;
+	datasets.l2_created = setting("arc_l2_datasets_created", 0) != 0;
 	datasets.ret.second_h = setting("retain_second_data", 24);
 	datasets.ret.minute_h = setting("retain_minute_data", 336);
 	datasets.ret.hour_h = setting("retain_hour_data", 8760);

@@ -91,6 +91,7 @@ void procfs_snapshot_free(struct procfs_snapshot *s)
 {
 	free(s->disks);
 	free(s->nics);
+	free(s->cpus);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -203,7 +204,19 @@ int procfs_parse_stat(const char *text, struct procfs_snapshot *s)
 				s->cpu[order[i]] = v[i];
 			total = true;
 		} else if (l[3] >= '0' && l[3] <= '9') {
-			s->ncpus++;
+			char *end;
+			long id = strtol(l + 3, &end, 10);
+			uint64_t v[8];
+			if (id < 0 || id > INT32_MAX || *end != ' ' || !parse_u64s(end, v, 8))
+				continue;
+			s->cpus =
+			    util_grow(s->cpus, &s->cpus_cap, (size_t)s->ncpus, sizeof(*s->cpus));
+			struct procfs_cpu *c = &s->cpus[s->ncpus++];
+			c->id = (int)id;
+			c->total = 0;
+			for (int i = 0; i < 8; i++)
+				c->total += v[i];
+			c->busy = c->total - v[3]; /* all but idle, as cpu.utilization counts it */
 		}
 	}
 	s->have_cpu = total;
@@ -323,26 +336,64 @@ int procfs_parse_psi(const char *text, enum procfs_psi which, struct procfs_snap
 
 int procfs_parse_arcstats(const char *text, struct procfs_snapshot *s)
 {
+#define ARC_KEY(k, field, bit)                                                                     \
+	{                                                                                          \
+		k, offsetof(struct procfs_snapshot, field), 1ull << (bit)                          \
+	}
+#define KIND(k, kind, bit)                                                                         \
+	{                                                                                          \
+		k, offsetof(struct procfs_snapshot, arc_kind) + (kind) * sizeof(uint64_t),         \
+		    1ull << (bit)                                                                  \
+	}
 	static const struct {
 		const char *key;
 		size_t off;
-		unsigned bit;
+		uint64_t bit;
 	} keys[] = {
-	    {"hits", offsetof(struct procfs_snapshot, arc_hits), 1u << 0},
-	    {"misses", offsetof(struct procfs_snapshot, arc_misses), 1u << 1},
-	    {"size", offsetof(struct procfs_snapshot, arc_size), 1u << 2},
-	    {"c", offsetof(struct procfs_snapshot, arc_c), 1u << 3},
-	    {"iohits", offsetof(struct procfs_snapshot, arc_iohits), 1u << 4},
-	    {"mfu_size", offsetof(struct procfs_snapshot, arc_mfu), 1u << 5},
-	    {"mru_size", offsetof(struct procfs_snapshot, arc_mru), 1u << 6},
-	    {"data_size", offsetof(struct procfs_snapshot, arc_data), 1u << 7},
-	    {"metadata_size", offsetof(struct procfs_snapshot, arc_meta), 1u << 8},
+	    ARC_KEY("hits", arc_hits, 0),
+	    ARC_KEY("misses", arc_misses, 1),
+	    ARC_KEY("size", arc_size, 2),
+	    ARC_KEY("c", arc_c, 3),
+	    ARC_KEY("iohits", arc_iohits, 4),
+	    ARC_KEY("mfu_size", arc_mfu, 5),
+	    ARC_KEY("mru_size", arc_mru, 6),
+	    ARC_KEY("data_size", arc_data, 7),
+	    ARC_KEY("metadata_size", arc_meta, 8),
 	    /* before OpenZFS 2.2 */
-	    {"arc_meta_used", offsetof(struct procfs_snapshot, arc_meta), 1u << 9},
+	    ARC_KEY("arc_meta_used", arc_meta, 9),
+	    /* bits 10 to 17: the eight kinds every release has */
+	    KIND("demand_data_hits", ARC_DATA_HITS, 10),
+	    KIND("demand_data_misses", ARC_DATA_MISSES, 11),
+	    KIND("demand_metadata_hits", ARC_META_HITS, 12),
+	    KIND("demand_metadata_misses", ARC_META_MISSES, 13),
+	    KIND("prefetch_data_hits", ARC_PF_DATA_HITS, 14),
+	    KIND("prefetch_data_misses", ARC_PF_DATA_MISSES, 15),
+	    KIND("prefetch_metadata_hits", ARC_PF_META_HITS, 16),
+	    KIND("prefetch_metadata_misses", ARC_PF_META_MISSES, 17),
+	    /* OpenZFS 2.2 and later */
+	    KIND("demand_data_iohits", ARC_DATA_IOHITS, 18),
+	    KIND("demand_metadata_iohits", ARC_META_IOHITS, 19),
+	    KIND("prefetch_data_iohits", ARC_PF_DATA_IOHITS, 20),
+	    KIND("prefetch_metadata_iohits", ARC_PF_META_IOHITS, 21),
+	    ARC_KEY("c_min", arc_c_min, 22),
+	    ARC_KEY("c_max", arc_c_max, 23),
+	    /* bits 24 to 29: the L2ARC */
+	    ARC_KEY("l2_hits", l2_hits, 24),
+	    ARC_KEY("l2_misses", l2_misses, 25),
+	    ARC_KEY("l2_read_bytes", l2_read_bytes, 26),
+	    ARC_KEY("l2_write_bytes", l2_write_bytes, 27),
+	    ARC_KEY("l2_size", l2_size, 28),
+	    ARC_KEY("l2_asize", l2_asize, 29),
 	};
-	unsigned found = 0;
-	s->have_arc = false;
+#undef ARC_KEY
+#undef KIND
+	uint64_t found = 0;
+	s->have_arc = s->arc_have_kinds = s->have_l2 = false;
 	s->arc_iohits = s->arc_mfu = s->arc_mru = s->arc_data = s->arc_meta = 0;
+	s->arc_c_min = s->arc_c_max = 0;
+	memset(s->arc_kind, 0, sizeof(s->arc_kind));
+	s->l2_hits = s->l2_misses = s->l2_read_bytes = s->l2_write_bytes = 0;
+	s->l2_size = s->l2_asize = 0;
 	if (!starts(next_line(text), "name"))
 		return -1;
 	/* "name type data" rows after the kstat header and the column line */
@@ -356,15 +407,17 @@ int procfs_parse_arcstats(const char *text, struct procfs_snapshot *s)
 			if (strcmp(name, keys[i].key) != 0)
 				continue;
 			/* metadata_size wins over the older arc_meta_used when both exist */
-			if (keys[i].bit == (1u << 9) && (found & (1u << 8)))
+			if (keys[i].bit == (1ull << 9) && (found & (1ull << 8)))
 				break;
 			*(uint64_t *)((char *)s + keys[i].off) = v;
 			found |= keys[i].bit;
 			break;
 		}
 	}
-	s->arc_have_iohits = found & (1u << 4);
+	s->arc_have_iohits = found & (1ull << 4);
 	s->have_arc = (found & 0xf) == 0xf;
+	s->arc_have_kinds = (found & (0xffull << 10)) == (0xffull << 10);
+	s->have_l2 = (found & (0x3full << 24)) == (0x3full << 24);
 	return s->have_arc ? 0 : -1;
 }
 
@@ -638,6 +691,21 @@ void procfs_rates(const struct procfs_snapshot *prev, const struct procfs_snapsh
 	}
 	memcpy(out->cpu_ticks, cur->cpu, sizeof(out->cpu_ticks));
 	out->ncpus = cur->ncpus;
+	/* each CPU read both times, by its number (a CPU taken offline leaves the others be) */
+	out->ncpu_rated = 0;
+	for (int i = 0; out->cpus && i < cur->ncpus; i++) {
+		const struct procfs_cpu *c = &cur->cpus[i], *p = NULL;
+		if (i < prev->ncpus && prev->cpus[i].id == c->id)
+			p = &prev->cpus[i];
+		for (int j = 0; !p && j < prev->ncpus; j++)
+			if (prev->cpus[j].id == c->id)
+				p = &prev->cpus[j];
+		if (!p || c->total <= p->total)
+			continue;
+		uint64_t busy = c->busy >= p->busy ? c->busy - p->busy : 0;
+		out->cpus[out->ncpu_rated++] =
+		    (struct cpu_sample){c->id, pct((double)busy, (double)(c->total - p->total))};
+	}
 
 	rates_disks(prev, cur, secs, out);
 	rates_nics(prev, cur, secs, out);
@@ -687,6 +755,32 @@ void procfs_rates(const struct procfs_snapshot *prev, const struct procfs_snapsh
 		out->arc_mru = cur->arc_mru;
 		out->arc_meta = cur->arc_meta;
 		out->arc_data = cur->arc_data;
+		out->arc_c_min = cur->arc_c_min;
+		out->arc_c_max = cur->arc_c_max;
+		out->arc_have_kinds = prev->arc_have_kinds && cur->arc_have_kinds;
+		for (int k = 0; k < ARC_KINDS; k++)
+			out->arc_kind_per_s[k] =
+			    out->arc_have_kinds ? (double)procfs_counter_delta(prev->arc_kind[k],
+			                                                       cur->arc_kind[k]) /
+			                              secs
+			                        : 0;
+		out->have_l2 = prev->have_l2 && cur->have_l2;
+		out->l2_hits_per_s =
+		    (double)procfs_counter_delta(prev->l2_hits, cur->l2_hits) / secs;
+		out->l2_misses_per_s =
+		    (double)procfs_counter_delta(prev->l2_misses, cur->l2_misses) / secs;
+		out->l2_read_bytes_per_s =
+		    (double)procfs_counter_delta(prev->l2_read_bytes, cur->l2_read_bytes) / secs;
+		out->l2_write_bytes_per_s =
+		    (double)procfs_counter_delta(prev->l2_write_bytes, cur->l2_write_bytes) / secs;
+		out->l2_hits = cur->l2_hits;
+		out->l2_misses = cur->l2_misses;
+		out->l2_size = cur->l2_size;
+		out->l2_asize = cur->l2_asize;
+		if (!out->have_l2) {
+			out->l2_hits_per_s = out->l2_misses_per_s = 0;
+			out->l2_read_bytes_per_s = out->l2_write_bytes_per_s = 0;
+		}
 	} else {
 		out->arc_have_iohits = false;
 		out->arc_hits_per_s = out->arc_misses_per_s = out->arc_iohits_per_s = 0;
@@ -694,5 +788,11 @@ void procfs_rates(const struct procfs_snapshot *prev, const struct procfs_snapsh
 		out->arc_hits = out->arc_misses = out->arc_iohits = 0;
 		out->arc_size = out->arc_target = out->arc_mfu = out->arc_mru = 0;
 		out->arc_meta = out->arc_data = 0;
+		out->arc_c_min = out->arc_c_max = 0;
+		out->arc_have_kinds = out->have_l2 = false;
+		memset(out->arc_kind_per_s, 0, sizeof(out->arc_kind_per_s));
+		out->l2_hits_per_s = out->l2_misses_per_s = 0;
+		out->l2_read_bytes_per_s = out->l2_write_bytes_per_s = 0;
+		out->l2_hits = out->l2_misses = out->l2_size = out->l2_asize = 0;
 	}
 }

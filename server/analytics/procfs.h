@@ -47,6 +47,12 @@ struct procfs_snapshot {
 	bool have_cpu;
 	uint64_t cpu[CPU_MODES]; /* USER_HZ ticks over all CPUs, in enum cpu_mode order */
 	int ncpus;
+	/* Each CPU's cpuN line: its number, its ticks not idle and in all (ncpus of them) */
+	struct procfs_cpu {
+		int id;
+		uint64_t busy, total;
+	} * cpus;
+	size_t cpus_cap;
 
 	int ndisks; /* only the disks the options keep */
 	size_t disks_cap;
@@ -65,6 +71,13 @@ struct procfs_snapshot {
 	bool arc_have_iohits; /* OpenZFS 2.2 and later */
 	uint64_t arc_hits, arc_misses, arc_iohits;
 	uint64_t arc_size, arc_c, arc_mfu, arc_mru, arc_data, arc_meta;
+	/* The accesses by kind (enum arc_kind), when arcstats breaks them down */
+	bool arc_have_kinds;
+	uint64_t arc_kind[ARC_KINDS];
+	uint64_t arc_c_min, arc_c_max;
+	/* The L2ARC (its counters are there, 0, without a cache device) */
+	bool have_l2;
+	uint64_t l2_hits, l2_misses, l2_read_bytes, l2_write_bytes, l2_size, l2_asize;
 };
 
 struct procfs_options {

@@ -21,6 +21,25 @@ enum cpu_mode {
 	CPU_MODES
 };
 
+/* The ARC's accesses as arcstats breaks them down: demand or prefetch, data or metadata,
+ * hit, miss or (OpenZFS 2.2 and later) I/O hit, a buffer found in the ARC while its read
+ * was still in flight. */
+enum arc_kind {
+	ARC_DATA_HITS,
+	ARC_DATA_MISSES,
+	ARC_META_HITS,
+	ARC_META_MISSES,
+	ARC_PF_DATA_HITS,
+	ARC_PF_DATA_MISSES,
+	ARC_PF_META_HITS,
+	ARC_PF_META_MISSES,
+	ARC_DATA_IOHITS,
+	ARC_META_IOHITS,
+	ARC_PF_DATA_IOHITS,
+	ARC_PF_META_IOHITS,
+	ARC_KINDS
+};
+
 struct disk_sample {
 	char name[32];
 	/* per second over the last interval */
@@ -45,6 +64,13 @@ struct box_sample {
 	int64_t time; /* the second this sample ends at (epoch seconds) */
 	uint64_t seq; /* increments every tick: an ETag changes with it */
 	double cpu_pct[CPU_MODES];
+	/* Each CPU's percent of the interval not idle (ncpu_rated of them: those read both
+	 * times; the collector sizes the array) */
+	int ncpu_rated;
+	struct cpu_sample {
+		int id;
+		double busy_pct;
+	} * cpus;
 	uint64_t cpu_ticks[CPU_MODES]; /* raw cumulative USER_HZ ticks over all CPUs */
 	int ncpus;
 	int ndisks;
@@ -66,6 +92,14 @@ struct box_sample {
 	bool arc_have_iohits;
 	/* Bytes of cached data (arc_meta: of metadata). */
 	uint64_t arc_data;
+	uint64_t arc_c_min, arc_c_max; /* the bounds of the target size, bytes */
+	/* Accesses per second by kind (enum arc_kind), when the kernel counts them */
+	bool arc_have_kinds;
+	double arc_kind_per_s[ARC_KINDS];
+	/* The L2ARC: accesses and bytes per second, its size (logical, allocated) */
+	bool have_l2;
+	double l2_hits_per_s, l2_misses_per_s, l2_read_bytes_per_s, l2_write_bytes_per_s;
+	uint64_t l2_hits, l2_misses, l2_size, l2_asize;
 
 	/* The running benchmark jobs' newest interval, as the job supervisor reports it, [0]
 	 * read, [1] write: ops per second summed over the jobs, their mean latency weighted

@@ -202,6 +202,21 @@ static void build_sample(struct buf *b, const struct box_sample *s)
 		gauge_u64(b, "spindle_arc_mru_bytes", "ZFS ARC most-recently-used list size.",
 		          s->arc_mru, ts);
 		gauge_u64(b, "spindle_arc_meta_bytes", "ZFS ARC metadata size.", s->arc_meta, ts);
+		if (s->arc_c_max) {
+			gauge_u64(b, "spindle_arc_target_min_bytes",
+			          "ZFS ARC target size's floor (c_min).", s->arc_c_min, ts);
+			gauge_u64(b, "spindle_arc_target_max_bytes",
+			          "ZFS ARC target size's ceiling (c_max).", s->arc_c_max, ts);
+		}
+	}
+	if (s->have_l2) {
+		counter_u64(b, "spindle_arc_l2_hits_total", "ZFS L2ARC hits.", s->l2_hits, ts);
+		counter_u64(b, "spindle_arc_l2_misses_total", "ZFS L2ARC misses.", s->l2_misses,
+		            ts);
+		gauge_u64(b, "spindle_arc_l2_size_bytes", "ZFS L2ARC size (logical).", s->l2_size,
+		          ts);
+		gauge_u64(b, "spindle_arc_l2_allocated_bytes",
+		          "ZFS L2ARC space allocated on the cache devices.", s->l2_asize, ts);
 	}
 }
 

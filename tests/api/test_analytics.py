@@ -20,7 +20,13 @@ DEFAULTS = ["cpu.utilization[mode]", "io.ops[op]", "io.ops[disk]", "io.bytes[op]
             "psi.some[resource]",
             # undrilled, as a fresh appliance has them
             "cpu.utilization", "io.ops", "io.bytes", "nic.kilobytes"]
-ARC = ["arc.accesses[hit/miss]", "arc.size[component]", "arc.size"]
+# made when the ARC is first seen, as a fresh appliance with one has them
+ARC = ["arc.accesses[hit/miss]", "arc.size[component]", "arc.size", "arc.l2_accesses[hit/miss]",
+       "arc.l2_size"]
+# the others of the ARC, made by the test before the snapshots
+ARC_MORE = [("arc.hitratio", None), ("arc.target", "bound"), ("arc.l2_bytes", "op")]
+# and by CPU, made by the test too
+MORE = ARC_MORE + [("cpu.utilization", "cpu")]
 
 
 def enc(name):
@@ -60,7 +66,8 @@ class Proc:
 
     def write(self, s):
         cpu = " ".join(str(x) for x in s["cpu"])
-        self._write("stat", f"cpu  {cpu} 0 0\ncpu0 {cpu} 0 0\nbtime 1700000000\n")
+        cpu3 = "".join(f"cpu3 {' '.join(str(x) for x in s['cpu3'])} 0 0\n" if "cpu3" in s else "")
+        self._write("stat", f"cpu  {cpu} 0 0\ncpu0 {cpu} 0 0\n{cpu3}btime 1700000000\n")
         self._write("diskstats", "".join(
             f"   8 {i} {name} {d[0]} 0 {d[1]} {d[2]} {d[3]} 0 {d[4]} {d[5]} {d[6]} {d[7]} "
             f"{d[8]} 0 0 0 0\n" for i, (name, d) in enumerate(s["disks"].items())))
@@ -98,13 +105,26 @@ def snapshot(k):
     }
     if k >= 2:
         disks["sdc"] = [10 * k, 80 * k, 5 * k, 0, 0, 0, 0, 100 * k, 100 * k]
+    extra = {}
+    if k >= 2:  # a CPU brought online (numbered 3: the numbers need not follow on)
+        extra["cpu3"] = [1000 + 90 * k, 0, 0, 100 + 10 * k, 0, 0, 0, 0]
     s = {"cpu": [1000 + 30 * k, 0, 500 + 10 * k, 8000 + 50 * k, 200 + 10 * k, 0, 0, 0],
          "disks": disks, "nics": {"eth0": (102400 * k, 51200 * k)},
          "mem": (16000000, 4000000, 1000000, 5000000, 1000000),
-         "psi": (250000 * k, 0, 0)}
+         "psi": (250000 * k, 0, 0), **extra}
     if k in (3, 4):
         s["arc"] = {"hits": 900 * k, "iohits": 50 * k, "misses": 50 * k, "c": 2 ** 31,
-                    "size": 2 ** 30, "data_size": 800000000, "metadata_size": 200000000}
+                    "size": 2 ** 30, "data_size": 800000000, "metadata_size": 200000000,
+                    "c_min": 2 ** 28, "c_max": 2 ** 32,
+                    # the accesses by kind, summing to the hits, iohits and misses above
+                    "demand_data_hits": 500 * k, "demand_data_iohits": 30 * k,
+                    "demand_data_misses": 20 * k, "demand_metadata_hits": 300 * k,
+                    "demand_metadata_iohits": 10 * k, "demand_metadata_misses": 10 * k,
+                    "prefetch_data_hits": 60 * k, "prefetch_data_iohits": 5 * k,
+                    "prefetch_data_misses": 15 * k, "prefetch_metadata_hits": 40 * k,
+                    "prefetch_metadata_iohits": 5 * k, "prefetch_metadata_misses": 5 * k,
+                    "l2_hits": 30 * k, "l2_misses": 20 * k, "l2_read_bytes": 1048576 * k,
+                    "l2_write_bytes": 524288 * k, "l2_size": 2 ** 33, "l2_asize": 2 ** 32}
     return s
 
 
@@ -132,6 +152,8 @@ def expected(k):
                                  "cache": 6000000 * 1024, "buffers": 1000000 * 1024,
                                  "free": 4000000 * 1024},
         "psi.some[resource]": {None: 25, "cpu": 25, "io": 0, "memory": 0},
+        # each CPU's own share, by its number; cpu3 from the second it was read twice
+        "cpu.utilization[cpu]": {None: 50, "0": 50, **({"3": 90} if k >= 3 else {})},
     }
     reads, rms = 120 + (10 if k >= 3 else 0), 50 + 40 + (5 if k >= 3 else 0)
     want["io.latency[op]"] = {None: round((rms + 100) / (reads + 50), 3),
@@ -139,9 +161,23 @@ def expected(k):
     want["io.bytes[disk]"] = {None: want["io.bytes[op]"][None], "sda": 1572864, "sdb": 524288,
                               **({"sdc": 40960} if k >= 3 else {})}
     if k == 4:
-        want["arc.accesses[hit/miss]"] = {None: 1000, "hit": 900, "miss": 50, "iohit": 50}
+        want["arc.accesses[hit/miss]"] = {
+            None: 1000, "data hits": 500, "data misses": 20, "metadata hits": 300,
+            "metadata misses": 10, "prefetch data hits": 60, "prefetch data misses": 15,
+            "prefetch metadata hits": 40, "prefetch metadata misses": 5, "data iohits": 30,
+            "metadata iohits": 10, "prefetch data iohits": 5, "prefetch metadata iohits": 5}
         want["arc.size[component]"] = {None: 2 ** 30, "data": 800000000,
                                        "metadata": 200000000, "other": 2 ** 30 - 10 ** 9}
+        want["arc.hitratio"] = {None: 90}
+        want["arc.target[bound]"] = {None: 2 ** 31, "min": 2 ** 28, "max": 2 ** 32}
+        want["arc.l2_accesses[hit/miss]"] = {None: 50, "hits": 30, "misses": 20}
+        want["arc.l2_size"] = {None: 2 ** 33}
+        want["arc.l2_bytes[op]"] = {None: 1572864, "read": 1048576, "write": 524288}
+        # the kernel counts the ARC as used: shown apart
+        want["mem.bytes[component]"] = {None: 16000000 * 1024,
+                                        "used": 5000000 * 1024 - 2 ** 30, "arc": 2 ** 30,
+                                        "cache": 6000000 * 1024, "buffers": 1000000 * 1024,
+                                        "free": 4000000 * 1024}
     return want
 
 
@@ -170,6 +206,9 @@ def box(tmp_path_factory):
     srv = Server(base / "state", "--proc-root", proc, "--sys-root", sys_root,
                  "--system-led-backend", "virtual", "--disk-led-backend", "virtual").start()
     admin = srv.admin()
+    for statistic, drilldown in MORE:
+        expect(admin.post(AN + "/datasets", json={"statistic": statistic, **(
+            {"drilldown": drilldown} if drilldown else {})}), 201)
     # Each snapshot is written in the middle of a second, so the tick at the next
     # boundary reads it and the one before did not; a late write starts over.
     for attempt in range(3):

@@ -95,7 +95,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&out, 0, sizeof(out));
 	out.disks = xcalloc((size_t)b.ndisks + 1, sizeof(*out.disks));
 	out.nics = xcalloc((size_t)b.nnics + 1, sizeof(*out.nics));
+	out.cpus = xcalloc((size_t)b.ncpus + 1, sizeof(*out.cpus));
 	procfs_rates(&a, &b, 1, &out);
+	fuzz_assert(out.ncpu_rated <= b.ncpus);
+	for (int i = 0; i < out.ncpu_rated; i++)
+		fuzz_assert(is_pct(out.cpus[i].busy_pct));
+	for (int k = 0; k < ARC_KINDS; k++)
+		fuzz_assert(out.arc_kind_per_s[k] >= 0);
 	fuzz_assert(out.ndisks <= b.ndisks && out.nnics <= b.nnics);
 	for (int m = 0; m < CPU_MODES; m++)
 		fuzz_assert(is_pct(out.cpu_pct[m]));
@@ -107,6 +113,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	free(out.disks);
 	free(out.nics);
+	free(out.cpus);
 	procfs_snapshot_free(&a);
 	procfs_snapshot_free(&b);
 	return 0;

@@ -118,26 +118,35 @@ static const char meminfo[] = "MemTotal:       16000000 kB\nMemFree:         400
 	"full avg10=0.00 avg60=0.00 avg300=0.00 total=" #full "\n"
 
 #define ARC_HEAD "13 1 0x01 123 33456 1234567 7654321\nname                            type data\n"
+/* The accesses by kind: all of them demand data here, the other kinds 0 */
+#define ARC_KINDS_OF(hits, misses)                                                                 \
+	"demand_data_hits 4 " #hits "\ndemand_data_misses 4 " #misses "\n"                         \
+	"demand_metadata_hits 4 0\ndemand_metadata_misses 4 0\nprefetch_data_hits 4 0\n"           \
+	"prefetch_data_misses 4 0\nprefetch_metadata_hits 4 0\nprefetch_metadata_misses 4 0\n"
 /* hits +750, misses +250 (no iohits: 75% as arcstat) */
 #define ARC_OLD(hits, misses)                                                                      \
-	ARC_HEAD "hits                            4    " #hits "\n"                                \
-	         "misses                          4    " #misses "\n"                              \
-	         "c                               4    2147483648\n"                               \
-	         "size                            4    1073741824\n"                               \
-	         "mfu_size                        4    400000000\n"                                \
-	         "mru_size                        4    500000000\n"                                \
-	         "arc_meta_used                   4    200000000\n"
+	ARC_HEAD                                                                                   \
+	"hits                            4    " #hits "\n"                                         \
+	"misses                          4    " #misses                                            \
+	"\n" ARC_KINDS_OF(hits, misses) "c                               4    2147483648\n"        \
+	                                "size                            4    1073741824\n"        \
+	                                "mfu_size                        4    400000000\n"         \
+	                                "mru_size                        4    500000000\n"         \
+	                                "arc_meta_used                   4    200000000\n"
 /* hits +900, misses +50, iohits +50: 90% */
 #define ARC_NEW(hits, misses, iohits)                                                              \
 	ARC_HEAD "hits                            4    " #hits "\n"                                \
-	         "iohits                          4    " #iohits "\n"                              \
-	         "misses                          4    " #misses "\n"                              \
-	         "c                               4    2147483648\n"                               \
-	         "size                            4    1073741824\n"                               \
-	         "data_size                       4    800000000\n"                                \
-	         "metadata_size                   4    200000000\n"                                \
-	         "mfu_size                        4    400000000\n"                                \
-	         "mru_size                        4    500000000\n"
+	         "iohits                          4    " #iohits "\n" ARC_KINDS_OF(                \
+	             hits, misses) "demand_data_iohits 4 " #iohits                                 \
+	                           "\ndemand_metadata_iohits 4 0\n"                                \
+	                           "prefetch_data_iohits 4 0\nprefetch_metadata_iohits 4 0\n"      \
+	                           "misses                          4    " #misses "\n"            \
+	                           "c                               4    2147483648\n"             \
+	                           "size                            4    1073741824\n"             \
+	                           "data_size                       4    800000000\n"              \
+	                           "metadata_size                   4    200000000\n"              \
+	                           "mfu_size                        4    400000000\n"              \
+	                           "mru_size                        4    500000000\n"
 
 static void tree_a(void)
 {
@@ -513,7 +522,10 @@ static void test_pipeline(void)
 	   "the ARC datasets are created when the ARC is seen");
 	ok(datasets_find("arc.accesses[hit|miss]") == datasets_find("arc.accesses[hit/miss]"),
 	   "'|' stands for '/' in a name");
-	CHECK("arc.accesses[hit/miss]", T + 3, {NULL, 1000}, {"hit", 750}, {"miss", 250});
+	CHECK("arc.accesses[hit/miss]", T + 3, {NULL, 1000}, {"data hits", 750},
+	      {"data misses", 250}, {"metadata hits", 0}, {"metadata misses", 0},
+	      {"prefetch data hits", 0}, {"prefetch data misses", 0}, {"prefetch metadata hits", 0},
+	      {"prefetch metadata misses", 0});
 	CHECK("arc.size[component]", T + 3, {NULL, 1073741824.0}, {"data", 873741824.0},
 	      {"metadata", 200000000.0}, {"other", 0});
 
@@ -524,8 +536,11 @@ static void test_pipeline(void)
 	s = collector_latest();
 	ok(s->arc_have_iohits, "ARC with iohits");
 	is_num(s->arc_hit_pct, 90, "hit ratio 900 / (900 + 50 + 50), as arcstat");
-	CHECK("arc.accesses[hit/miss]", T + 5, {NULL, 1000}, {"hit", 900}, {"miss", 50},
-	      {"iohit", 50});
+	CHECK("arc.accesses[hit/miss]", T + 5, {NULL, 1000}, {"data hits", 900},
+	      {"data misses", 50}, {"metadata hits", 0}, {"metadata misses", 0},
+	      {"prefetch data hits", 0}, {"prefetch data misses", 0}, {"prefetch metadata hits", 0},
+	      {"prefetch metadata misses", 0}, {"data iohits", 50}, {"metadata iohits", 0},
+	      {"prefetch data iohits", 0}, {"prefetch metadata iohits", 0});
 	CHECK("arc.size[component]", T + 5, {NULL, 1073741824.0}, {"data", 800000000.0},
 	      {"metadata", 200000000.0}, {"other", 73741824.0});
 
