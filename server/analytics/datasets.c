@@ -281,6 +281,113 @@ static void x_arc_size(const struct box_sample *s, int drill, struct emit *e)
 	}
 }
 
+/* The NFS server's operations per second, by procedure (NFSv3) or operation (NFSv4), named
+ * as the protocols name them, in lower case as the appliance writes them. */
+static void nfs_ops(const double *per_s, const char *const *names, int n, int drill, struct emit *e)
+{
+	double all = 0;
+	for (int i = 0; i < n; i++)
+		all += names[i] ? per_s[i] : 0;
+	put(e, NULL, all);
+	for (int i = 0; drill == 0 && i < n; i++)
+		if (names[i])
+			put(e, names[i], per_s[i]);
+}
+
+static void x_nfs3_ops(const struct box_sample *s, int drill, struct emit *e)
+{
+	static const char *const procs[NFS3_PROCS] = {
+	    "null",   "getattr", "setattr",  "lookup", "access",  "readlink",
+	    "read",   "write",   "create",   "mkdir",  "symlink", "mknod",
+	    "remove", "rmdir",   "rename",   "link",   "readdir", "readdirplus",
+	    "fsstat", "fsinfo",  "pathconf", "commit"};
+	if (s->have_nfs3)
+		nfs_ops(s->nfs3_per_s, procs, NFS3_PROCS, drill, e);
+}
+
+static void x_nfs4_ops(const struct box_sample *s, int drill, struct emit *e)
+{
+	/* by operation number; 0 to 2 are none */
+	static const char *const ops[NFS4_OPS] = {NULL,
+	                                          NULL,
+	                                          NULL,
+	                                          "access",
+	                                          "close",
+	                                          "commit",
+	                                          "create",
+	                                          "delegpurge",
+	                                          "delegreturn",
+	                                          "getattr",
+	                                          "getfh",
+	                                          "link",
+	                                          "lock",
+	                                          "lockt",
+	                                          "locku",
+	                                          "lookup",
+	                                          "lookupp",
+	                                          "nverify",
+	                                          "open",
+	                                          "openattr",
+	                                          "open_confirm",
+	                                          "open_downgrade",
+	                                          "putfh",
+	                                          "putpubfh",
+	                                          "putrootfh",
+	                                          "read",
+	                                          "readdir",
+	                                          "readlink",
+	                                          "remove",
+	                                          "rename",
+	                                          "renew",
+	                                          "restorefh",
+	                                          "savefh",
+	                                          "secinfo",
+	                                          "setattr",
+	                                          "setclientid",
+	                                          "setclientid_confirm",
+	                                          "verify",
+	                                          "write",
+	                                          "release_lockowner",
+	                                          "backchannel_ctl",
+	                                          "bind_conn_to_session",
+	                                          "exchange_id",
+	                                          "create_session",
+	                                          "destroy_session",
+	                                          "free_stateid",
+	                                          "get_dir_delegation",
+	                                          "getdeviceinfo",
+	                                          "getdevicelist",
+	                                          "layoutcommit",
+	                                          "layoutget",
+	                                          "layoutreturn",
+	                                          "secinfo_no_name",
+	                                          "sequence",
+	                                          "set_ssv",
+	                                          "test_stateid",
+	                                          "want_delegation",
+	                                          "destroy_clientid",
+	                                          "reclaim_complete",
+	                                          "allocate",
+	                                          "copy",
+	                                          "copy_notify",
+	                                          "deallocate",
+	                                          "io_advise",
+	                                          "layouterror",
+	                                          "layoutstats",
+	                                          "offload_cancel",
+	                                          "offload_status",
+	                                          "read_plus",
+	                                          "seek",
+	                                          "write_same",
+	                                          "clone",
+	                                          "getxattr",
+	                                          "setxattr",
+	                                          "listxattrs",
+	                                          "removexattr"};
+	if (s->have_nfs4)
+		nfs_ops(s->nfs4_per_s, ops, NFS4_OPS, drill, e);
+}
+
 /* The running benchmark jobs (filled in by the job supervisor through collector_set_fill()):
  * operations per second summed over the jobs; 0 while none runs, like io.ops of an idle box. */
 static void x_bench_ops(const struct box_sample *s, int drill, struct emit *e)
@@ -417,6 +524,21 @@ static const struct statistic statistics[] = {
      "bytes",
      {"component"},
      x_arc_size},
+    {"nfs3.ops",
+     "Protocol",
+     "NFSv3: operations per second the box's NFS server answered, by type of operation "
+     "(getattr, lookup, read, write ...), from /proc/net/rpc/nfsd",
+     "operations per second",
+     {"op"},
+     x_nfs3_ops},
+    {"nfs4.ops",
+     "Protocol",
+     "NFSv4: operations per second the box's NFS server answered (every minor version; each "
+     "operation of a compound counts), by type of operation (sequence, putfh, read, write "
+     "...), from /proc/net/rpc/nfsd",
+     "operations per second",
+     {"op"},
+     x_nfs4_ops},
     {"bench.ops",
      "Benchmark",
      "Benchmark: operations per second the running benchmark jobs complete, from each job's "
@@ -476,6 +598,7 @@ static struct {
 	size_t n, cap;
 	bool arc_created; /* the ARC datasets were made once: deleting them is for good */
 	bool l2_created;  /* and the L2ARC's, which came later */
+	bool nfs_created; /* the NFS server's, once nfsd was seen */
 	struct series_retention ret;
 } datasets;
 
@@ -634,11 +757,14 @@ static void ingest_value(void *arg, const char *key, double v)
 }
 
 static void create_arc_datasets(void);
+static void create_nfs_datasets(void);
 
 static void datasets_tick(void *arg, const struct box_sample *s)
 {
 	if (s->have_arc && (!datasets.arc_created || !datasets.l2_created))
 		create_arc_datasets();
+	if ((s->have_nfs3 || s->have_nfs4) && !datasets.nfs_created)
+		create_nfs_datasets();
 	/* The sample ends at s->time: it is the second that starts a second before. */
 	int64_t t = s->time - 1;
 	for (size_t i = 0; i < datasets.n; i++) {
@@ -713,6 +839,24 @@ static void create_arc_datasets(void)
 			log_warn("datasets: cannot note that the L2ARC datasets exist");
 		log_info("datasets: collecting arc.l2_accesses[hit/miss] and arc.l2_size");
 	}
+}
+
+/* What a fresh appliance serving NFS collects, once the box's NFS server is first seen (a
+ * box that serves none does not list them). */
+static void create_nfs_datasets(void)
+{
+	static const char *const names[] = {"nfs3.ops", "nfs4.ops"};
+	struct fault f;
+	datasets.nfs_created = true;
+	for (size_t i = 0; i < nitems(names); i++)
+		for (int drill = -1; drill <= 0; drill++)
+			if (dataset_insert(statistic_find(names[i]), drill, true, NULL, &f) < 0)
+				log_warn("datasets: %s", f.details);
+	const char *key = "nfs_datasets_created";
+	int64_t one = 1;
+	if (db_analytics_settings_set(datasets.db, &key, &one, 1) < 0)
+		log_warn("datasets: cannot note that the NFS datasets exist");
+	log_info("datasets: an NFS server found; collecting nfs3.ops[op] and nfs4.ops[op]");
 }
 
 /* Once, at the first start with them (after series_keep_only, which would purge their
@@ -855,6 +999,7 @@ int datasets_init(struct db *db)
 	}
 	datasets.arc_created = setting("arc_datasets_created", 0) != 0;
 	datasets.l2_created = setting("arc_l2_datasets_created", 0) != 0;
+	datasets.nfs_created = setting("nfs_datasets_created", 0) != 0;
 	datasets.ret.second_h = setting("retain_second_data", 24);
 	datasets.ret.minute_h = setting("retain_minute_data", 336);
 	datasets.ret.hour_h = setting("retain_hour_data", 8760);

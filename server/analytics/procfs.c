@@ -23,6 +23,7 @@ enum procfs_file {
 	F_PSI_IO,
 	F_PSI_MEMORY,
 	F_ARCSTATS,
+	F_NFSD,
 	F_COUNT
 };
 
@@ -35,6 +36,7 @@ static const char *const procfs_rel[F_COUNT] = {
     "/proc/pressure/io",
     "/proc/pressure/memory",
     "/proc/spl/kstat/zfs/arcstats",
+    "/proc/net/rpc/nfsd",
 };
 
 /* A device seen in the last /proc/diskstats, with the class it was given. */
@@ -334,6 +336,44 @@ int procfs_parse_psi(const char *text, enum procfs_psi which, struct procfs_snap
 	return -1;
 }
 
+/* "proc3 22 v0 v1 ...": the count, then that many counters (at most max kept, the rest
+ * read past); -1 when the line is not one. */
+static int counters_line(const char *l, uint64_t *out, int max)
+{
+	uint64_t n, v;
+	const char *p = parse_u64(l, &n);
+	if (!p || n > 1024)
+		return -1;
+	int kept = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		if (!(p = parse_u64(p, &v)))
+			return -1;
+		if (kept < max)
+			out[kept++] = v;
+	}
+	return kept;
+}
+
+int procfs_parse_nfsd(const char *text, struct procfs_snapshot *s)
+{
+	s->have_nfs3 = s->have_nfs4 = false;
+	s->nfs4_n = 0;
+	memset(s->nfs3, 0, sizeof(s->nfs3));
+	memset(s->nfs4, 0, sizeof(s->nfs4));
+	for (const char *l = text; *l; l = next_line(l)) {
+		int n;
+		if (starts(l, "proc3 ") &&
+		    (n = counters_line(l + 6, s->nfs3, NFS3_PROCS)) == NFS3_PROCS)
+			s->have_nfs3 = true;
+		else if (starts(l, "proc4ops ") &&
+		         (n = counters_line(l + 9, s->nfs4, NFS4_OPS)) > 0) {
+			s->have_nfs4 = true;
+			s->nfs4_n = n;
+		}
+	}
+	return s->have_nfs3 || s->have_nfs4 ? 0 : -1;
+}
+
 int procfs_parse_arcstats(const char *text, struct procfs_snapshot *s)
 {
 #define ARC_KEY(k, field, bit)                                                                     \
@@ -566,6 +606,8 @@ void procfs_read(struct procfs *p, struct procfs_snapshot *s)
 	for (int i = 0; i < PROCFS_PSI_COUNT; i++)
 		if (!(t = slurp(p, psi_file[i])) || procfs_parse_psi(t, i, s) < 0)
 			s->have_psi[i] = false;
+	if (!(t = slurp(p, F_NFSD)) || procfs_parse_nfsd(t, s) < 0)
+		s->have_nfs3 = s->have_nfs4 = false;
 	if (!(t = slurp(p, F_ARCSTATS)) || procfs_parse_arcstats(t, s) < 0)
 		s->have_arc = false;
 }
@@ -732,6 +774,20 @@ void procfs_rates(const struct procfs_snapshot *prev, const struct procfs_snapsh
 		                                  secs * 1e6)
 		                            : 0;
 	}
+
+	/* the NFS server: a counter read both times (nfsd reloaded: the counters start over) */
+	out->have_nfs3 = prev->have_nfs3 && cur->have_nfs3;
+	for (int i = 0; i < NFS3_PROCS; i++)
+		out->nfs3_per_s[i] =
+		    out->have_nfs3
+		        ? (double)procfs_counter_delta(prev->nfs3[i], cur->nfs3[i]) / secs
+		        : 0;
+	out->have_nfs4 = prev->have_nfs4 && cur->have_nfs4;
+	for (int i = 0; i < NFS4_OPS; i++)
+		out->nfs4_per_s[i] =
+		    out->have_nfs4 && i < cur->nfs4_n && i < prev->nfs4_n
+		        ? (double)procfs_counter_delta(prev->nfs4[i], cur->nfs4[i]) / secs
+		        : 0;
 
 	out->have_arc = prev->have_arc && cur->have_arc;
 	if (out->have_arc) {

@@ -78,6 +78,10 @@ struct procfs_snapshot {
 	/* The L2ARC (its counters are there, 0, without a cache device) */
 	bool have_l2;
 	uint64_t l2_hits, l2_misses, l2_read_bytes, l2_write_bytes, l2_size, l2_asize;
+	/* /proc/net/rpc/nfsd's proc3 and proc4ops lines (nfs4_n operations counted) */
+	bool have_nfs3, have_nfs4;
+	uint64_t nfs3[NFS3_PROCS], nfs4[NFS4_OPS];
+	int nfs4_n;
 };
 
 struct procfs_options {
@@ -106,6 +110,8 @@ int procfs_parse_netdev(const char *text, struct procfs_snapshot *s);
 int procfs_parse_meminfo(const char *text, struct procfs_snapshot *s);
 int procfs_parse_psi(const char *text, enum procfs_psi which, struct procfs_snapshot *s);
 int procfs_parse_arcstats(const char *text, struct procfs_snapshot *s);
+/* /proc/net/rpc/nfsd: -1 when it has neither a proc3 nor a proc4ops line. */
+int procfs_parse_nfsd(const char *text, struct procfs_snapshot *s);
 
 /* Class from the name alone, given the other device names of the same snapshot: a name
  * that is another device's name plus a number (sda1, nvme0n1p1, mmcblk0p2) is a partition. */

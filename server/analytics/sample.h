@@ -40,6 +40,12 @@ enum arc_kind {
 	ARC_KINDS
 };
 
+/* The NFS server's operations, as /proc/net/rpc/nfsd counts them: the 22 procedures of
+ * NFSv3 and the operations of NFSv4 by their number (RFC 8881, 7862, 8276: 3 ACCESS ...
+ * 75 REMOVEXATTR). */
+#define NFS3_PROCS 22
+#define NFS4_OPS   76
+
 struct disk_sample {
 	char name[32];
 	/* per second over the last interval */
@@ -100,6 +106,9 @@ struct box_sample {
 	bool have_l2;
 	double l2_hits_per_s, l2_misses_per_s, l2_read_bytes_per_s, l2_write_bytes_per_s;
 	uint64_t l2_hits, l2_misses, l2_size, l2_asize;
+	/* The NFS server (where nfsd runs): operations per second by procedure or operation */
+	bool have_nfs3, have_nfs4;
+	double nfs3_per_s[NFS3_PROCS], nfs4_per_s[NFS4_OPS];
 
 	/* The running benchmark jobs' newest interval, as the job supervisor reports it, [0]
 	 * read, [1] write: ops per second summed over the jobs, their mean latency weighted

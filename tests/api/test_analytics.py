@@ -20,9 +20,22 @@ DEFAULTS = ["cpu.utilization[mode]", "io.ops[op]", "io.ops[disk]", "io.bytes[op]
             "psi.some[resource]",
             # undrilled, as a fresh appliance has them
             "cpu.utilization", "io.ops", "io.bytes", "nic.kilobytes"]
+# NFSv4's operations by number from 3 (RFC 8881, 7862, 8276), as nfs4.ops[op] names them
+NFS4_OPS = ("access close commit create delegpurge delegreturn getattr getfh link lock lockt "
+            "locku lookup lookupp nverify open openattr open_confirm open_downgrade putfh "
+            "putpubfh putrootfh read readdir readlink remove rename renew restorefh savefh "
+            "secinfo setattr setclientid setclientid_confirm verify write release_lockowner "
+            "backchannel_ctl bind_conn_to_session exchange_id create_session destroy_session "
+            "free_stateid get_dir_delegation getdeviceinfo getdevicelist layoutcommit layoutget "
+            "layoutreturn secinfo_no_name sequence set_ssv test_stateid want_delegation "
+            "destroy_clientid reclaim_complete allocate copy copy_notify deallocate io_advise "
+            "layouterror layoutstats offload_cancel offload_status read_plus seek write_same "
+            "clone getxattr setxattr listxattrs removexattr").split()
 # made when the ARC is first seen, as a fresh appliance with one has them
 ARC = ["arc.accesses[hit/miss]", "arc.size[component]", "arc.size", "arc.l2_accesses[hit/miss]",
        "arc.l2_size"]
+# made when the box's NFS server is first seen, as a fresh appliance serving NFS has them
+NFS = ["nfs3.ops", "nfs3.ops[op]", "nfs4.ops", "nfs4.ops[op]"]
 # the others of the ARC, made by the test before the snapshots
 ARC_MORE = [("arc.hitratio", None), ("arc.target", "bound"), ("arc.l2_bytes", "op")]
 # and by CPU, made by the test too
@@ -81,6 +94,11 @@ class Proc:
         for res, us in zip(("cpu", "io", "memory"), s["psi"]):
             self._write(f"pressure/{res}", f"some avg10=0 avg60=0 avg300=0 total={us}\n"
                         "full avg10=0 avg60=0 avg300=0 total=0\n")
+        nfsd = self.root / "proc/net/rpc/nfsd"
+        if s.get("nfsd"):
+            self._write("net/rpc/nfsd", s["nfsd"])
+        elif nfsd.exists():
+            nfsd.unlink()
         arc = self.root / "proc/spl/kstat/zfs/arcstats"
         if s.get("arc"):
             self._write("spl/kstat/zfs/arcstats", "13 1 0x01 1 2 3 4\nname type data\n"
@@ -113,6 +131,15 @@ def snapshot(k):
          "mem": (16000000, 4000000, 1000000, 5000000, 1000000),
          "psi": (250000 * k, 0, 0), **extra}
     if k in (3, 4):
+        # the NFS server, as the kernel's /proc/net/rpc/nfsd has it (NFSv4's proc4ops by
+        # operation number: 9 getattr, 22 putfh, 25 read, 38 write, 53 sequence)
+        v3 = [0] * 22
+        v3[1], v3[6], v3[7], v3[21] = 40 * k, 100 * k, 60 * k, 5 * k
+        v4 = [0] * 76
+        v4[9], v4[22], v4[25], v4[38], v4[53] = 30 * k, 200 * k, 120 * k, 80 * k, 200 * k
+        s["nfsd"] = ("rc 0 3 4\nio 1000 2000\nth 8 0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0 0.0\n"
+                     f"proc3 22 {' '.join(map(str, v3))}\n"
+                     f"proc4 2 {k} {200 * k}\nproc4ops 76 {' '.join(map(str, v4))}\n")
         s["arc"] = {"hits": 900 * k, "iohits": 50 * k, "misses": 50 * k, "c": 2 ** 31,
                     "size": 2 ** 30, "data_size": 800000000, "metadata_size": 200000000,
                     "c_min": 2 ** 28, "c_max": 2 ** 32,
@@ -169,6 +196,15 @@ def expected(k):
         want["arc.size[component]"] = {None: 2 ** 30, "data": 800000000,
                                        "metadata": 200000000, "other": 2 ** 30 - 10 ** 9}
         want["arc.hitratio"] = {None: 90}
+        procs = ["null", "getattr", "setattr", "lookup", "access", "readlink", "read", "write",
+                 "create", "mkdir", "symlink", "mknod", "remove", "rmdir", "rename", "link",
+                 "readdir", "readdirplus", "fsstat", "fsinfo", "pathconf", "commit"]
+        want["nfs3.ops[op]"] = {None: 205, **{p: 0 for p in procs}, "getattr": 40,
+                                "read": 100, "write": 60, "commit": 5}
+        want["nfs3.ops"] = {None: 205}
+        want["nfs4.ops[op]"] = {None: 630, **{o: 0 for o in NFS4_OPS}, "getattr": 30,
+                                "putfh": 200, "read": 120, "write": 80, "sequence": 200}
+        want["nfs4.ops"] = {None: 630}
         want["arc.target[bound]"] = {None: 2 ** 31, "min": 2 ** 28, "max": 2 ** 32}
         want["arc.l2_accesses[hit/miss]"] = {None: 50, "hits": 30, "misses": 20}
         want["arc.l2_size"] = {None: 2 ** 33}
@@ -240,7 +276,7 @@ def test_exact_values_of_every_dataset(box):
     out, the ARC present (and its datasets created) and absent."""
     admin, m = box["admin"], box["m"]
     names = [d["name"] for d in expect(admin.get(AN + "/datasets"), 200)["datasets"]]
-    assert set(DEFAULTS + ARC) <= set(names), names
+    assert set(DEFAULTS + ARC + NFS) <= set(names), names
     for k in range(1, 6):
         for name, want in expected(k).items():
             doc = expect(admin.get(data_path(name, start=m + k, seconds=1, meta="true")), 200)
@@ -617,3 +653,24 @@ def test_an_empty_flush_row_is_skipped(spawn):
     expect(admin.get(data_path("io.ops[op]", start=-120, seconds=100, granularity="second")),
            200)
     assert srv.running and "is malformed; skipped" in srv.log_text(), srv.log_tail()
+
+
+def test_a_protocol_the_box_does_not_serve_is_not_listed(spawn, tmp_path):
+    """No NFS server (no /proc/net/rpc/nfsd) and no ZFS: neither their datasets nor any
+    value of them, however long the box runs; the statistics can still be asked for."""
+    proc = tmp_path / "root"
+    live = FakeProc(proc, disks=1, nics=1, cpus=2, arc=False).start()
+    try:
+        srv = spawn("--proc-root", proc, *SHARED_SERVER_HW)
+        admin = srv.admin()
+        deadline = time.monotonic() + 5 * SLOW
+        while not rows(expect(admin.get(data_path("io.ops", start=-3)), 200)):
+            assert time.monotonic() < deadline, "no second collected"
+            time.sleep(0.2)
+        names = {d["name"] for d in expect(admin.get(AN + "/datasets"), 200)["datasets"]}
+        assert not {n for n in names if n.startswith(("nfs", "arc."))}, names
+        expect(admin.post(AN + "/datasets", json={"statistic": "nfs3.ops[op]"}), 201)
+        time.sleep(1.5)
+        assert rows(expect(admin.get(data_path("nfs3.ops[op]", start=-2)), 200)) == []
+    finally:
+        live.stop()

@@ -2,9 +2,9 @@
 /* The /proc parsers on any text, as procfs_read() runs them on what slurp() read: the
  * input is up to 16 files separated by the byte 0x1e (ASCII record separator), in the
  * order stat, diskstats, net/dev, meminfo, pressure/cpu, pressure/io, pressure/memory,
- * arcstats, then the same eight again a second later. Each file is parsed, NUL-terminated,
- * into its snapshot; the disks get their class by name; procfs_rates() then makes the
- * per-second sample of the two, which must hold percentages within 0..100. */
+ * arcstats (read as /proc/net/rpc/nfsd too), then the same eight again a second later. Each file is
+ * parsed, NUL-terminated, into its snapshot; the disks get their class by name; procfs_rates() then
+ * makes the per-second sample of the two, which must hold percentages within 0..100. */
 #include <string.h>
 
 #include "fuzz.h"
@@ -63,6 +63,10 @@ static void parse(const char **p, const char *end, struct procfs_snapshot *s)
 		case 7:
 			rc = procfs_parse_arcstats(t, s);
 			fuzz_assert((rc == 0) == s->have_arc);
+			/* the same text as /proc/net/rpc/nfsd too: its proc3 and proc4ops lines */
+			rc = procfs_parse_nfsd(t, s);
+			fuzz_assert((rc == 0) == (s->have_nfs3 || s->have_nfs4));
+			fuzz_assert(s->nfs4_n >= 0 && s->nfs4_n <= NFS4_OPS);
 			break;
 		}
 		free(t);
@@ -102,6 +106,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_assert(is_pct(out.cpus[i].busy_pct));
 	for (int k = 0; k < ARC_KINDS; k++)
 		fuzz_assert(out.arc_kind_per_s[k] >= 0);
+	for (int i = 0; i < NFS3_PROCS; i++)
+		fuzz_assert(out.nfs3_per_s[i] >= 0);
+	for (int i = 0; i < NFS4_OPS; i++)
+		fuzz_assert(out.nfs4_per_s[i] >= 0);
 	fuzz_assert(out.ndisks <= b.ndisks && out.nnics <= b.nnics);
 	for (int m = 0; m < CPU_MODES; m++)
 		fuzz_assert(is_pct(out.cpu_pct[m]));
