@@ -142,8 +142,11 @@ static void x_io_queue(const struct box_sample *s, int drill, struct emit *e)
 
 static void x_nic_kb(const struct box_sample *s, int drill, struct emit *e)
 {
+	/* a byte counted once: a bond's or a VLAN's are its lower links' too */
 	double in = 0, out = 0;
 	for (int i = 0; i < s->nnics; i++) {
+		if (s->nics[i].stacked)
+			continue;
 		in += s->nics[i].rx_kb_per_s;
 		out += s->nics[i].tx_kb_per_s;
 	}

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -45,9 +46,18 @@ struct known_dev {
 	enum procfs_disk_class cls;
 };
 
+/* A NIC seen in the last /proc/net/dev, and whether it stands on others. */
+struct known_nic {
+	char name[PROCFS_NAME_MAX];
+	bool stacked;
+};
+
 struct procfs {
 	char *path[F_COUNT];
 	char *sys_block; /* <sys-root>/sys/class/block */
+	char *sys_net;   /* <sys-root>/sys/class/net */
+	struct known_nic *knics, *knics_next;
+	size_t nknics, knics_cap;
 	bool partitions, loop_devices;
 	char *buf;
 	size_t cap;
@@ -69,6 +79,7 @@ struct procfs *procfs_new(const struct procfs_options *o)
 	for (int i = 0; i < F_COUNT; i++)
 		p->path[i] = root_join(o->proc_root, procfs_rel[i]);
 	p->sys_block = root_join(o->sys_root, "/sys/class/block");
+	p->sys_net = root_join(o->sys_root, "/sys/class/net");
 	p->partitions = o->partitions;
 	p->loop_devices = o->loop_devices;
 	p->cap = 16384;
@@ -83,6 +94,9 @@ void procfs_free(struct procfs *p)
 	for (int i = 0; i < F_COUNT; i++)
 		free(p->path[i]);
 	free(p->sys_block);
+	free(p->sys_net);
+	free(p->knics);
+	free(p->knics_next);
 	free(p->buf);
 	free(p->known);
 	free(p->known_next);
@@ -280,6 +294,7 @@ int procfs_parse_netdev(const char *text, struct procfs_snapshot *s)
 		s->nics = util_grow(s->nics, &s->nics_cap, (size_t)s->nnics, sizeof(*s->nics));
 		struct procfs_nic *n = &s->nics[s->nnics++];
 		memcpy(n->name, name, sizeof(name));
+		n->stacked = false; /* sysfs tells, in classify_nics() */
 		n->rx_bytes = v[0];
 		n->rx_packets = v[1];
 		n->rx_errors = v[2];
@@ -527,6 +542,46 @@ static enum procfs_disk_class classify(const struct procfs *p, const char *name,
 	return procfs_classify_name(name, s);
 }
 
+/* Does <sys-root>/sys/class/net/<name> have a lower_* link (it stands on other links)? */
+static bool nic_stacked(const struct procfs *p, const char *name)
+{
+	char *dir = xasprintf("%s/%s", p->sys_net, name);
+	DIR *d = opendir(dir);
+	free(dir);
+	bool stacked = false;
+	struct dirent *e;
+	while (d && !stacked && (e = readdir(d)))
+		stacked = strncmp(e->d_name, "lower_", 6) == 0;
+	if (d)
+		closedir(d);
+	return stacked;
+}
+
+/* Tells every NIC whether it is stacked: asked of sysfs when a name first appears, then
+ * remembered while it stays. */
+static void classify_nics(struct procfs *p, struct procfs_snapshot *s)
+{
+	size_t n = (size_t)s->nnics;
+	if (n > p->knics_cap) {
+		p->knics_cap = n;
+		p->knics = xrealloc(p->knics, n * sizeof(*p->knics));
+		p->knics_next = xrealloc(p->knics_next, n * sizeof(*p->knics_next));
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct procfs_nic *c = &s->nics[i];
+		size_t j = 0;
+		while (j < p->nknics && strcmp(p->knics[j].name, c->name) != 0)
+			j++;
+		c->stacked = j < p->nknics ? p->knics[j].stacked : nic_stacked(p, c->name);
+		memcpy(p->knics_next[i].name, c->name, sizeof(c->name));
+		p->knics_next[i].stacked = c->stacked;
+	}
+	struct known_nic *t = p->knics;
+	p->knics = p->knics_next;
+	p->knics_next = t;
+	p->nknics = n;
+}
+
 /* Gives every disk its class, the same as last time while the list is unchanged (one
  * strcmp a device), then drops the disks the options leave out. */
 static void classify_disks(struct procfs *p, struct procfs_snapshot *s)
@@ -595,7 +650,9 @@ void procfs_read(struct procfs *p, struct procfs_snapshot *s)
 		s->ndisks = 0;
 		unread(s, F_DISKSTATS);
 	}
-	if (!(t = slurp(p, F_NETDEV)) || procfs_parse_netdev(t, s) < 0) {
+	if ((t = slurp(p, F_NETDEV)) && procfs_parse_netdev(t, s) == 0) {
+		classify_nics(p, s);
+	} else {
 		s->nnics = 0;
 		unread(s, F_NETDEV);
 	}
@@ -701,6 +758,7 @@ static void rates_nics(const struct procfs_snapshot *prev, const struct procfs_s
 		const struct procfs_nic *p = &prev->nics[j];
 		struct nic_sample *s = &out->nics[n++];
 		memcpy(s->name, c->name, sizeof(s->name));
+		s->stacked = c->stacked;
 		s->rx_kb_per_s =
 		    (double)procfs_counter_delta(p->rx_bytes, c->rx_bytes) / 1024 / secs;
 		s->tx_kb_per_s =

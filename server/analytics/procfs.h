@@ -34,6 +34,7 @@ struct procfs_disk {
 
 struct procfs_nic {
 	char name[PROCFS_NAME_MAX];
+	bool stacked; /* a link over others (bond, VLAN, bridge: lower_* in sysfs) */
 	uint64_t rx_bytes, rx_packets, rx_errors;
 	uint64_t tx_bytes, tx_packets, tx_errors;
 };

@@ -62,6 +62,9 @@ struct disk_sample {
 
 struct nic_sample {
 	char name[32];
+	/* A link over others (a bond, a VLAN, a bridge): its bytes are its lower links' too,
+	 * so the totals leave it out. */
+	bool stacked;
 	double rx_kb_per_s, tx_kb_per_s;
 	uint64_t rx_bytes, tx_bytes, rx_packets, tx_packets, rx_errors, tx_errors;
 };

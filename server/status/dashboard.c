@@ -126,12 +126,13 @@ static json_t *dash_disks(const struct box_sample *s)
 	return arr;
 }
 
-/* NIC totals in KB/s; the loopback device is traffic of the box with itself. */
+/* NIC totals in KB/s; the loopback device is traffic of the box with itself, and a bond's
+ * or a VLAN's bytes are its lower links' already. */
 static void nic_totals(const struct box_sample *s, double *rx, double *tx)
 {
 	*rx = *tx = 0;
 	for (int i = 0; i < s->nnics; i++) {
-		if (strcmp(s->nics[i].name, "lo") == 0)
+		if (strcmp(s->nics[i].name, "lo") == 0 || s->nics[i].stacked)
 			continue;
 		*rx += s->nics[i].rx_kb_per_s;
 		*tx += s->nics[i].tx_kb_per_s;

@@ -127,7 +127,9 @@ def snapshot(k):
     if k >= 2:  # a CPU brought online (numbered 3: the numbers need not follow on)
         extra["cpu3"] = [1000 + 90 * k, 0, 0, 100 + 10 * k, 0, 0, 0, 0]
     s = {"cpu": [1000 + 30 * k, 0, 500 + 10 * k, 8000 + 50 * k, 200 + 10 * k, 0, 0, 0],
-         "disks": disks, "nics": {"eth0": (102400 * k, 51200 * k)},
+         # bond0 stands on eth0 (its lower_eth0 link in the fake sysfs): the same bytes
+         "disks": disks, "nics": {"eth0": (102400 * k, 51200 * k),
+                                  "bond0": (102400 * k, 51200 * k)},
          "mem": (16000000, 4000000, 1000000, 5000000, 1000000),
          "psi": (250000 * k, 0, 0), **extra}
     if k in (3, 4):
@@ -174,7 +176,8 @@ def expected(k):
         "io.queue[disk]": {None: 1.5 + (0.1 if k >= 3 else 0), "sda": 1.5, "sdb": 0,
                            **({"sdc": 0.1} if k >= 3 else {})},
         "nic.kilobytes[direction]": {None: 150, "in": 100, "out": 50},
-        "nic.kilobytes[device]": {None: 150, "eth0": 150},
+        # each device its own; the totals count a byte once (bond0's are eth0's)
+        "nic.kilobytes[device]": {None: 150, "eth0": 150, "bond0": 150},
         "mem.bytes[component]": {None: 16000000 * 1024, "used": 5000000 * 1024,
                                  "cache": 6000000 * 1024, "buffers": 1000000 * 1024,
                                  "free": 4000000 * 1024},
@@ -236,7 +239,9 @@ def box(tmp_path_factory):
     m + k holds snapshot k - snapshot k-1, for k = 1..5."""
     base = tmp_path_factory.mktemp("analytics")
     proc, sys_root = base / "root", base / "sys"
-    sys_root.mkdir()
+    (sys_root / "sys/class/net/eth0").mkdir(parents=True)
+    (sys_root / "sys/class/net/bond0").mkdir()
+    (sys_root / "sys/class/net/bond0/lower_eth0").symlink_to("../eth0")
     pr = Proc(proc)
     pr.write(snapshot(0))
     srv = Server(base / "state", "--proc-root", proc, "--sys-root", sys_root,
