@@ -569,7 +569,8 @@ static void classify_nics(struct procfs *p, struct procfs_snapshot *s)
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct procfs_nic *c = &s->nics[i];
-		size_t j = 0;
+		/* where it stood last time first: /proc/net/dev keeps its order */
+		size_t j = i < p->nknics && strcmp(p->knics[i].name, c->name) == 0 ? i : 0;
 		while (j < p->nknics && strcmp(p->knics[j].name, c->name) != 0)
 			j++;
 		c->stacked = j < p->nknics ? p->knics[j].stacked : nic_stacked(p, c->name);
