@@ -72,9 +72,7 @@ static bool json_decref_ret(json_t *o)
 
 static bool pool_exists(const char *pool)
 {
-	json_t *p = storage_get("pools", NULL, NULL, pool);
-	json_decref(p);
-	return p != NULL;
+	return json_decref_ret(storage_get("pools", NULL, NULL, pool));
 }
 
 static void not_found(struct request *r, const char *kind, const char *pool, const char *project,

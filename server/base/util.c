@@ -373,3 +373,18 @@ int util_split_addr(const char *s, char *host, size_t hostlen, unsigned *port)
 	*port = (unsigned)p;
 	return 0;
 }
+
+void waitlist_add(struct waitlist *w, void (*cb)(void *arg), void *arg)
+{
+	w->e = util_grow(w->e, &w->cap, w->n, sizeof(*w->e));
+	w->e[w->n++] = (struct waitlist_entry){cb, arg};
+}
+
+void waitlist_run(struct waitlist *w)
+{
+	struct waitlist now = *w;
+	*w = (struct waitlist){0};
+	for (size_t i = 0; i < now.n; i++)
+		now.e[i].cb(now.e[i].arg);
+	free(now.e);
+}

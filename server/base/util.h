@@ -60,6 +60,19 @@ void util_hex(const void *buf, size_t len, char *out);
 /* Base64url without padding; out needs 4*((len+2)/3)+1. Returns length. */
 size_t util_b64url(const void *buf, size_t len, char *out);
 
+/* Callbacks that wait for something to be ready (a first reading, a fresh one), each run
+ * once when it is. Zero-initialised is empty. */
+struct waitlist {
+	struct waitlist_entry {
+		void (*cb)(void *arg);
+		void *arg;
+	} * e;
+	size_t n, cap;
+};
+void waitlist_add(struct waitlist *w, void (*cb)(void *arg), void *arg);
+/* Runs those waiting and forgets them; one that adds another adds it for the next run. */
+void waitlist_run(struct waitlist *w);
+
 /* Strict integer parsing: whole string, base 10, within [min,max]; -1 otherwise. */
 int util_parse_ll(const char *s, long long min, long long max, long long *out);
 /* Splits "ADDR:PORT" / "[v6]:PORT" (a numeric address) into host and port; -1 if

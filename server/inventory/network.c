@@ -30,12 +30,8 @@ static struct {
 	bool in_flight, stopping;
 	json_t *latest;
 	int64_t read_at_ms;
-	char why[256]; /* why the last reading had no addresses, "" */
-	struct waiter {
-		void (*cb)(void *arg);
-		void *arg;
-	} * waiters;
-	size_t nwaiters, capwaiters;
+	char why[256];           /* why the last reading had no addresses, "" */
+	struct waitlist waiters; /* requests for a fresh reading */
 } net;
 
 /* ---- reading: the helper thread's part, no loop state */
@@ -574,13 +570,7 @@ static void read_done(void *arg)
 	free(rd);
 	net.read_at_ms = util_now_ms();
 	net.in_flight = false;
-	struct waiter *w = net.waiters;
-	size_t n = net.nwaiters;
-	net.waiters = NULL;
-	net.nwaiters = net.capwaiters = 0;
-	for (size_t i = 0; i < n; i++)
-		w[i].cb(w[i].arg);
-	free(w);
+	waitlist_run(&net.waiters);
 }
 
 void network_when_ready(void (*cb)(void *arg), void *arg)
@@ -590,8 +580,7 @@ void network_when_ready(void (*cb)(void *arg), void *arg)
 		cb(arg);
 		return;
 	}
-	net.waiters = util_grow(net.waiters, &net.capwaiters, net.nwaiters, sizeof(*net.waiters));
-	net.waiters[net.nwaiters++] = (struct waiter){cb, arg};
+	waitlist_add(&net.waiters, cb, arg);
 	if (net.in_flight)
 		return;
 	struct reading *rd = xcalloc(1, sizeof(*rd));
@@ -653,7 +642,7 @@ void network_shutdown(void)
 	json_decref(net.latest);
 	free(net.sys_root);
 	free(net.proc_root);
-	free(net.waiters);
+	free(net.waiters.e);
 	memset(&net, 0, sizeof(net));
 	net.stopping = true; /* a request answered later (by a child's exit) is answered at once */
 }

@@ -33,13 +33,12 @@ struct storage_snapshot {
 	json_t *pools, *projects, *filesystems, *luns; /* arrays */
 	struct storage_pool *pool;                     /* names point into pools' objects */
 	size_t npools;
-	json_t *faults; /* {pool: {"health", "vdevs": "sdb UNAVAIL, ..."}} for the problems */
+	json_t *faults; /* {pool: {"vdevs": "sdb UNAVAIL: cannot open, ..."}} for the problems */
 };
 
 enum step { STEP_LIST, STEP_STATUS, STEP_GET, STEP_N };
 
 static struct {
-	struct event_base *base;
 	struct event *timer;
 	struct workq *wq;
 	bool in_flight, stopping;
@@ -47,11 +46,7 @@ static struct {
 	char *out[STEP_N]; /* the commands' outputs of the refresh in flight */
 	struct child *child;
 	struct storage_snapshot *latest;
-	struct waiter {
-		void (*cb)(void *arg);
-		void *arg;
-	} * waiters;
-	size_t nwaiters, capwaiters;
+	struct waitlist waiters; /* requests before the first snapshot */
 } st;
 
 /* The largest record size the ZFS module allows (its zfs_max_recordsize, read at start;
@@ -354,6 +349,15 @@ static void fs_props(json_t *o, const struct ds *d)
 		json_object_set_new(src, fixed[i], json_string("inherited"));
 }
 
+/* A project: a filesystem, standing for the shares below it (no project of its own). */
+static json_t *project_json(const struct ds *d, const char *pool, const char *name)
+{
+	json_t *o = share_json(d, pool, name, name);
+	json_object_del(o, "project");
+	fs_props(o, d);
+	return o;
+}
+
 static json_t *lun_json(const struct ds *d, const char *pool, const char *project, const char *name)
 {
 	json_t *o = share_json(d, pool, project, name);
@@ -386,12 +390,8 @@ static void place(struct storage_snapshot *s, struct ds *d, json_t *roots)
 		if (volume)
 			json_array_append_new(s->luns,
 			                      lun_json(d, pool, STORAGE_DEFAULT_PROJECT, rest));
-		else {
-			json_t *o = share_json(d, pool, rest, rest);
-			json_object_del(o, "project");
-			fs_props(o, d);
-			json_array_append_new(s->projects, o);
-		}
+		else
+			json_array_append_new(s->projects, project_json(d, pool, rest));
 		return;
 	}
 	char project[256];
@@ -531,10 +531,7 @@ static void default_projects(struct storage_snapshot *s, json_t *roots)
 			continue;
 		struct ds d = {(char *)pool, json_object_get(root, "v"),
 		               json_object_get(root, "src")};
-		json_t *o = share_json(&d, pool, STORAGE_DEFAULT_PROJECT, STORAGE_DEFAULT_PROJECT);
-		json_object_del(o, "project");
-		fs_props(o, &d);
-		json_array_append_new(s->projects, o);
+		json_array_append_new(s->projects, project_json(&d, pool, STORAGE_DEFAULT_PROJECT));
 	}
 }
 
@@ -721,18 +718,6 @@ static void parse_work(void *arg)
 	j->snap = storage_parse(j->out[STEP_LIST], j->out[STEP_STATUS], j->out[STEP_GET]);
 }
 
-/* The waiters of the first refresh (a callback that asks again runs at once). */
-static void answer_waiters(void)
-{
-	struct waiter *w = st.waiters;
-	size_t n = st.nwaiters;
-	st.waiters = NULL;
-	st.nwaiters = st.capwaiters = 0;
-	for (size_t i = 0; i < n; i++)
-		w[i].cb(w[i].arg);
-	free(w);
-}
-
 static void parse_done(void *arg)
 {
 	struct parse_job *j = arg;
@@ -744,7 +729,7 @@ static void parse_done(void *arg)
 	st.latest = j->snap;
 	free(j);
 	st.in_flight = false;
-	answer_waiters();
+	waitlist_run(&st.waiters);
 }
 
 static void refresh_end(void)
@@ -767,7 +752,7 @@ static void step_exit(void *arg, const struct child_result *res)
 			st.out[i] = NULL;
 		}
 		st.in_flight = false;
-		answer_waiters();
+		waitlist_run(&st.waiters);
 		return;
 	}
 	if (res->exited && res->exit_code == 0) {
@@ -831,8 +816,7 @@ void storage_when_ready(void (*cb)(void *arg), void *arg)
 		cb(arg);
 		return;
 	}
-	st.waiters = util_grow(st.waiters, &st.capwaiters, st.nwaiters, sizeof(*st.waiters));
-	st.waiters[st.nwaiters++] = (struct waiter){cb, arg};
+	waitlist_add(&st.waiters, cb, arg);
 }
 
 int storage_init(struct event_base *base, const char *sys_root)
@@ -844,7 +828,6 @@ int storage_init(struct event_base *base, const char *sys_root)
 	if (text && strtoull(text, NULL, 10) > 0)
 		max_blocksize = strtoull(text, NULL, 10);
 	free(text);
-	st.base = base;
 	st.stopping = false;
 	st.wq = workq_new(base, 1);
 	if (!st.wq)
@@ -874,5 +857,5 @@ void storage_shutdown(void)
 	storage_snapshot_free(st.latest);
 	st.latest = NULL;
 	if (!st.child)
-		answer_waiters();
+		waitlist_run(&st.waiters);
 }
