@@ -51,7 +51,8 @@ static json_t *dataset_json(const struct dataset *d)
 	datasets_info(d, &in);
 	json_t *avail = json_array(), *applied = json_array();
 	for (size_t i = 0; in.drilldowns[i]; i++)
-		json_array_append_new(avail, json_string(in.drilldowns[i]));
+		if (datasets_drilldown_offered(in.statistic, in.drilldowns[i]))
+			json_array_append_new(avail, json_string(in.drilldowns[i]));
 	if (in.drilldown)
 		json_array_append_new(applied, json_string(in.drilldown));
 	char *href = dataset_href(in.name), label[32];

@@ -82,6 +82,9 @@ static const struct opt opts[] = {
      "keep disk partitions in the per-disk analytics (off)"},
     {"analytics-loop-devices", OPT_BOOL, OFF(analytics_loop_devices), 0, 0, NULL,
      "keep loop, ram and zram devices in the per-disk analytics (off)"},
+    {"iolat-socket", OPT_STRING, OFF(iolat_socket), 0, 0, "PATH",
+     "the disks' latency, size and offset histograms from the eBPF helper at this socket, "
+     "if it is there (/run/spindle/iolat.sock)"},
     {"system-led", OPT_STRING, OFF(system_led), 0, 0, "NAME",
      "the system identify LED under /sys/class/leds (none)"},
     {"system-led-backend", OPT_STRING, OFF(system_led_backend), 0, 0, "BACKEND",
@@ -323,6 +326,7 @@ static void config_defaults(struct config *cfg)
 	cfg->disk_led_backend = xstrdup("auto");
 	cfg->led_command_timeout_s = 10;
 	cfg->ledctl_socket = xstrdup("/run/spindle/ledctl.sock");
+	cfg->iolat_socket = xstrdup("/run/spindle/iolat.sock");
 	cfg->bench_concurrency = 1;
 	cfg->bench_max_runtime_s = 86400;
 	cfg->bench_limit_slack_s = 300;

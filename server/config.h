@@ -42,6 +42,7 @@ struct config {
 	char *proc_root;             /* the collector reads <proc_root>/proc */
 	bool analytics_partitions;   /* keep partitions in the per-disk analytics series */
 	bool analytics_loop_devices; /* keep loop, ram and zram devices too */
+	char *iolat_socket;          /* the eBPF helper's socket (spindle-iolat.socket) */
 
 	char *bench_dirs;   /* where job targets may live, ':'-separated; NULL: STATE/bench */
 	char *bench_worker; /* spindle-worker; NULL: the build tree's, else from PATH */

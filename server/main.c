@@ -24,6 +24,7 @@
 #include "config.h"
 #include "status/dashboard.h"
 #include "analytics/datasets.h"
+#include "analytics/iohist.h"
 #include "db/dbw.h"
 #include "db/db.h"
 #include "net/http.h"
@@ -231,6 +232,9 @@ int main(int argc, char **argv)
 	struct series_config scfg = {.db_path = dbpath, .wq = wq, .retention = {24, 336, 8760}};
 	if (series_init(&scfg, err, sizeof(err)) < 0)
 		fatal("analytics: %s", err);
+	/* The disks' I/O histograms, from the eBPF helper while a dataset needs them. */
+	if (iohist_init(d.base, cfg.iolat_socket) < 0)
+		fatal("analytics: cannot set up the I/O histograms' reader");
 	if (datasets_init(db) < 0)
 		fatal("analytics: cannot read the datasets");
 	struct collector_config ccfg = {
@@ -333,6 +337,7 @@ int main(int argc, char **argv)
 	metrics_shutdown();
 	collector_shutdown();
 	datasets_shutdown();
+	iohist_shutdown();
 	series_shutdown();
 	leds_shutdown();
 	problems_shutdown();

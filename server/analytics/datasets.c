@@ -5,6 +5,7 @@
 #include "datasets.h"
 #include "access/audit.h"
 #include "collector.h"
+#include "iohist.h"
 #include "db/db.h"
 #include "base/log.h"
 #include "base/util.h"
@@ -29,7 +30,7 @@ typedef void (*extract_fn)(const struct box_sample *s, int drill, struct emit *e
 
 struct statistic {
 	const char *name, *grouping, *explanation, *unit;
-	const char *drilldowns[4]; /* NULL-terminated; extract gets the index, -1 for none */
+	const char *drilldowns[6]; /* NULL-terminated; extract gets the index, -1 for none */
 	extract_fn extract;
 };
 
@@ -56,8 +57,52 @@ static void x_cpu(const struct box_sample *s, int drill, struct emit *e)
 	}
 }
 
+enum { DRILL_LATENCY = 2, DRILL_SIZE, DRILL_OFFSET }; /* io.ops's, from the eBPF helper */
+
+/* io.ops[latency], io.ops[size], io.ops[offset]: the completions of the second by bucket,
+ * summed over the disks io.ops counts (both directions), a key for each bucket with any;
+ * the total is their sum. Nothing while the helper does not stream. */
+static void io_hists(const struct box_sample *s, int drill, struct emit *e)
+{
+	if (!s->have_iohist)
+		return;
+	uint64_t sum[IOLAT_OFF_BUCKETS > IOLAT_LAT_BUCKETS ? IOLAT_OFF_BUCKETS : IOLAT_LAT_BUCKETS];
+	unsigned n = drill == DRILL_LATENCY ? IOLAT_LAT_BUCKETS
+	             : drill == DRILL_SIZE  ? IOLAT_SIZE_BUCKETS
+	                                    : IOLAT_OFF_BUCKETS;
+	memset(sum, 0, sizeof(sum));
+	for (int i = 0; i < s->ndisks; i++) {
+		const struct iohist_disk *h = iohist_get(s->disks[i].name);
+		if (!h)
+			continue;
+		for (int dir = 0; dir < IOLAT_DIRS; dir++) {
+			const uint64_t *c = drill == DRILL_LATENCY ? h->lat[dir]
+			                    : drill == DRILL_SIZE  ? h->size[dir]
+			                                           : h->off[dir];
+			for (unsigned b = 0; b < n; b++)
+				sum[b] += c[b];
+		}
+	}
+	uint64_t all = 0;
+	for (unsigned b = 0; b < n; b++)
+		all += sum[b];
+	put(e, NULL, (double)all);
+	for (unsigned b = 0; b < n; b++) {
+		if (!sum[b])
+			continue;
+		const char *key = drill == DRILL_LATENCY ? iohist_lat_key(b)
+		                  : drill == DRILL_SIZE  ? iohist_size_key(b)
+		                                         : iohist_off_key(b);
+		put(e, key, (double)sum[b]);
+	}
+}
+
 static void x_io_ops(const struct box_sample *s, int drill, struct emit *e)
 {
+	if (drill >= DRILL_LATENCY) {
+		io_hists(s, drill, e);
+		return;
+	}
 	double r = 0, w = 0;
 	for (int i = 0; i < s->ndisks; i++) {
 		r += s->disks[i].reads_per_s;
@@ -426,9 +471,13 @@ static const struct statistic statistics[] = {
     {"io.ops",
      "Disk",
      "Disk: I/O operations per second completed, by reads and writes or by disk (partitions, "
-     "loop, ram and zram devices left out unless configured)",
+     "loop, ram and zram devices left out unless configured); where the eBPF helper runs "
+     "(spindle-iolat), also as heat maps of the operations completed each second by latency "
+     "(keys: ranges of nanoseconds from the request's start to its completion, \"1024-1280\", "
+     "4 to a power of two), by size (ranges of bytes, a power of two each) and by offset "
+     "(where on the device they started, in 64ths of its capacity: \"0-1\" .. \"63-64\")",
      "operations per second",
-     {"op", "disk"},
+     {"op", "disk", "latency", "size", "offset"},
      x_io_ops},
     {"io.bytes",
      "Disk",
@@ -575,6 +624,19 @@ static int drilldown_index(const struct statistic *st, const char *drill)
 		if (strcmp(st->drilldowns[i], drill) == 0)
 			return i;
 	return -1;
+}
+
+/* A drilldown only the eBPF helper feeds (io.ops[latency], [size], [offset]). */
+static bool drill_from_helper(const struct statistic *st, int drill)
+{
+	return st->extract == x_io_ops && drill >= DRILL_LATENCY;
+}
+
+bool datasets_drilldown_offered(const char *statistic, const char *drilldown)
+{
+	const struct statistic *st = statistic_find(statistic);
+	int drill = st ? drilldown_index(st, drilldown) : -1;
+	return drill >= 0 && (!drill_from_helper(st, drill) || iohist_available(NULL, 0));
 }
 
 /* --- the catalog */
@@ -762,8 +824,22 @@ static void ingest_value(void *arg, const char *key, double v)
 static void create_arc_datasets(void);
 static void create_nfs_datasets(void);
 
-static void datasets_tick(void *arg, const struct box_sample *s)
+/* The helper streams while a dataset it feeds is collected, and only then. */
+static void helper_want(void)
 {
+	bool want = false;
+	for (size_t i = 0; i < datasets.n && !want; i++)
+		want = !datasets.all[i]->suspended &&
+		       drill_from_helper(datasets.all[i]->stat, datasets.all[i]->drill);
+	iohist_want(want);
+}
+
+static void datasets_tick(void *arg, const struct box_sample *sample)
+{
+	/* The helper's second, taken once for every dataset of this one. */
+	struct box_sample copy = *sample;
+	copy.have_iohist = iohist_take();
+	const struct box_sample *s = &copy;
 	if (s->have_arc && (!datasets.arc_created || !datasets.l2_created))
 		create_arc_datasets();
 	if ((s->have_nfs3 || s->have_nfs4) && !datasets.nfs_created)
@@ -902,26 +978,36 @@ int datasets_create(const char *statistic, const char *drilldown, const char *ac
                     const char *peer, struct dataset **out, struct fault *f)
 {
 	const struct statistic *st = statistic_find(statistic);
-	if (!st)
-		return fault_set(
-		    f, ERR_INVALID_ARG,
-		    "statistic: '%.64s' is not one of cpu.utilization, io.ops, io.bytes, "
-		    "io.latency, io.disks, io.queue, nic.kilobytes, mem.bytes, psi.some, "
-		    "arc.accesses, arc.size, bench.ops, bench.latency",
-		    statistic);
+	if (!st) {
+		char have[512] = "";
+		for (size_t i = 0; i < nitems(statistics); i++)
+			snprintf(have + strlen(have), sizeof(have) - strlen(have), "%s%s",
+			         i ? ", " : "", statistics[i].name);
+		return fault_set(f, ERR_INVALID_ARG, "statistic: '%.64s' is not one of %s",
+		                 statistic, have);
+	}
 	int drill = -1;
 	if (drilldown && (drill = drilldown_index(st, drilldown)) < 0) {
 		char have[128] = "";
 		for (int i = 0; st->drilldowns[i]; i++)
-			snprintf(have + strlen(have), sizeof(have) - strlen(have), "%s%s",
-			         i ? ", " : "", st->drilldowns[i]);
+			if (datasets_drilldown_offered(st->name, st->drilldowns[i]))
+				snprintf(have + strlen(have), sizeof(have) - strlen(have), "%s%s",
+				         have[0] ? ", " : "", st->drilldowns[i]);
 		return fault_set(f, ERR_INVALID_ARG,
 		                 "drilldown: %s is broken down by %s, not '%.64s'", st->name, have,
 		                 drilldown);
 	}
+	char why[256];
+	if (drill >= 0 && drill_from_helper(st, drill) && !iohist_available(why, sizeof(why)))
+		return fault_set(f, ERR_INVALID_ARG,
+		                 "drilldown: %s[%s] needs the eBPF helper (spindle-iolat.socket), "
+		                 "which cannot serve it: %s",
+		                 st->name, st->drilldowns[drill], why);
 	int rc = dataset_insert(st, drill, false, out, f);
 	audit_log(actor, peer, "dataset.create", out && rc == 0 ? (*out)->name : statistic, rc == 0,
 	          "%s", rc == 0 ? "" : f->details);
+	if (rc == 0)
+		helper_want();
 	return rc;
 }
 
@@ -937,6 +1023,7 @@ int datasets_suspend(struct dataset *d, bool suspended, const char *actor, const
 	d->suspended = suspended;
 	audit_log(actor, peer, suspended ? "dataset.suspend" : "dataset.resume", d->name, true,
 	          "%s", "");
+	helper_want();
 	return 0;
 }
 
@@ -958,6 +1045,7 @@ int datasets_delete(struct dataset *d, const char *actor, const char *peer, stru
 	int64_t id = d->id;
 	dataset_free(d);
 	series_drop_dataset(id);
+	helper_want();
 	return 0;
 }
 
@@ -1015,6 +1103,7 @@ int datasets_init(struct db *db)
 	if (!setting("appliance_datasets_created", 0))
 		create_appliance_datasets();
 	collector_subscribe(datasets_tick, NULL);
+	helper_want();
 	log_info("datasets: %zu datasets", datasets.n);
 	return 0;
 }

@@ -51,6 +51,10 @@ void datasets_each(void (*cb)(void *arg, struct dataset *d), void *arg);
  * the caller's (free()); the series are referenced (series_unref() each). */
 size_t datasets_series(const struct dataset *d, struct series ***out);
 
+/* Whether a dataset of statistic[drilldown] can be made here: a drilldown the eBPF helper
+ * feeds only while the helper is there (iohist.h). */
+bool datasets_drilldown_offered(const char *statistic, const char *drilldown);
+
 /* Catalog changes; actor and peer go to the audit trail. 0, or -1 with the fault. */
 int datasets_create(const char *statistic, const char *drilldown, const char *actor,
                     const char *peer, struct dataset **out, struct fault *f);

@@ -113,6 +113,10 @@ struct box_sample {
 	bool have_nfs3, have_nfs4;
 	double nfs3_per_s[NFS3_PROCS], nfs4_per_s[NFS4_OPS];
 
+	/* The disks' I/O histograms of this second are there, iohist_get()'s (iohist.h): the
+	 * eBPF helper streams them. */
+	bool have_iohist;
+
 	/* The running benchmark jobs' newest interval, as the job supervisor reports it, [0]
 	 * read, [1] write: ops per second summed over the jobs, their mean latency weighted
 	 * by ops; 0 when no job runs. */

@@ -11,7 +11,9 @@
 #      psync, io_uring and O_DIRECT jobs end done with IOPS; the dashboard, an analytics
 #      dataset and /metrics have values; a virtual LED toggles; the storage and network
 #      services answer (their commands and netlink allowed by the unit); the ledctl helper
-#      answers through its socket;
+#      answers through its socket; the eBPF helper loads its program under its unit (a user
+#      of its own, CAP_BPF and CAP_PERFMON given to the container), gives them up, streams
+#      io.ops[latency] while the dataset exists and is gone when it does not;
 #   4. `systemctl restart` ends a held TLS connection with close_notify; `systemctl stop`
 #      during a job leaves it interrupted;
 #   5. the raw-device drop-in: a job on a loop device bound into the container;
@@ -188,7 +190,7 @@ boot() { # starts the container, waits until systemd says the boot is over
 		echo "$BASHPID" >"$CG/cgroup.procs"
 		exec env SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1 systemd-nspawn -q -b -D "$ROOT" \
 			--machine="$MACHINE" --register=no --keep-unit --private-network \
-			--system-call-filter=bpf ${LOOP:+--bind="$LOOP"}
+			--system-call-filter=bpf --capability=CAP_BPF,CAP_PERFMON ${LOOP:+--bind="$LOOP"}
 	) >>"$WORK/console.log" 2>&1 </dev/null &
 	NSPAWN=$!
 	# The container's PID 1: the descendant of nspawn in a PID namespace of its own (nspawn
@@ -338,6 +340,26 @@ s.sendall(b"locate /dev/loop0\n")
 s.shutdown(socket.SHUT_WR)
 print(s.recv(512).decode().strip())' 2>&1) || true
 check "the ledctl helper answers through /run/spindle/ledctl.sock: $answer" sh -c "case '$answer' in 'error '*'slot LED'*) ;; *) exit 1 ;; esac"
+
+# The eBPF helper under its unit: spindled asked it at start (so io.ops offers latency),
+# connects while io.ops[latency] exists, and leaves it when the dataset goes.
+if client iolat-on; then
+	pid=$(inside pgrep -x spindle-iolat | head -1) || true
+	status=$(inside cat "/proc/${pid:-0}/status" 2>/dev/null) || true
+	uid=$(printf '%s\n' "$status" | awk '/^Uid:/ { print $2 }')
+	capeff=$(printf '%s\n' "$status" | awk '/^CapEff:/ { print $2 }')
+	check "spindle-iolat runs as a user of its own (uid ${uid:-none}), its capabilities given up once attached (CapEff ${capeff:-none})" \
+		sh -c "[ -n '$uid' ] && [ '$uid' != 0 ] && [ '$capeff' = 0000000000000000 ]"
+	client iolat-off || true
+	gone=no
+	for _ in $(seq 1 50); do
+		inside pgrep -x spindle-iolat >/dev/null || { gone=yes; break; }
+		sleep 0.1
+	done
+	check "spindle-iolat exits when no dataset needs it" [ "$gone" = yes ]
+fi
+killed=$(inside journalctl -u 'spindle-iolat@*' --no-pager -o cat | grep -ci "refused\|denied\|status=31" || true)
+check "the unit lets spindle-iolat do its work (journal: $killed refusals)" [ "$killed" = 0 ]
 
 step "restart and stop"
 inside /usr/bin/python3 /root/boot_client.py hold >"$WORK/hold.log" 2>&1 &

@@ -15,6 +15,10 @@ spindled on https://127.0.0.1:8215, as admin with the initial password.
   boot_client.py services              the storage and network services answer as an
                                        appliance's (no ZFS here: no pool; the container's
                                        only link is its loopback)
+  boot_client.py iolat-on              the eBPF helper serves: io.ops offers latency, size
+                                       and offset; io.ops[latency] made, direct reads done,
+                                       and their seconds have buckets
+  boot_client.py iolat-off             io.ops[latency] deleted (the helper is left)
   boot_client.py start-job OUT         a 120 s job, running; its id goes to OUT
   boot_client.py job-state ID STATE    the job ended in STATE
   boot_client.py hold                  a TLS connection held open until the server closes
@@ -194,6 +198,59 @@ def services():
         ok(f"{path}: {json.dumps(doc)[:120]}")
 
 
+def direct_reads(seconds):
+    """O_DIRECT reads of a file of its own, so the disk under the container sees them."""
+    import mmap
+    import os
+    path = "/var/tmp/iolat-reads"
+    with open(path, "wb") as f:
+        f.write(os.urandom(8 << 20))
+        f.flush()
+        os.fsync(f.fileno())
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
+    buf = mmap.mmap(-1, 8192)
+    n, end = 0, time.monotonic() + seconds
+    try:
+        while time.monotonic() < end:
+            os.preadv(fd, [buf], (n * 8192 * 7919) % (8 << 20))
+            n += 1
+    finally:
+        os.close(fd)
+        os.unlink(path)
+    return n
+
+
+def iolat_on():
+    c = Client().login()
+    _, doc = c.call("GET", "/api/analytics/v1/datasets/io.ops%5Bop%5D", expect=200)
+    offered = doc["dataset"]["available_drilldowns"]
+    if "latency" not in offered:
+        fail(f"io.ops offers {offered}: the helper under its unit cannot load its program "
+             "(journalctl -u 'spindle-iolat@*')")
+    ok(f"io.ops offers {offered}")
+    c.call("POST", "/api/analytics/v1/datasets", {"statistic": "io.ops", "drilldown": "latency"},
+           expect=201)
+    reads = direct_reads(3)
+    time.sleep(2)
+    _, data = c.call("GET", "/api/analytics/v1/datasets/io.ops%5Blatency%5D/data?start=-8",
+                     expect=200)
+    samples = data["data"] if isinstance(data["data"], list) else [data["data"]]
+    busy = [s for s in samples if s and (s["data"].get("value") or 0) > 0]
+    if not busy:
+        fail(f"io.ops[latency] has no operations after {reads} direct reads: {samples}")
+    keys = {kv["key"] for s in busy for kv in s["data"]["data"]}
+    if not keys or not all(k.endswith("+") or k.count("-") == 1 for k in keys):
+        fail(f"io.ops[latency]'s keys are not latency ranges: {sorted(keys)}")
+    ok(f"io.ops[latency]: {sum(s['data']['value'] for s in busy):.0f} operations in "
+       f"{len(busy)} seconds during {reads} direct reads, buckets {sorted(keys)[:4]} ...")
+
+
+def iolat_off():
+    c = Client().login()
+    c.call("DELETE", "/api/analytics/v1/datasets/io.ops%5Blatency%5D", expect=204)
+    ok("io.ops[latency] deleted")
+
+
 def seed(fio_json, out):
     c = Client().login()
     c.call("POST", "/api/user/v1/users", {"name": "ops", "password": "boot-test-ops-pw-1",
@@ -286,7 +343,8 @@ def hold():
 
 def main(argv):
     cmds = {"wait": wait, "seed": seed, "verify": verify, "jobs": jobs, "values": values,
-            "led": led, "services": services, "start-job": start_job, "job-state": job_state, "hold": hold}
+            "led": led, "services": services, "iolat-on": iolat_on, "iolat-off": iolat_off,
+            "start-job": start_job, "job-state": job_state, "hold": hold}
     if len(argv) < 2 or argv[1] not in cmds:
         print(__doc__)
         return 2

@@ -33,8 +33,11 @@ done
 # Stand-ins: verify only checks that ExecStart='s program is there and executable.
 cp /bin/true "$root/usr/sbin/spindled"
 cp /bin/true "$root/usr/libexec/spindle/spindle-ledctl-helper"
+cp /bin/true "$root/usr/libexec/spindle/spindle-iolat"
 cp "$unit" "$src/packaging/systemd/spindle-ledctl.socket" \
-	"$src/packaging/systemd/spindle-ledctl@.service" "$units/"
+	"$src/packaging/systemd/spindle-ledctl@.service" \
+	"$src/packaging/systemd/spindle-iolat.socket" \
+	"$src/packaging/systemd/spindle-iolat@.service" "$units/"
 
 verify() { # what, then units
 	what=$1
@@ -50,6 +53,8 @@ verify() { # what, then units
 verify spindled.service spindled.service
 verify spindle-ledctl.socket spindle-ledctl.socket
 verify spindle-ledctl@.service spindle-ledctl@0.service
+verify spindle-iolat.socket spindle-iolat.socket
+verify spindle-iolat@.service spindle-iolat@0.service
 mkdir -p "$root/etc/systemd/system/spindled.service.d"
 cp "$src/packaging/systemd/spindled.service.d-bench-devices.conf" \
 	"$root/etc/systemd/system/spindled.service.d/bench-devices.conf"
@@ -76,6 +81,17 @@ if [ -n "$helper" ] && awk -v f="$helper" 'BEGIN { exit !(f <= 3.0) }'; then
 	pass
 else
 	fail "spindle-ledctl@.service's exposure is ${helper:-not rated}, above 3.0"
+fi
+# The eBPF helper holds CAP_BPF and CAP_PERFMON (a tracing program can read any kernel
+# memory), as a user of its own: printed, and held where it is.
+iolat=$(exposure "$src/packaging/systemd/spindle-iolat@.service")
+echo "exposure spindle-iolat@.service: ${iolat:-none}"
+if [ -n "$iolat" ] && awk -v f="$iolat" 'BEGIN { exit !(f <= 1.0) }'; then
+	pass
+else
+	fail "spindle-iolat@.service's exposure is ${iolat:-not rated}, above 1.0:"
+	systemd-analyze security --offline=true --no-pager \
+		"$src/packaging/systemd/spindle-iolat@.service" 2>&1 | grep '✗' | sed 's/^/    /'
 fi
 # With the bench-devices drop-in (the block devices, the disk group): printed only.
 cat "$unit" "$src/packaging/systemd/spindled.service.d-bench-devices.conf" > "$tmp/spindled.service"
@@ -108,6 +124,13 @@ done
 # Root's powers and the disk group are nowhere in the default unit.
 hasnt "$unit" "^SupplementaryGroups="
 hasnt "$unit" "^AmbientCapabilities=."
+# The eBPF helper: the two capabilities of a tracing program, and nothing else of root's.
+f=$src/packaging/systemd/spindle-iolat@.service
+for line in "CapabilityBoundingSet=CAP_BPF CAP_PERFMON" "AmbientCapabilities=CAP_BPF CAP_PERFMON" \
+	"DynamicUser=yes" "SystemCallFilter=@system-service bpf" "RestrictAddressFamilies=AF_UNIX" \
+	"ProtectSystem=strict" "PrivateNetwork=yes" "NoNewPrivileges=yes"; do
+	has "$f" "$line"
+done
 hasnt "$unit" "^CapabilityBoundingSet=."
 hasnt "$unit" "^User=root"
 dropin=$src/packaging/systemd/spindled.service.d-bench-devices.conf

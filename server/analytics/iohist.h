@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: ISC */
+/* The disks' I/O histograms (latency, size, offset: iolat/iolat.h) as spindle-iolat, the
+ * root helper holding the eBPF program, streams them over its socket. spindled connects
+ * only while a dataset needs them (iohist_want), as the appliance's dynamic statistics cost
+ * only while enabled; at start, and now and then while the helper is not there, it asks
+ * once whether the helper is there and can load its program, which is what decides whether
+ * the datasets are offered. Loop thread only. */
+#ifndef SPINDLE_IOHIST_H
+#define SPINDLE_IOHIST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "iolat/iolat.h"
+
+struct event_base;
+
+/* One device's completions of a second, both directions. */
+struct iohist_disk {
+	char name[32];
+	uint64_t lat[IOLAT_DIRS][IOLAT_LAT_BUCKETS];
+	uint64_t size[IOLAT_DIRS][IOLAT_SIZE_BUCKETS];
+	uint64_t off[IOLAT_DIRS][IOLAT_OFF_BUCKETS];
+	uint64_t untimed[IOLAT_DIRS];
+};
+
+/* path "" or NULL: no helper (the datasets are never offered). */
+int iohist_init(struct event_base *base, const char *path);
+void iohist_shutdown(void);
+
+/* Whether the helper answered, the last time it was asked, that its program is attached;
+ * if not, why (always set). */
+bool iohist_available(char *why, size_t len);
+/* A dataset needs the histograms (connect and stay connected) or none does any more. */
+void iohist_want(bool on);
+
+/* The second just ended: what the helper sent since the last call becomes what
+ * iohist_get answers. false when nothing is streaming (no values for that second). */
+bool iohist_take(void);
+/* A device's counts of the second taken last, or NULL when it had no completions. */
+const struct iohist_disk *iohist_get(const char *name);
+
+/* The keys of the buckets, as the datasets name them: latency "1024-1280" (ns), size
+ * "4096-8192" (bytes), offset "0-1" .. "63-64" (64ths of the device); the last latency
+ * and size buckets are open above ("68719476736+"). */
+const char *iohist_lat_key(unsigned idx);
+const char *iohist_size_key(unsigned idx);
+const char *iohist_off_key(unsigned idx);
+
+/* One line of the helper's stream, as the reader takes it (the fuzz harness and tests). 0,
+ * or -1 with why when the line breaks the protocol (the connection is then closed). */
+int iohist_feed_line(const char *line, char *why, size_t len);
+
+#endif

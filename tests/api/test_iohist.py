@@ -1,0 +1,241 @@
+# SPDX-License-Identifier: ISC
+"""The disks' I/O histograms (io.ops[latency], io.ops[size], io.ops[offset]) as spindled
+reads them from the eBPF helper's socket (--iolat-socket; server/iolat/helper.c says the
+protocol): here a scripted helper on a unix socket sends known counts every second, so
+every key and value is exact; the real helper on real I/O is tests/api/test_iolat_bpf.py.
+spindled asks the helper once whether it is there, offers the drilldowns only then,
+connects while a dataset needs them and leaves when none does."""
+import socket
+import threading
+import time
+
+import pytest
+
+from conftest import FakeProc, Server, expect, expect_fault
+
+AN = "/api/analytics/v1"
+HELLO = "spindle-iolat 1 latency=106 size=18 offset=64"
+
+# One second as the fake helper sends it: nvme0n1 reads and nvme1n1 writes, and a device
+# the collector does not count (it has no diskstats line), which must not show.
+SECOND = ["D nvme0n1 r L 20:5 21:7 S 5:12 O 0:3 10:9",
+          "D nvme1n1 w L 20:1 S 5:1 O 63:1 U 2",
+          "D sdz r L 1:100 S 1:100 O 1:100"]
+# what the datasets make of it (iolat.h: latency bucket 20 is [28672, 32768) ns, 21 is
+# [32768, 40960); size bucket 5 is [8192, 16384) bytes)
+WANT = {"io.ops[latency]": {None: 13, "28672-32768": 6, "32768-40960": 7},
+        "io.ops[size]": {None: 13, "8192-16384": 13},
+        "io.ops[offset]": {None: 13, "0-1": 3, "10-11": 9, "63-64": 1}}
+
+
+def lat_low(i):
+    """iolat.h's iolat_lat_low, to hold the keys to it."""
+    if i == 0:
+        return 0
+    if i >= 105:
+        return 1 << 36
+    g, k = (i - 1) >> 2, (i - 1) & 3
+    m = 10 + g
+    return (1 << m) + (k << (m - 2))
+
+
+class FakeHelper:
+    """A unix socket that answers each connection as spindle-iolat would: the hello, then
+    `status` ("ok 2", or "error ..."), then the scripted second every second until the
+    client goes. hello=None sends `garbage` instead."""
+
+    def __init__(self, path, status="ok 2", hello=HELLO, second=SECOND):
+        self.path, self.status, self.hello, self.second = str(path), status, hello, second
+        self.accepted = 0
+        self.open = 0
+        self.lock = threading.Lock()
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(self.path)
+        self.sock.listen(4)
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with self.lock:
+                self.accepted += 1
+                self.open += 1
+            threading.Thread(target=self.talk, args=(conn,), daemon=True).start()
+
+    def talk(self, conn):
+        try:
+            conn.sendall((self.hello + "\n" + self.status + "\n").encode())
+            if not self.status.startswith("ok"):
+                return
+            conn.settimeout(0.05)
+            while True:
+                # each second at its half, as the real helper
+                time.sleep(1.5 - time.time() % 1 if time.time() % 1 > 0.5
+                           else 0.5 - time.time() % 1)
+                try:
+                    if conn.recv(64) == b"":
+                        return  # the client went
+                except socket.timeout:
+                    pass
+                lines = [f"T {int(time.time() * 1000)} 1000", *self.second, "E"]
+                conn.sendall(("\n".join(lines) + "\n").encode())
+        except OSError:
+            return
+        finally:
+            conn.close()
+            with self.lock:
+                self.open -= 1
+
+    def wait_open(self, n, timeout=10):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.open == n:
+                return True
+            time.sleep(0.05)
+        return False
+
+    def close(self):
+        self.sock.close()
+
+
+def box(tmp, helper_path):
+    proc = FakeProc(tmp / "root", disks=2, nics=1, cpus=2, arc=False).start()
+    srv = Server(tmp / "state", "--proc-root", proc.root, "--iolat-socket", helper_path).start()
+    return proc, srv
+
+
+def dataset(admin, name):
+    for d in expect(admin.get(f"{AN}/datasets"), 200)["datasets"]:
+        if d["name"] == name:
+            return d
+    return None
+
+
+def create(admin, drilldown):
+    return admin.post(f"{AN}/datasets", json={"statistic": "io.ops", "drilldown": drilldown})
+
+
+def last_values(admin, name, want_seconds=3, timeout=15):
+    """The newest complete seconds of a dataset that have a value: {None: total, key: v}."""
+    path = f"{AN}/datasets/{name.replace('[', '%5B').replace(']', '%5D')}/data"
+    deadline = time.monotonic() + timeout
+    got = []
+    while time.monotonic() < deadline:
+        doc = expect(admin.get(path + "?start=-10"), 200)
+        data = doc["data"] if isinstance(doc["data"], list) else [doc["data"]]
+        got = [s for s in data if s and s["data"]["value"] is not None]
+        if len(got) >= want_seconds:
+            return [{None: s["data"]["value"], **{kv["key"]: kv["value"]
+                                                  for kv in s["data"]["data"]}}
+                    for s in got]
+        time.sleep(0.5)
+    pytest.fail(f"{name}: fewer than {want_seconds} seconds with values: {got}")
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("iohist")
+    helper = FakeHelper(tmp / "iolat.sock")
+    proc, srv = box(tmp, helper.path)
+    b = type("Box", (), {})()
+    b.srv, b.admin, b.helper = srv, srv.admin(), helper
+    yield b
+    srv.stop()
+    proc.stop()
+    helper.close()
+
+
+def test_the_helper_is_asked_once_and_left_while_no_dataset_needs_it(served):
+    # at start: one connection, closed once the helper said it is there
+    assert served.helper.wait_open(0)
+    assert served.helper.accepted == 1
+    d = dataset(served.admin, "io.ops[op]")
+    assert d["available_drilldowns"] == ["op", "disk", "latency", "size", "offset"]
+
+
+def test_histogram_datasets_hold_every_bucket_the_helper_sent(served):
+    for drill in ("latency", "size", "offset"):
+        body = expect(create(served.admin, drill), 201)
+        assert body["dataset"]["name"] == f"io.ops[{drill}]"
+    # one connection for all three, kept
+    assert served.helper.wait_open(1)
+    for name, want in WANT.items():
+        values = last_values(served.admin, name)
+        # the first second may be partial (the datasets came mid-second); the rest exact
+        assert values[-1] == want, name
+        assert values[-2] == want, name
+        # sparse: a bucket without operations has no key at all
+        d = dataset(served.admin, name)
+        assert d["keys"] == len(want) - 1, name
+    # the latency keys are the ranges of the layout iolat.h shares with the helper
+    values = last_values(served.admin, "io.ops[latency]")
+    for key in values[-1]:
+        if key is None:
+            continue
+        low, high = map(int, key.split("-"))
+        i = next(i for i in range(106) if lat_low(i) == low)
+        assert lat_low(i + 1) == high
+
+
+def test_suspending_the_last_dataset_leaves_the_helper(served):
+    names = list(WANT)
+    for name in names:
+        expect(served.admin.put(f"{AN}/datasets/{name.replace('[', '%5B').replace(']', '%5D')}",
+                                json={"suspended": True}), 200)
+    assert served.helper.wait_open(0)
+    expect(served.admin.put(f"{AN}/datasets/io.ops%5Bsize%5D", json={"suspended": False}), 200)
+    assert served.helper.wait_open(1)
+    assert last_values(served.admin, "io.ops[size]")[-1] == WANT["io.ops[size]"]
+    for name in names:
+        expect(served.admin.delete(f"{AN}/datasets/{name.replace('[', '%5B').replace(']', '%5D')}"),
+               204)
+    assert served.helper.wait_open(0)
+
+
+def test_a_helper_that_cannot_load_its_program_offers_nothing(tmp_path):
+    reason = "the kernel refused the BPF program (Operation not permitted)"
+    helper = FakeHelper(tmp_path / "iolat.sock", status=f"error {reason}")
+    proc, srv = box(tmp_path, helper.path)
+    try:
+        admin = srv.admin()
+        assert helper.wait_open(0) and helper.accepted == 1
+        assert dataset(admin, "io.ops[op]")["available_drilldowns"] == ["op", "disk"]
+        expect_fault(create(admin, "latency"), 400, details=reason)
+        fault = create(admin, "latency").json()["fault"]
+        assert "spindle-iolat.socket" in fault["details"], fault
+        assert dataset(admin, "io.ops[latency]") is None
+    finally:
+        srv.stop()
+        proc.stop()
+        helper.close()
+
+
+def test_no_helper_offers_nothing_and_says_where_it_looked(tmp_path):
+    path = tmp_path / "absent.sock"
+    proc, srv = box(tmp_path, path)
+    try:
+        admin = srv.admin()
+        assert dataset(admin, "io.ops[disk]")["available_drilldowns"] == ["op", "disk"]
+        expect_fault(create(admin, "size"), 400, details=f"no spindle-iolat at {path}")
+        # the others are there as before
+        expect(create(admin, "op"), 409)
+    finally:
+        srv.stop()
+        proc.stop()
+
+
+def test_a_helper_of_another_protocol_is_not_believed(tmp_path):
+    helper = FakeHelper(tmp_path / "iolat.sock", hello="spindle-iolat 2 latency=200 size=18 "
+                        "offset=64")
+    proc, srv = box(tmp_path, helper.path)
+    try:
+        admin = srv.admin()
+        assert helper.wait_open(0)
+        expect_fault(create(admin, "offset"), 400, details="another protocol")
+    finally:
+        srv.stop()
+        proc.stop()
+        helper.close()
