@@ -197,6 +197,12 @@ static int disk_line(const char *line, char *why, size_t len)
 	return 0;
 }
 
+static int helper_error(const char *reason, char *why, size_t len)
+{
+	snprintf(why, len, "%.200s", *reason ? reason : "it gave up and said no more");
+	return 1;
+}
+
 /* 0; 1 when the helper said it cannot serve (why holds its reason); -1 on a broken
  * protocol. */
 static int feed(const char *line, char *why, size_t len)
@@ -218,20 +224,16 @@ static int feed(const char *line, char *why, size_t len)
 			io.why[0] = '\0';
 			return 0;
 		}
-		if (strncmp(line, "error ", 6) == 0) {
-			snprintf(why, len, "%.200s", line + 6);
-			return 1;
-		}
+		if (strncmp(line, "error ", 6) == 0)
+			return helper_error(line + 6, why, len);
 		return bad(why, len, "neither ok nor error", line);
 	case P_IDLE:
 		if (line[0] == 'T' && line[1] == ' ') {
 			io.phase = P_SECOND;
 			return 0;
 		}
-		if (strncmp(line, "error ", 6) == 0) {
-			snprintf(why, len, "%.200s", line + 6);
-			return 1;
-		}
+		if (strncmp(line, "error ", 6) == 0)
+			return helper_error(line + 6, why, len);
 		return bad(why, len, "something else than a second's start", line);
 	case P_SECOND:
 		if (strcmp(line, "E") == 0) {
@@ -248,7 +250,7 @@ static int feed(const char *line, char *why, size_t len)
 
 int iohist_feed_line(const char *line, char *why, size_t len)
 {
-	return feed(line, why, len) < 0 ? -1 : 0;
+	return feed(line, why, len);
 }
 
 /* --- the connection */

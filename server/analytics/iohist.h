@@ -48,8 +48,9 @@ const char *iohist_lat_key(unsigned idx);
 const char *iohist_size_key(unsigned idx);
 const char *iohist_off_key(unsigned idx);
 
-/* One line of the helper's stream, as the reader takes it (the fuzz harness and tests). 0,
- * or -1 with why when the line breaks the protocol (the connection is then closed). */
+/* One line of the helper's stream, as the reader takes it (the fuzz harness and tests). 0;
+ * 1 with the helper's reason in why when it says it cannot serve; -1 with why when the
+ * line breaks the protocol. The connection is closed on either. */
 int iohist_feed_line(const char *line, char *why, size_t len);
 
 #endif

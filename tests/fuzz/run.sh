@@ -4,7 +4,7 @@
 # seed corpus, under ASan and UBSan; fails on the first crash, leak, hang, memory blow-up
 # or broken promise, and names the input that did it.
 #   tests/fuzz/run.sh BUILDDIR [NAME...]     NAME: body router token jobline procfs sysfs spec
-#                                            env fioimport storage
+#                                            env fioimport storage iohist
 # FUZZ_SECONDS (default 20) bounds each harness. The seeds in tests/fuzz/corpus/NAME are
 # only read: what a run learns goes to BUILDDIR/fuzz-work/NAME, and is read again by the
 # next run; a crashing input is saved as BUILDDIR/fuzz-work/crash-NAME-*.
@@ -13,7 +13,7 @@ src=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:?usage: tests/fuzz/run.sh BUILDDIR [NAME...]}" && pwd)
 shift
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(body router token jobline procfs sysfs spec env fioimport storage)
+[ ${#names[@]} -gt 0 ] || names=(body router token jobline procfs sysfs spec env fioimport storage iohist)
 seconds=${FUZZ_SECONDS:-20}
 work=$build/fuzz-work
 mkdir -p "$work"
