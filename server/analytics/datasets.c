@@ -103,18 +103,33 @@ static void x_io_ops(const struct box_sample *s, int drill, struct emit *e)
 		io_hists(s, drill, e);
 		return;
 	}
-	double r = 0, w = 0;
+	/* every operation the disks completed: discards and flushes, which the kernel counts
+	 * apart, as well, each a key of its own where it counts them */
+	double r = 0, w = 0, dis = 0, fl = 0;
+	bool have_dis = false, have_fl = false;
 	for (int i = 0; i < s->ndisks; i++) {
-		r += s->disks[i].reads_per_s;
-		w += s->disks[i].writes_per_s;
+		const struct disk_sample *d = &s->disks[i];
+		r += d->reads_per_s;
+		w += d->writes_per_s;
+		dis += d->discards_per_s;
+		fl += d->flushes_per_s;
+		have_dis |= d->have_discards;
+		have_fl |= d->have_flushes;
 	}
-	put(e, NULL, r + w);
+	put(e, NULL, r + w + dis + fl);
 	if (drill == 0) {
 		put(e, "read", r);
 		put(e, "write", w);
+		if (have_dis)
+			put(e, "discard", dis);
+		if (have_fl)
+			put(e, "flush", fl);
 	}
-	for (int i = 0; drill == 1 && i < s->ndisks; i++)
-		put(e, s->disks[i].name, s->disks[i].reads_per_s + s->disks[i].writes_per_s);
+	for (int i = 0; drill == 1 && i < s->ndisks; i++) {
+		const struct disk_sample *d = &s->disks[i];
+		put(e, d->name,
+		    d->reads_per_s + d->writes_per_s + d->discards_per_s + d->flushes_per_s);
+	}
 }
 
 static void x_io_bytes(const struct box_sample *s, int drill, struct emit *e)
@@ -470,8 +485,9 @@ static const struct statistic statistics[] = {
      x_cpu},
     {"io.ops",
      "Disk",
-     "Disk: I/O operations per second completed, by reads and writes or by disk (partitions, "
-     "loop, ram and zram devices left out unless configured); where the eBPF helper runs "
+     "Disk: I/O operations per second completed, by type of operation (read, write, and "
+     "where the kernel counts them apart, discard and flush) or by disk (partitions, loop, "
+     "ram and zram devices left out unless configured); where the eBPF helper runs "
      "(spindle-iolat), also as heat maps of the operations completed each second by latency "
      "(keys: ranges of nanoseconds from the request's start to its completion, \"1024-1280\", "
      "4 to a power of two), by size (ranges of bytes, a power of two each) and by offset "

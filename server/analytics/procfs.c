@@ -243,7 +243,7 @@ int procfs_parse_diskstats(const char *text, struct procfs_snapshot *s)
 {
 	s->ndisks = 0;
 	for (const char *l = text; *l; l = next_line(l)) {
-		uint64_t majmin[2], v[11];
+		uint64_t majmin[2], v[11], x[6];
 		char name[PROCFS_NAME_MAX];
 		const char *p = parse_u64s(l, majmin, 2);
 		if (p)
@@ -271,6 +271,15 @@ int procfs_parse_diskstats(const char *text, struct procfs_snapshot *s)
 		d->in_flight = v[8];
 		d->io_ms = v[9];
 		d->weighted_ms = v[10];
+		/* discards merged sectors ms, then flushes ms, where the kernel has them */
+		const char *q = parse_u64s(p, x, 4);
+		d->have_discards = q != NULL;
+		d->have_flushes = q && parse_u64s(q, x + 4, 2);
+		d->discards = d->have_discards ? x[0] : 0;
+		d->discard_sectors = d->have_discards ? x[2] : 0;
+		d->discard_ms = d->have_discards ? x[3] : 0;
+		d->flushes = d->have_flushes ? x[4] : 0;
+		d->flush_ms = d->have_flushes ? x[5] : 0;
 	}
 	return 0;
 }
@@ -743,6 +752,22 @@ static void rates_disks(const struct procfs_snapshot *prev, const struct procfs_
 		d->read_merges = c->read_merges;
 		d->write_merges = c->write_merges;
 		d->weighted_ms = c->weighted_ms;
+		d->have_discards = p->have_discards && c->have_discards;
+		d->have_flushes = p->have_flushes && c->have_flushes;
+		d->discards_per_s =
+		    d->have_discards ? (double)procfs_counter_delta(p->discards, c->discards) / secs
+		                     : 0;
+		d->discard_bytes_per_s =
+		    d->have_discards
+		        ? (double)procfs_counter_delta(p->discard_sectors, c->discard_sectors) *
+		              512 / secs
+		        : 0;
+		d->flushes_per_s = d->have_flushes
+		                       ? (double)procfs_counter_delta(p->flushes, c->flushes) / secs
+		                       : 0;
+		d->discards = c->discards;
+		d->discard_bytes = c->discard_sectors * 512;
+		d->flushes = c->flushes;
 	}
 	out->ndisks = n;
 }

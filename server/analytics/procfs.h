@@ -30,6 +30,10 @@ struct procfs_disk {
 	uint64_t writes, write_sectors, write_ms;
 	uint64_t in_flight, io_ms, weighted_ms;
 	uint64_t read_merges, write_merges;
+	/* Linux 4.18 and later count discards apart (fields 15-18), 5.5 and later flushes
+	 * (19-20); false where the line stops before them */
+	bool have_discards, have_flushes;
+	uint64_t discards, discard_sectors, discard_ms, flushes, flush_ms;
 };
 
 struct procfs_nic {

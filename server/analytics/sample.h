@@ -54,6 +54,11 @@ struct disk_sample {
 	double read_latency_ms, write_latency_ms; /* mean per op, 0 without ops */
 	double busy_pct;                          /* io_ticks share of the interval */
 	double queue;                             /* mean requests in flight (weighted ms / ms) */
+	/* Discards and flushes, which the kernel counts apart from reads and writes (4.18 and
+	 * 5.5 on): per second, and whether it counts them */
+	bool have_discards, have_flushes;
+	double discards_per_s, discard_bytes_per_s, flushes_per_s;
+	uint64_t discards, discard_bytes, flushes; /* raw cumulative */
 	/* raw cumulative counters, for /metrics */
 	uint64_t reads, writes, read_bytes, write_bytes, read_ms, write_ms, io_ms;
 	uint64_t in_flight;

@@ -88,6 +88,14 @@ static const struct dev_metric disk_metrics[] = {
      "Time the device had I/O in flight (busy time).", offsetof(struct disk_sample, io_ms), 1000},
     {"spindle_disk_io_now", "gauge", "Requests in flight at the sample.",
      offsetof(struct disk_sample, in_flight), 1},
+    {"spindle_disk_discards_completed_total", "counter",
+     "Discards completed (0 where the kernel does not count them, before Linux 4.18).",
+     offsetof(struct disk_sample, discards), 1},
+    {"spindle_disk_discarded_bytes_total", "counter", "Bytes discarded.",
+     offsetof(struct disk_sample, discard_bytes), 1},
+    {"spindle_disk_flush_requests_total", "counter",
+     "Flushes completed (0 where the kernel does not count them, before Linux 5.5).",
+     offsetof(struct disk_sample, flushes), 1},
 };
 
 static const struct dev_metric nic_metrics[] = {

@@ -81,9 +81,12 @@ class Proc:
         cpu = " ".join(str(x) for x in s["cpu"])
         cpu3 = "".join(f"cpu3 {' '.join(str(x) for x in s['cpu3'])} 0 0\n" if "cpu3" in s else "")
         self._write("stat", f"cpu  {cpu} 0 0\ncpu0 {cpu} 0 0\n{cpu3}btime 1700000000\n")
+        # as Linux 5.5 and later write it: discards (15-18) and flushes (19-20) after the
+        # eleven fields of old
         self._write("diskstats", "".join(
             f"   8 {i} {name} {d[0]} 0 {d[1]} {d[2]} {d[3]} 0 {d[4]} {d[5]} {d[6]} {d[7]} "
-            f"{d[8]} 0 0 0 0\n" for i, (name, d) in enumerate(s["disks"].items())))
+            f"{d[8]} {(d + [0, 0, 0])[9]} 0 {(d + [0, 0, 0])[10]} 0 {(d + [0, 0, 0])[11]} 0\n"
+            for i, (name, d) in enumerate(s["disks"].items())))
         self._write("net/dev", "Inter-|   Receive |  Transmit\n face |bytes packets\n"
                     "    lo: 9 9 0 0 0 0 0 0 9 9 0 0 0 0 0 0\n" + "".join(
                         f"  {n}: {rx} 1 0 0 0 0 0 0 {tx} 1 0 0 0 0 0 0\n"
@@ -110,12 +113,13 @@ class Proc:
 def snapshot(k):
     """The k-th snapshot. Per second: cpu user +30 system +10 idle +50 iowait +10 (of 100);
     sda 100 reads of 2048 sectors in 50 ms, 50 writes of 1024 sectors in 100 ms, busy
-    250 ms, weighted 1500 ms; sdb 20 reads (sectors wrapping 2^64) and busy ms wrapping
-    2^32; sdc from k=2 on; eth0 +100 KiB in, +50 KiB out; memory fixed; cpu pressure
-    +250 ms; ARC in k=3 and 4 only (+900 hits, +50 misses, +50 iohits)."""
+    250 ms, weighted 1500 ms, 5 discards of 800 sectors and 3 flushes; sdb 20 reads
+    (sectors wrapping 2^64) and busy ms wrapping 2^32; sdc from k=2 on; eth0 +100 KiB in,
+    +50 KiB out; memory fixed; cpu pressure +250 ms; ARC in k=3 and 4 only (+900 hits, +50 misses, +50 iohits)."""
     disks = {
         "sda": [1000 + 100 * k, 20000 + 2048 * k, 500 + 50 * k, 500 + 50 * k,
-                10000 + 1024 * k, 1000 + 100 * k, 1, 7000 + 250 * k, 9000 + 1500 * k],
+                10000 + 1024 * k, 1000 + 100 * k, 1, 7000 + 250 * k, 9000 + 1500 * k,
+                5 * k, 800 * k, 3 * k],
         "sda1": [1, 1, 1, 1, 1, 1, 0, 1, 1],
         "sdb": [10 + 20 * k, (2 ** 64 - 512 + 1024 * k) % 2 ** 64, 100 + 40 * k, 0, 0, 0, 0,
                 (2 ** 32 - 296 + 496 * k) % 2 ** 32, 0],
@@ -159,14 +163,14 @@ def snapshot(k):
 
 # What every dataset must say for the second starting at m + k (snapshot k minus k - 1).
 def expected(k):
-    ops = {"sda": 150, "sdb": 20}
+    ops = {"sda": 158, "sdb": 20}  # sda: 100 reads, 50 writes, 5 discards, 3 flushes
     if k >= 3:
         ops["sdc"] = 10
     want = {
         "cpu.utilization[mode]": {None: 50, "user": 30, "nice": 0, "system": 10, "iowait": 10,
                                   "irq": 0, "softirq": 0, "steal": 0, "idle": 50},
         "io.ops[op]": {None: sum(ops.values()), "read": 120 + (10 if k >= 3 else 0),
-                       "write": 50},
+                       "write": 50, "discard": 5, "flush": 3},
         "io.ops[disk]": {None: sum(ops.values()), **ops},
         "io.bytes[op]": {None: 1048576 + 524288 + 524288 + (40960 if k >= 3 else 0),
                          "read": 1048576 + 524288 + (40960 if k >= 3 else 0),

@@ -151,6 +151,9 @@ def test_counters_are_the_raw_values(spawn, tmp_path):
         assert m["spindle_disk_write_time_seconds_total"][dev] == v("write_ms") / 1000
         assert m["spindle_disk_io_time_seconds_total"][dev] == v("io_ms") / 1000
         assert m["spindle_disk_io_now"][dev] == 7
+        # a line of eleven fields, as before Linux 4.18: no discards or flushes counted
+        assert m["spindle_disk_discards_completed_total"][dev] == 0
+        assert m["spindle_disk_flush_requests_total"][dev] == 0
     assert len(m["spindle_disk_reads_completed_total"]) == 3
     assert set(m["spindle_network_receive_bytes_total"]) == {'{device="eth0"}',
                                                               '{device="eth1"}'}   # no lo
