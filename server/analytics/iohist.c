@@ -52,28 +52,25 @@ static struct {
 
 /* --- bucket keys */
 
+/* "low-high", or "low+" for the last bucket, which is open above. */
+static void range_key(char *buf, size_t len, uint64_t low, uint64_t high, bool last)
+{
+	if (last)
+		snprintf(buf, len, "%llu+", (unsigned long long)low);
+	else
+		snprintf(buf, len, "%llu-%llu", (unsigned long long)low, (unsigned long long)high);
+}
+
 static void make_keys(void)
 {
-	for (unsigned i = 0; i < IOLAT_LAT_BUCKETS; i++) {
-		if (i == IOLAT_LAT_BUCKETS - 1)
-			snprintf(io.lat_keys[i], sizeof(io.lat_keys[i]), "%llu+",
-			         (unsigned long long)iolat_lat_low(i));
-		else
-			snprintf(io.lat_keys[i], sizeof(io.lat_keys[i]), "%llu-%llu",
-			         (unsigned long long)iolat_lat_low(i),
-			         (unsigned long long)iolat_lat_low(i + 1));
-	}
-	for (unsigned i = 0; i < IOLAT_SIZE_BUCKETS; i++) {
-		if (i == IOLAT_SIZE_BUCKETS - 1)
-			snprintf(io.size_keys[i], sizeof(io.size_keys[i]), "%llu+",
-			         (unsigned long long)iolat_size_low(i));
-		else
-			snprintf(io.size_keys[i], sizeof(io.size_keys[i]), "%llu-%llu",
-			         (unsigned long long)iolat_size_low(i),
-			         (unsigned long long)iolat_size_low(i + 1));
-	}
+	for (unsigned i = 0; i < IOLAT_LAT_BUCKETS; i++)
+		range_key(io.lat_keys[i], sizeof(io.lat_keys[i]), iolat_lat_low(i),
+		          iolat_lat_low(i + 1), i == IOLAT_LAT_BUCKETS - 1);
+	for (unsigned i = 0; i < IOLAT_SIZE_BUCKETS; i++)
+		range_key(io.size_keys[i], sizeof(io.size_keys[i]), iolat_size_low(i),
+		          iolat_size_low(i + 1), i == IOLAT_SIZE_BUCKETS - 1);
 	for (unsigned i = 0; i < IOLAT_OFF_BUCKETS; i++)
-		snprintf(io.off_keys[i], sizeof(io.off_keys[i]), "%u-%u", i, i + 1);
+		range_key(io.off_keys[i], sizeof(io.off_keys[i]), i, i + 1, false);
 }
 
 const char *iohist_lat_key(unsigned idx)

@@ -12,6 +12,7 @@ import time
 import pytest
 
 from conftest import FakeProc, Server, expect, expect_fault
+from fixtures.iolat import LAT_BUCKETS, lat_low
 
 AN = "/api/analytics/v1"
 HELLO = "spindle-iolat 1 latency=106 size=18 offset=64"
@@ -26,17 +27,6 @@ SECOND = ["D nvme0n1 r L 20:5 21:7 S 5:12 O 0:3 10:9",
 WANT = {"io.ops[latency]": {None: 13, "28672-32768": 6, "32768-40960": 7},
         "io.ops[size]": {None: 13, "8192-16384": 13},
         "io.ops[offset]": {None: 13, "0-1": 3, "10-11": 9, "63-64": 1}}
-
-
-def lat_low(i):
-    """iolat.h's iolat_lat_low, to hold the keys to it."""
-    if i == 0:
-        return 0
-    if i >= 105:
-        return 1 << 36
-    g, k = (i - 1) >> 2, (i - 1) & 3
-    m = 10 + g
-    return (1 << m) + (k << (m - 2))
 
 
 class FakeHelper:
@@ -176,7 +166,7 @@ def test_histogram_datasets_hold_every_bucket_the_helper_sent(served):
         if key is None:
             continue
         low, high = map(int, key.split("-"))
-        i = next(i for i in range(106) if lat_low(i) == low)
+        i = next(i for i in range(LAT_BUCKETS) if lat_low(i) == low)
         assert lat_low(i + 1) == high
 
 

@@ -23,25 +23,10 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, Server, expect
+from fixtures.iolat import lat_index, lat_low
 
 AN = "/api/analytics/v1"
 HELPER = os.environ.get("SPINDLE_IOLAT", str(REPO / "server" / "iolat" / "spindle-iolat"))
-LAT = 106
-
-
-def lat_low(i):
-    """iolat.h's iolat_lat_low."""
-    if i == 0:
-        return 0
-    if i >= LAT - 1:
-        return 1 << 36
-    g, k = (i - 1) >> 2, (i - 1) & 3
-    m = 10 + g
-    return (1 << m) + (k << (m - 2))
-
-
-def lat_index(ns):
-    return max(i for i in range(LAT) if lat_low(i) <= ns)
 
 
 class HelperSocket:
