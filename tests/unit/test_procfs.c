@@ -194,6 +194,18 @@ static void test_parsers(void)
 	is_str(s.disks[2].name, "sdb", "names");
 	is_int(s.disks[2].read_sectors, 18446744073709551104u, "64-bit sectors");
 	is_int(s.disks[0].weighted_ms, 9000, "weighted time is the 11th number");
+	ok(s.disks[0].have_discards && s.disks[0].have_flushes, "discards and flushes are there");
+	ok(procfs_parse_diskstats("   8 0 sda 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17\n", &s) ==
+	           0 &&
+	       s.disks[0].discards == 12 && s.disks[0].discard_sectors == 14 &&
+	       s.disks[0].discard_ms == 15 && s.disks[0].flushes == 16 && s.disks[0].flush_ms == 17,
+	   "discards (fields 15-18) and flushes (19-20) are read");
+	ok(procfs_parse_diskstats("   8 0 sda 1 2 3 4 5 6 7 8 9 10 11\n", &s) == 0 &&
+	       !s.disks[0].have_discards && !s.disks[0].have_flushes && s.disks[0].discards == 0,
+	   "a line of eleven fields (before Linux 4.18) has neither");
+	ok(procfs_parse_diskstats("   8 0 sda 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15\n", &s) == 0 &&
+	       s.disks[0].have_discards && !s.disks[0].have_flushes,
+	   "fifteen (4.18 to 5.4): discards only");
 	ok(procfs_parse_diskstats("   8 0 sda 1 2\n", &s) < 0, "a short line is refused");
 	ok(procfs_parse_diskstats("", &s) == 0 && s.ndisks == 0, "no devices at all");
 
@@ -481,7 +493,9 @@ static void test_pipeline(void)
 	/* The sample ending at T+1 is the second starting at T. */
 	CHECK("cpu.utilization[mode]", T, {NULL, 50}, {"user", 25}, {"nice", 5}, {"system", 10},
 	      {"iowait", 5}, {"irq", 2.5}, {"softirq", 1.5}, {"steal", 1}, {"idle", 50});
-	CHECK("io.ops[op]", T, {NULL, 185}, {"read", 130}, {"write", 55});
+	/* the lines have the discard and flush fields (none counted): keys of 0 */
+	CHECK("io.ops[op]", T, {NULL, 185}, {"read", 130}, {"write", 55}, {"discard", 0},
+	      {"flush", 0});
 	CHECK("io.ops[disk]", T, {NULL, 185}, {"sda", 150}, {"sdb", 20}, {"nvme0n1", 15});
 	CHECK("io.bytes[op]", T, {NULL, 1048576 + 524288 + 40960 + 524288 + 20480},
 	      {"read", 1048576 + 524288 + 40960}, {"write", 524288 + 20480});
