@@ -35,7 +35,7 @@ def includes(path):
 # the composition root, sit above them all; the worker is a program of its own whose spec
 # and histograms bench/ shares, so it sits just above base/.
 WINGS = ["root", "api", "status", "bench", "analytics", "inventory", "net", "hardware", "access",
-         "db", "worker", "base"]
+         "db", "worker", "iolat", "base"]
 
 
 def wing_of(rel):

@@ -194,13 +194,21 @@ def test_the_histograms_count_what_fio_and_the_kernel_count(box):
                           "--time_based", "--output-format=json"],
                          check=True, capture_output=True, text=True, timeout=60)
     reads1, ms1 = kernel_reads(box.name)
+    end = time.time()
     job = json.loads(run.stdout)["jobs"][0]["read"]
     ios = job["total_ios"]
     assert ios > 1000, job
-    time.sleep(3)  # the last seconds through the helper and the collector
-    seconds = int(time.time()) - start - 1
-
-    total, lat = window(box.admin, "io.ops[latency]", start, seconds)
+    # The last seconds come through the helper (each half second) and the collector's next
+    # tick: on a busy machine a little later. Read until two idle seconds have followed
+    # fio's end and the window's total has stopped moving.
+    deadline, last = time.monotonic() + 30, None
+    while True:
+        time.sleep(1)
+        seconds = int(time.time()) - start - 1
+        total, lat = window(box.admin, "io.ops[latency]", start, seconds)
+        if (total == last and time.time() - end >= 3) or time.monotonic() > deadline:
+            break
+        last = total
     # exactly what fio did, and exactly what the kernel counted on the device meanwhile
     assert total == ios, (total, ios, lat)
     assert reads1 - reads0 == ios
