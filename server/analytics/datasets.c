@@ -57,7 +57,9 @@ static void x_cpu(const struct box_sample *s, int drill, struct emit *e)
 	}
 }
 
-enum { DRILL_LATENCY = 2, DRILL_SIZE, DRILL_OFFSET }; /* io.ops's, from the eBPF helper */
+/* io.ops's drilldowns from the eBPF helper: latency, size, offset, in enum iohist_kind's
+ * order from here. */
+enum { DRILL_LATENCY = 2 };
 
 /* io.ops[latency], io.ops[size], io.ops[offset]: the completions of the second by bucket,
  * summed over the disks io.ops counts (both directions), a key for each bucket with any;
@@ -66,19 +68,13 @@ static void io_hists(const struct box_sample *s, int drill, struct emit *e)
 {
 	if (!s->have_iohist)
 		return;
-	uint64_t sum[IOLAT_OFF_BUCKETS > IOLAT_LAT_BUCKETS ? IOLAT_OFF_BUCKETS : IOLAT_LAT_BUCKETS];
-	unsigned n = drill == DRILL_LATENCY ? IOLAT_LAT_BUCKETS
-	             : drill == DRILL_SIZE  ? IOLAT_SIZE_BUCKETS
-	                                    : IOLAT_OFF_BUCKETS;
-	memset(sum, 0, sizeof(sum));
+	enum iohist_kind k = (enum iohist_kind)(drill - DRILL_LATENCY);
+	unsigned n = iohist_buckets(k);
+	uint64_t sum[IOHIST_MAX_BUCKETS] = {0};
 	for (int i = 0; i < s->ndisks; i++) {
 		const struct iohist_disk *h = iohist_get(s->disks[i].name);
-		if (!h)
-			continue;
-		for (int dir = 0; dir < IOLAT_DIRS; dir++) {
-			const uint64_t *c = drill == DRILL_LATENCY ? h->lat[dir]
-			                    : drill == DRILL_SIZE  ? h->size[dir]
-			                                           : h->off[dir];
+		for (int dir = 0; h && dir < IOLAT_DIRS; dir++) {
+			const uint64_t *c = iohist_counts(h, k, dir);
 			for (unsigned b = 0; b < n; b++)
 				sum[b] += c[b];
 		}
@@ -87,14 +83,9 @@ static void io_hists(const struct box_sample *s, int drill, struct emit *e)
 	for (unsigned b = 0; b < n; b++)
 		all += sum[b];
 	put(e, NULL, (double)all);
-	for (unsigned b = 0; b < n; b++) {
-		if (!sum[b])
-			continue;
-		const char *key = drill == DRILL_LATENCY ? iohist_lat_key(b)
-		                  : drill == DRILL_SIZE  ? iohist_size_key(b)
-		                                         : iohist_off_key(b);
-		put(e, key, (double)sum[b]);
-	}
+	for (unsigned b = 0; b < n; b++)
+		if (sum[b])
+			put(e, iohist_key(k, b), (double)sum[b]);
 }
 
 static void x_io_ops(const struct box_sample *s, int drill, struct emit *e)

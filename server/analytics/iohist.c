@@ -42,13 +42,20 @@ static struct {
 	bool want, available, streaming, asked;
 	char why[WHY_LEN];
 	int backoff;
-	uint64_t seconds; /* complete seconds received on this connection */
 	struct hmap disks;
 	struct disk **pend, **took; /* the disks with pending counts, those taken last */
 	size_t npend, pend_cap, ntook, took_cap;
-	char lat_keys[IOLAT_LAT_BUCKETS][32], size_keys[IOLAT_SIZE_BUCKETS][32],
-	    off_keys[IOLAT_OFF_BUCKETS][8];
+	char keys[IOHIST_KINDS][IOHIST_MAX_BUCKETS][32];
 } io;
+
+_Static_assert(IOLAT_SIZE_BUCKETS <= IOHIST_MAX_BUCKETS && IOLAT_OFF_BUCKETS <= IOHIST_MAX_BUCKETS,
+               "IOHIST_MAX_BUCKETS holds every kind's buckets");
+
+static const unsigned nbuckets[IOHIST_KINDS] = {
+    [IOHIST_LATENCY] = IOLAT_LAT_BUCKETS,
+    [IOHIST_SIZE] = IOLAT_SIZE_BUCKETS,
+    [IOHIST_OFFSET] = IOLAT_OFF_BUCKETS,
+};
 
 /* --- bucket keys */
 
@@ -64,28 +71,33 @@ static void range_key(char *buf, size_t len, uint64_t low, uint64_t high, bool l
 static void make_keys(void)
 {
 	for (unsigned i = 0; i < IOLAT_LAT_BUCKETS; i++)
-		range_key(io.lat_keys[i], sizeof(io.lat_keys[i]), iolat_lat_low(i),
+		range_key(io.keys[IOHIST_LATENCY][i], sizeof(io.keys[0][0]), iolat_lat_low(i),
 		          iolat_lat_low(i + 1), i == IOLAT_LAT_BUCKETS - 1);
 	for (unsigned i = 0; i < IOLAT_SIZE_BUCKETS; i++)
-		range_key(io.size_keys[i], sizeof(io.size_keys[i]), iolat_size_low(i),
+		range_key(io.keys[IOHIST_SIZE][i], sizeof(io.keys[0][0]), iolat_size_low(i),
 		          iolat_size_low(i + 1), i == IOLAT_SIZE_BUCKETS - 1);
 	for (unsigned i = 0; i < IOLAT_OFF_BUCKETS; i++)
-		range_key(io.off_keys[i], sizeof(io.off_keys[i]), i, i + 1, false);
+		range_key(io.keys[IOHIST_OFFSET][i], sizeof(io.keys[0][0]), i, i + 1, false);
 }
 
-const char *iohist_lat_key(unsigned idx)
+unsigned iohist_buckets(enum iohist_kind k)
 {
-	return idx < IOLAT_LAT_BUCKETS ? io.lat_keys[idx] : NULL;
+	return nbuckets[k];
 }
 
-const char *iohist_size_key(unsigned idx)
+static uint64_t *counts(struct iohist_disk *d, enum iohist_kind k, int dir)
 {
-	return idx < IOLAT_SIZE_BUCKETS ? io.size_keys[idx] : NULL;
+	return k == IOHIST_LATENCY ? d->lat[dir] : k == IOHIST_SIZE ? d->size[dir] : d->off[dir];
 }
 
-const char *iohist_off_key(unsigned idx)
+const uint64_t *iohist_counts(const struct iohist_disk *d, enum iohist_kind k, int dir)
 {
-	return idx < IOLAT_OFF_BUCKETS ? io.off_keys[idx] : NULL;
+	return counts((struct iohist_disk *)d, k, dir);
+}
+
+const char *iohist_key(enum iohist_kind k, unsigned idx)
+{
+	return idx < nbuckets[k] ? io.keys[k][idx] : NULL;
 }
 
 /* --- the stream */
@@ -154,16 +166,15 @@ static int disk_line(const char *line, char *why, size_t len)
 	while (*q) {
 		if (*q != ' ' || !q[1] || (q[2] != ' ' && q[2] != '\0'))
 			return bad(why, len, "a malformed device line", line);
+		static const char tags[] = "LSO"; /* the kinds', in enum iohist_kind's order */
+		const char *kind = strchr(tags, q[1]);
 		char tag = q[1];
 		q += 2;
 		int rc;
-		if (tag == 'L')
-			rc = buckets(&q, one.lat[dir], IOLAT_LAT_BUCKETS);
-		else if (tag == 'S')
-			rc = buckets(&q, one.size[dir], IOLAT_SIZE_BUCKETS);
-		else if (tag == 'O')
-			rc = buckets(&q, one.off[dir], IOLAT_OFF_BUCKETS);
-		else if (tag == 'U') {
+		if (kind) {
+			enum iohist_kind k = (enum iohist_kind)(kind - tags);
+			rc = buckets(&q, counts(&one, k, dir), nbuckets[k]);
+		} else if (tag == 'U') {
 			char *end;
 			errno = 0;
 			unsigned long long c = q[0] == ' ' && q[1] >= '0' && q[1] <= '9'
@@ -179,12 +190,12 @@ static int disk_line(const char *line, char *why, size_t len)
 	}
 	struct disk *d = disk_get(name);
 	struct iohist_disk *to = &d->buf[d->cur];
-	for (unsigned i = 0; i < IOLAT_LAT_BUCKETS; i++)
-		to->lat[dir][i] += one.lat[dir][i];
-	for (unsigned i = 0; i < IOLAT_SIZE_BUCKETS; i++)
-		to->size[dir][i] += one.size[dir][i];
-	for (unsigned i = 0; i < IOLAT_OFF_BUCKETS; i++)
-		to->off[dir][i] += one.off[dir][i];
+	for (int k = 0; k < IOHIST_KINDS; k++) {
+		uint64_t *dst = counts(to, (enum iohist_kind)k, dir);
+		const uint64_t *src = counts(&one, (enum iohist_kind)k, dir);
+		for (unsigned i = 0; i < nbuckets[k]; i++)
+			dst[i] += src[i];
+	}
 	to->untimed[dir] += one.untimed[dir];
 	if (!d->pending) {
 		d->pending = true;
@@ -235,7 +246,6 @@ static int feed(const char *line, char *why, size_t len)
 	case P_SECOND:
 		if (strcmp(line, "E") == 0) {
 			io.phase = P_IDLE;
-			io.seconds++;
 			return 0;
 		}
 		if (line[0] == 'D' && line[1] == ' ')
@@ -291,9 +301,11 @@ static void on_read(struct bufferevent *bev, void *arg)
 	while ((line = evbuffer_readln(in, &n, EVBUFFER_EOL_LF))) {
 		char why[WHY_LEN];
 		enum phase before = io.phase;
-		int rc = strlen(line) == n ? feed(line, why, sizeof(why)) : -1;
-		if (rc < 0 && strlen(line) != n)
-			snprintf(why, sizeof(why), "the helper sent a NUL byte");
+		int rc;
+		if (strlen(line) != n)
+			rc = -1, snprintf(why, sizeof(why), "the helper sent a NUL byte");
+		else
+			rc = feed(line, why, sizeof(why));
 		free(line);
 		if (rc != 0) {
 			char msg[WHY_LEN + 64];
@@ -308,7 +320,6 @@ static void on_read(struct bufferevent *bev, void *arg)
 				return;
 			}
 			io.streaming = true;
-			io.seconds = 0;
 			log_info("iohist: the disks' I/O histograms are streaming from %s",
 			         io.path);
 		}

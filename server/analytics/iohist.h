@@ -41,12 +41,18 @@ bool iohist_take(void);
 /* A device's counts of the second taken last, or NULL when it had no completions. */
 const struct iohist_disk *iohist_get(const char *name);
 
-/* The keys of the buckets, as the datasets name them: latency "1024-1280" (ns), size
- * "4096-8192" (bytes), offset "0-1" .. "63-64" (64ths of the device); the last latency
- * and size buckets are open above ("68719476736+"). */
-const char *iohist_lat_key(unsigned idx);
-const char *iohist_size_key(unsigned idx);
-const char *iohist_off_key(unsigned idx);
+/* The three histograms of a device, as io.ops breaks down by them. */
+enum iohist_kind { IOHIST_LATENCY, IOHIST_SIZE, IOHIST_OFFSET, IOHIST_KINDS };
+#define IOHIST_MAX_BUCKETS IOLAT_LAT_BUCKETS /* the most any kind has */
+
+/* How many buckets kind k has. */
+unsigned iohist_buckets(enum iohist_kind k);
+/* d's counts of kind k in direction dir, iohist_buckets(k) of them. */
+const uint64_t *iohist_counts(const struct iohist_disk *d, enum iohist_kind k, int dir);
+/* The key of bucket idx of kind k, as the datasets name it, or NULL past the last:
+ * latency "1024-1280" (ns), size "4096-8192" (bytes), offset "0-1" .. "63-64" (64ths of
+ * the device); the last latency and size buckets are open above ("68719476736+"). */
+const char *iohist_key(enum iohist_kind k, unsigned idx);
 
 /* One line of the helper's stream, as the reader takes it (the fuzz harness and tests). 0;
  * 1 with the helper's reason in why when it says it cannot serve; -1 with why when the

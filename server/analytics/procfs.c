@@ -757,11 +757,6 @@ static void rates_disks(const struct procfs_snapshot *prev, const struct procfs_
 		d->discards_per_s =
 		    d->have_discards ? (double)procfs_counter_delta(p->discards, c->discards) / secs
 		                     : 0;
-		d->discard_bytes_per_s =
-		    d->have_discards
-		        ? (double)procfs_counter_delta(p->discard_sectors, c->discard_sectors) *
-		              512 / secs
-		        : 0;
 		d->flushes_per_s = d->have_flushes
 		                       ? (double)procfs_counter_delta(p->flushes, c->flushes) / secs
 		                       : 0;

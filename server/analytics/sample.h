@@ -57,7 +57,7 @@ struct disk_sample {
 	/* Discards and flushes, which the kernel counts apart from reads and writes (4.18 and
 	 * 5.5 on): per second, and whether it counts them */
 	bool have_discards, have_flushes;
-	double discards_per_s, discard_bytes_per_s, flushes_per_s;
+	double discards_per_s, flushes_per_s;
 	uint64_t discards, discard_bytes, flushes; /* raw cumulative */
 	/* raw cumulative counters, for /metrics */
 	uint64_t reads, writes, read_bytes, write_bytes, read_ms, write_ms, io_ms;

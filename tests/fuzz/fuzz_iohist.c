@@ -19,12 +19,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 static void check_counts(const struct iohist_disk *d)
 {
 	for (int dir = 0; dir < IOLAT_DIRS; dir++) {
-		for (unsigned i = 0; i < IOLAT_LAT_BUCKETS; i++)
-			fuzz_assert(d->lat[dir][i] <= UINT32_MAX);
-		for (unsigned i = 0; i < IOLAT_SIZE_BUCKETS; i++)
-			fuzz_assert(d->size[dir][i] <= UINT32_MAX);
-		for (unsigned i = 0; i < IOLAT_OFF_BUCKETS; i++)
-			fuzz_assert(d->off[dir][i] <= UINT32_MAX);
+		for (int k = 0; k < IOHIST_KINDS; k++) {
+			const uint64_t *c = iohist_counts(d, (enum iohist_kind)k, dir);
+			for (unsigned i = 0; i < iohist_buckets((enum iohist_kind)k); i++)
+				fuzz_assert(c[i] <= UINT32_MAX);
+		}
 		fuzz_assert(d->untimed[dir] <= UINT32_MAX);
 	}
 }
@@ -61,14 +60,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			check_counts(d);
 		free(line);
 	}
-	for (unsigned i = 0; i < IOLAT_LAT_BUCKETS; i++)
-		fuzz_assert(iohist_lat_key(i) && iohist_lat_key(i)[0] >= '0');
-	for (unsigned i = 0; i < IOLAT_SIZE_BUCKETS; i++)
-		fuzz_assert(iohist_size_key(i) && iohist_size_key(i)[0] >= '0');
-	for (unsigned i = 0; i < IOLAT_OFF_BUCKETS; i++)
-		fuzz_assert(iohist_off_key(i) && iohist_off_key(i)[0] >= '0');
-	fuzz_assert(!iohist_lat_key(IOLAT_LAT_BUCKETS) && !iohist_size_key(IOLAT_SIZE_BUCKETS) &&
-	            !iohist_off_key(IOLAT_OFF_BUCKETS));
+	fuzz_assert(iohist_buckets(IOHIST_LATENCY) == IOLAT_LAT_BUCKETS &&
+	            iohist_buckets(IOHIST_SIZE) == IOLAT_SIZE_BUCKETS &&
+	            iohist_buckets(IOHIST_OFFSET) == IOLAT_OFF_BUCKETS);
+	for (int k = 0; k < IOHIST_KINDS; k++) {
+		unsigned n = iohist_buckets((enum iohist_kind)k);
+		for (unsigned i = 0; i < n; i++)
+			fuzz_assert(iohist_key((enum iohist_kind)k, i) &&
+			            iohist_key((enum iohist_kind)k, i)[0] >= '0');
+		fuzz_assert(!iohist_key((enum iohist_kind)k, n));
+	}
 	iohist_shutdown();
 	return 0;
 }
