@@ -26,6 +26,17 @@ static void put(struct emit *e, const char *key, double v)
 	e->cb(e->arg, key, v);
 }
 
+/* A total of two parts and, broken down (the statistic's first drilldown), each part under
+ * its key: read and write, in and out, hits and misses. */
+static void put_parts(struct emit *e, int drill, const char *ka, double a, const char *kb, double b)
+{
+	put(e, NULL, a + b);
+	if (drill == 0) {
+		put(e, ka, a);
+		put(e, kb, b);
+	}
+}
+
 typedef void (*extract_fn)(const struct box_sample *s, int drill, struct emit *e);
 
 struct statistic {
@@ -130,11 +141,7 @@ static void x_io_bytes(const struct box_sample *s, int drill, struct emit *e)
 		r += s->disks[i].read_bytes_per_s;
 		w += s->disks[i].write_bytes_per_s;
 	}
-	put(e, NULL, r + w);
-	if (drill == 0) {
-		put(e, "read", r);
-		put(e, "write", w);
-	}
+	put_parts(e, drill, "read", r, "write", w);
 	for (int i = 0; drill == 1 && i < s->ndisks; i++)
 		put(e, s->disks[i].name,
 		    s->disks[i].read_bytes_per_s + s->disks[i].write_bytes_per_s);
@@ -201,11 +208,7 @@ static void x_nic_kb(const struct box_sample *s, int drill, struct emit *e)
 		in += s->nics[i].rx_kb_per_s;
 		out += s->nics[i].tx_kb_per_s;
 	}
-	put(e, NULL, in + out);
-	if (drill == 0) {
-		put(e, "in", in);
-		put(e, "out", out);
-	}
+	put_parts(e, drill, "in", in, "out", out);
 	for (int i = 0; drill == 1 && i < s->nnics; i++)
 		put(e, s->nics[i].name, s->nics[i].rx_kb_per_s + s->nics[i].tx_kb_per_s);
 }
@@ -283,11 +286,7 @@ static void x_arc_l2_accesses(const struct box_sample *s, int drill, struct emit
 {
 	if (!s->have_l2)
 		return;
-	put(e, NULL, s->l2_hits_per_s + s->l2_misses_per_s);
-	if (drill == 0) {
-		put(e, "hits", s->l2_hits_per_s);
-		put(e, "misses", s->l2_misses_per_s);
-	}
+	put_parts(e, drill, "hits", s->l2_hits_per_s, "misses", s->l2_misses_per_s);
 }
 
 static void x_arc_l2_size(const struct box_sample *s, int drill, struct emit *e)
@@ -300,11 +299,7 @@ static void x_arc_l2_bytes(const struct box_sample *s, int drill, struct emit *e
 {
 	if (!s->have_l2)
 		return;
-	put(e, NULL, s->l2_read_bytes_per_s + s->l2_write_bytes_per_s);
-	if (drill == 0) {
-		put(e, "read", s->l2_read_bytes_per_s);
-		put(e, "write", s->l2_write_bytes_per_s);
-	}
+	put_parts(e, drill, "read", s->l2_read_bytes_per_s, "write", s->l2_write_bytes_per_s);
 }
 
 /* The size the ARC aims at (c), with the bounds it moves between. */
@@ -446,11 +441,7 @@ static void x_nfs4_ops(const struct box_sample *s, int drill, struct emit *e)
  * operations per second summed over the jobs; 0 while none runs, like io.ops of an idle box. */
 static void x_bench_ops(const struct box_sample *s, int drill, struct emit *e)
 {
-	put(e, NULL, s->bench_ops_per_s[0] + s->bench_ops_per_s[1]);
-	if (drill == 0) {
-		put(e, "read", s->bench_ops_per_s[0]);
-		put(e, "write", s->bench_ops_per_s[1]);
-	}
+	put_parts(e, drill, "read", s->bench_ops_per_s[0], "write", s->bench_ops_per_s[1]);
 }
 
 /* The jobs' mean latency, weighted by operations; as io.latency, a second (or direction)
