@@ -13,6 +13,7 @@ import pytest
 
 from conftest import FakeProc, Server, expect, expect_fault
 from fixtures.iolat import LAT_BUCKETS, lat_low
+from fixtures.unixsock import UnixListener
 
 AN = "/api/analytics/v1"
 HELLO = "spindle-iolat 1 latency=106 size=18 offset=64"
@@ -29,31 +30,21 @@ WANT = {"io.ops[latency]": {None: 13, "28672-32768": 6, "32768-40960": 7},
         "io.ops[offset]": {None: 13, "0-1": 3, "10-11": 9, "63-64": 1}}
 
 
-class FakeHelper:
+class FakeHelper(UnixListener):
     """A unix socket that answers each connection as spindle-iolat would: the hello, then
     `status` ("ok 2", or "error ..."), then the scripted second every second until the
-    client goes. hello=None sends `garbage` instead."""
+    client goes; hello: the first line, as another helper would send it."""
 
     def __init__(self, path, status="ok 2", hello=HELLO, second=SECOND):
-        self.path, self.status, self.hello, self.second = str(path), status, hello, second
-        self.accepted = 0
+        self.status, self.hello, self.second = status, hello, second
         self.open = 0
         self.lock = threading.Lock()
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.bind(self.path)
-        self.sock.listen(4)
-        threading.Thread(target=self.serve, daemon=True).start()
+        super().__init__(path, self.start_talk)
 
-    def serve(self):
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            with self.lock:
-                self.accepted += 1
-                self.open += 1
-            threading.Thread(target=self.talk, args=(conn,), daemon=True).start()
+    def start_talk(self, conn):
+        with self.lock:
+            self.open += 1
+        threading.Thread(target=self.talk, args=(conn,), daemon=True).start()
 
     def talk(self, conn):
         try:
@@ -87,8 +78,6 @@ class FakeHelper:
             time.sleep(0.05)
         return False
 
-    def close(self):
-        self.sock.close()
 
 
 def box(tmp, helper_path):

@@ -24,33 +24,25 @@ import pytest
 
 from conftest import REPO, Server, expect
 from fixtures.iolat import lat_index, lat_low
+from fixtures.unixsock import UnixListener
 
 AN = "/api/analytics/v1"
 HELPER = os.environ.get("SPINDLE_IOLAT", str(REPO / "server" / "iolat" / "spindle-iolat"))
 
 
-class HelperSocket:
+class HelperSocket(UnixListener):
     """Runs the helper on each connection, the connection as its stdin and stdout."""
 
     def __init__(self, path):
-        self.path = str(path)
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.bind(self.path)
-        self.sock.listen(4)
         self.procs = []
-        threading.Thread(target=self.serve, daemon=True).start()
+        super().__init__(path, self.run)
 
-    def serve(self):
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self.procs.append(subprocess.Popen([HELPER], stdin=conn, stdout=conn))
-            conn.close()
+    def run(self, conn):
+        self.procs.append(subprocess.Popen([HELPER], stdin=conn, stdout=conn))
+        conn.close()
 
     def close(self):
-        self.sock.close()
+        super().close()
         for p in self.procs:
             if p.poll() is None:
                 p.terminate()

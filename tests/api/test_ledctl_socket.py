@@ -4,56 +4,35 @@ spindle-ledctl.socket, server/hardware/ledhelper.c): the daemon, which cannot ru
 (not on its PATH), sends the request line; the real helper, started per connection as
 systemd's Accept=yes would, runs the fake ledctl and answers."""
 import os
-import socket
 import subprocess
-import threading
 
 import pytest
 
 from conftest import REPO, Server, expect, expect_fault
 from fixtures.hw import FakeCommands
+from fixtures.unixsock import UnixListener
 from test_hardware import HW, SDA, put_locate, small_box
 
 HELPER = os.environ.get("SPINDLE_LEDCTL_HELPER", str(REPO / "server" / "spindle-ledctl-helper"))
 
 
-class HelperSocket:
-    """A listening socket that runs the helper on each connection, stdin and stdout."""
+class HelperSocket(UnixListener):
+    """A listening socket that runs the helper on each connection, stdin and stdout, one
+    connection after the other."""
 
     def __init__(self, path, sys_root, env):
-        self.path, self.connections = str(path), 0
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.bind(self.path)
-        self.sock.listen(4)
         self.args = [HELPER, "--sys-root", str(sys_root)]
         self.env = env
-        self.thread = threading.Thread(target=self.serve, daemon=True)
-        self.thread.start()
+        super().__init__(path, self.run)
 
-    def serve(self):
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self.connections += 1
-            with conn:
-                subprocess.run(self.args, stdin=conn, stdout=conn, env=self.env, timeout=30,
-                               check=False)
+    @property
+    def connections(self):
+        return self.accepted
 
-    def stop(self):
-        """No more listening (accept() wakes); the socket file stays."""
-        try:
-            self.sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        self.sock.close()
-        self.thread.join(5)
-
-    def close(self):
-        self.stop()
-        if os.path.exists(self.path):
-            os.unlink(self.path)
+    def run(self, conn):
+        with conn:
+            subprocess.run(self.args, stdin=conn, stdout=conn, env=self.env, timeout=30,
+                           check=False)
 
 
 @pytest.fixture(scope="module")
