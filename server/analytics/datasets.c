@@ -880,40 +880,44 @@ static int dataset_insert(const struct statistic *st, int drill, bool quiet, str
 	return 0;
 }
 
+struct dataset_spec {
+	const char *statistic;
+	int drill; /* -1: none */
+};
+
+/* Makes a group of datasets once: each that is not there (quietly: one that is stays),
+ * then a note in the settings that the group was made, so that deleting one is for good. */
+static void create_group(const struct dataset_spec *specs, size_t n, const char *setting,
+                         const char *what)
+{
+	struct fault f;
+	for (size_t i = 0; i < n; i++)
+		if (dataset_insert(statistic_find(specs[i].statistic), specs[i].drill, true, NULL,
+		                   &f) < 0)
+			log_warn("datasets: %s", f.details);
+	int64_t one = 1;
+	if (db_analytics_settings_set(datasets.db, &setting, &one, 1) < 0)
+		log_warn("datasets: cannot note that the %s datasets exist", what);
+}
+
 /* What a fresh appliance with an ARC collects: arc.accesses[hit/miss], arc.size and
  * arc.size[component], arc.l2_accesses[hit/miss] and arc.l2_size. Each group once (a box
  * that had the ARC's before the L2ARC's were known gets those at its next start). */
 static void create_arc_datasets(void)
 {
-	static const struct {
-		const char *name;
-		int drill;
-	} arc[] = {{"arc.accesses", 0}, {"arc.size", 0}, {"arc.size", -1}},
-	  l2[] = {{"arc.l2_accesses", 0}, {"arc.l2_size", -1}};
-	struct fault f;
-	int64_t one = 1;
-	const char *key;
+	static const struct dataset_spec arc[] = {{"arc.accesses", 0},
+	                                          {"arc.size", 0},
+	                                          {"arc.size", -1}},
+	                                 l2[] = {{"arc.l2_accesses", 0}, {"arc.l2_size", -1}};
 	if (!datasets.arc_created) {
 		datasets.arc_created = true;
-		for (size_t i = 0; i < nitems(arc); i++)
-			if (dataset_insert(statistic_find(arc[i].name), arc[i].drill, true, NULL,
-			                   &f) < 0)
-				log_warn("datasets: %s", f.details);
-		key = "arc_datasets_created";
-		if (db_analytics_settings_set(datasets.db, &key, &one, 1) < 0)
-			log_warn("datasets: cannot note that the ARC datasets exist");
+		create_group(arc, nitems(arc), "arc_datasets_created", "ARC");
 		log_info("datasets: ZFS ARC found; collecting arc.accesses[hit/miss] and "
 		         "arc.size[component]");
 	}
 	if (!datasets.l2_created) {
 		datasets.l2_created = true;
-		for (size_t i = 0; i < nitems(l2); i++)
-			if (dataset_insert(statistic_find(l2[i].name), l2[i].drill, true, NULL,
-			                   &f) < 0)
-				log_warn("datasets: %s", f.details);
-		key = "arc_l2_datasets_created";
-		if (db_analytics_settings_set(datasets.db, &key, &one, 1) < 0)
-			log_warn("datasets: cannot note that the L2ARC datasets exist");
+		create_group(l2, nitems(l2), "arc_l2_datasets_created", "L2ARC");
 		log_info("datasets: collecting arc.l2_accesses[hit/miss] and arc.l2_size");
 	}
 }
@@ -922,17 +926,10 @@ static void create_arc_datasets(void)
  * box that serves none does not list them). */
 static void create_nfs_datasets(void)
 {
-	static const char *const names[] = {"nfs3.ops", "nfs4.ops"};
-	struct fault f;
+	static const struct dataset_spec nfs[] = {
+	    {"nfs3.ops", -1}, {"nfs3.ops", 0}, {"nfs4.ops", -1}, {"nfs4.ops", 0}};
 	datasets.nfs_created = true;
-	for (size_t i = 0; i < nitems(names); i++)
-		for (int drill = -1; drill <= 0; drill++)
-			if (dataset_insert(statistic_find(names[i]), drill, true, NULL, &f) < 0)
-				log_warn("datasets: %s", f.details);
-	const char *key = "nfs_datasets_created";
-	int64_t one = 1;
-	if (db_analytics_settings_set(datasets.db, &key, &one, 1) < 0)
-		log_warn("datasets: cannot note that the NFS datasets exist");
+	create_group(nfs, nitems(nfs), "nfs_datasets_created", "NFS");
 	log_info("datasets: an NFS server found; collecting nfs3.ops[op] and nfs4.ops[op]");
 }
 
@@ -941,35 +938,23 @@ static void create_nfs_datasets(void)
  * good, as with the ARC's. */
 static void create_bench_datasets(void)
 {
-	struct fault f;
-	static const char *const names[] = {"bench.ops", "bench.latency"};
-	for (size_t i = 0; i < nitems(names); i++)
-		if (dataset_insert(statistic_find(names[i]), 0, true, NULL, &f) < 0)
-			log_warn("datasets: %s", f.details);
-	const char *key = "bench_datasets_created";
-	int64_t one = 1;
-	if (db_analytics_settings_set(datasets.db, &key, &one, 1) < 0)
-		log_warn("datasets: cannot note that the benchmark datasets exist");
+	static const struct dataset_spec bench[] = {{"bench.ops", 0}, {"bench.latency", 0}};
+	create_group(bench, nitems(bench), "bench_datasets_created", "benchmark");
 }
 
 /* Once: the undrilled datasets a fresh appliance has (cpu.utilization, io.ops, io.bytes,
- * nic.kilobytes, and arc.size where the ARC was found before), for the clients that poll
- * them by name; deleting them is for good, as with the others. */
+ * nic.kilobytes, and arc.size where the ARC was found before: it is last, and otherwise
+ * made with the other ARC datasets when the ARC appears), for the clients that poll them
+ * by name; deleting them is for good, as with the others. */
 static void create_appliance_datasets(void)
 {
-	struct fault f;
-	static const char *const names[] = {"cpu.utilization", "io.ops", "io.bytes",
-	                                    "nic.kilobytes", "arc.size"};
-	for (size_t i = 0; i < nitems(names); i++) {
-		if (strcmp(names[i], "arc.size") == 0 && !datasets.arc_created)
-			continue; /* made with the other ARC datasets when the ARC appears */
-		if (dataset_insert(statistic_find(names[i]), -1, true, NULL, &f) < 0)
-			log_warn("datasets: %s", f.details);
-	}
-	const char *key = "appliance_datasets_created";
-	int64_t one = 1;
-	if (db_analytics_settings_set(datasets.db, &key, &one, 1) < 0)
-		log_warn("datasets: cannot note that the appliance's datasets exist");
+	static const struct dataset_spec undrilled[] = {{"cpu.utilization", -1},
+	                                                {"io.ops", -1},
+	                                                {"io.bytes", -1},
+	                                                {"nic.kilobytes", -1},
+	                                                {"arc.size", -1}};
+	size_t n = nitems(undrilled) - (datasets.arc_created ? 0 : 1);
+	create_group(undrilled, n, "appliance_datasets_created", "appliance's");
 }
 
 int datasets_create(const char *statistic, const char *drilldown, const char *actor,
