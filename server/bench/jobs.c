@@ -217,7 +217,8 @@ int job_store(struct job *j)
 /* ---- the writer (dbw.h) */
 
 struct run_write {
-	struct job *j;
+	struct job *j; /* on the loop only: the writer's thread reads what is copied here */
+	int64_t id;
 	struct db_run *row; /* a copy of the row to store, or NULL */
 	const char **lines; /* the job's first n lines (the job keeps them until stored) */
 	size_t n;
@@ -230,7 +231,7 @@ struct run_write {
 static void run_write_work(struct db *db, void *arg)
 {
 	struct run_write *w = arg;
-	w->rc = db_run_save(db, w->j->run.id, w->row, w->first, w->lines, w->n);
+	w->rc = db_run_save(db, w->id, w->row, w->first, w->lines, w->n);
 	w->full = w->rc != 0 && db_full(db);
 }
 
@@ -262,6 +263,11 @@ static void run_write_done(void *arg)
 		run_free(w->row);
 	free(w->lines);
 	free(w);
+	if (j->dropped) {
+		if (!j->pending)
+			job_free(j);
+		return;
+	}
 	if (final && !stored && !jobs.stopping) {
 		/* the end of a run is not dropped for a failing writer (a full disk): the job
 		 * stays, reading as it ended, and jobs_flush_tick hands the row over again */
@@ -287,6 +293,7 @@ static void job_write(struct job *j, struct db_run *row, bool final)
 {
 	struct run_write *w = xcalloc(1, sizeof(*w));
 	w->j = j;
+	w->id = j->run.id;
 	w->row = row;
 	w->final = final;
 	if (!j->writing && j->nlines) {
@@ -1086,8 +1093,11 @@ void jobs_shutdown(void)
 		} else if (j->unstored && !j->pending) { /* a last try; dbw_shutdown waits */
 			job_write(j, j->final, true);
 		} else if (!j->finishing) { /* (one finishing ends as dbw_shutdown stores it) */
-			job_unlink(j);
-			job_free(j); /* stays queued in the store for the next start */
+			job_unlink(j);      /* stays queued in the store for the next start */
+			if (j->pending) /* a row it handed over (its environment) still names it */
+				j->dropped = true;
+			else
+				job_free(j);
 		}
 	}
 	event_free(jobs.kick);

@@ -70,6 +70,7 @@ struct job {
 	bool unstored;      /* the writer failed to store the final row: it reads as ended and
 	                     * the row is handed over again on each flush until stored */
 	bool unstored_full; /* the last try failed for want of space */
+	bool dropped;       /* left at shutdown with writes pending: the last one frees it */
 	struct db_run *final;
 	/* the collector's figures over the measured seconds */
 	unsigned dev_seconds, cpu_seconds;

@@ -8,12 +8,14 @@ reads them at each submit). Cases: ZFS with recordsize 128k, xfs on a partition 
 array, a dm device, and a job whose resolution the daemon's stop interrupted."""
 import os
 import shutil
+import signal
+import sqlite3
 import time
 
 import pytest
 
-from conftest import SLOW, FakeProc, Server, assert_stopped_cleanly, expect, parse_time
-from test_bench import JOBS, WORKER, quick, scratch, submit, wait_state
+from conftest import SLOW, STOP_TIMEOUT, FakeProc, Server, assert_stopped_cleanly, expect, parse_time
+from test_bench import JOBS, WORKER, quick, scratch, submit, wait_running, wait_state
 from test_openapi_live import DOC, schema_errors
 
 FAKE_BIN = os.path.join(os.path.dirname(__file__), "fixtures", "zfsbin")
@@ -87,7 +89,8 @@ def env():
     path = FAKE_BIN + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin")
     srv = Server(base / "state", "--bench-dirs", base / "bench", "--bench-worker", WORKER,
                  "--proc-root", box.root, "--sys-root", box.root, "--bench-concurrency", "1",
-                 env={**os.environ, "PATH": path}).start()
+                 env={**os.environ, "PATH": path,
+                      "FAKE_ZFS_GATE": str(base / "zfs-gate")}).start()
     yield {"base": base, "box": box, "srv": srv, "admin": srv.admin()}
     assert_stopped_cleanly(srv)
     if not os.environ.get("SPINDLE_KEEP"):
@@ -253,6 +256,42 @@ def test_a_resolution_the_stop_interrupted_is_done_again_at_the_next_start(env):
     assert job["environment"]["zfs"]["dataset"] == "tank/bench"
     assert job["environment"]["zfs"]["recordsize"] == 131072
     job = wait_state(admin, job["id"], {"done", "failed"})
+    assert job["state"] == "done", job.get("reason")
+
+
+def test_a_resolved_environment_still_with_the_writer_at_the_stop_is_stored(env):
+    """SIGTERM while a queued job's resolved environment is still with the database
+    writer (held back by a write lock the test takes, for less than its busy timeout).
+    The job stays queued for the next start, and the write that names it finishes before
+    it is freed (it was freed first: a use-after-free the sanitizer pass caught)."""
+    box, srv, admin = env["box"], env["srv"], env["admin"]
+    box.point_at(None)
+    box.mount("tank/bench", "zfs", "rw")
+    running = submit(admin, quick("env-held-run", runtime_s=30, io_size=None))
+    wait_running(admin, running["id"])
+    box.mount("tank/gated", "zfs", "rw")  # the fake zfs answers once the gate exists
+    queued = submit(admin, quick("env-held-queued"))
+    held = sqlite3.connect(srv.state_dir / "spindle.db", isolation_level=None, timeout=10)
+    held.execute("BEGIN IMMEDIATE")
+    try:
+        (env["base"] / "zfs-gate").touch()
+        deadline = time.monotonic() + 10 * SLOW
+        while expect(admin.get(f"{JOBS}/{queued['id']}"), 200)["job"]["environment"] is None:
+            assert time.monotonic() < deadline, "the environment was never resolved"
+            time.sleep(0.05)
+        srv.proc.send_signal(signal.SIGTERM)
+        time.sleep(1)  # the daemon stops, its writer waiting on the lock
+    finally:
+        held.execute("ROLLBACK")
+        held.close()
+    srv.returncode = srv.proc.wait(STOP_TIMEOUT)
+    assert srv.returncode == 0, srv.log_tail()
+    srv.start()
+    env["admin"] = admin = srv.admin()
+    job = expect(admin.get(f"{JOBS}/{queued['id']}"), 200)["job"]
+    assert job["environment"]["zfs"]["dataset"] == "tank/gated", job
+    assert expect(admin.get(f"{JOBS}/{running['id']}"), 200)["job"]["state"] == "interrupted"
+    job = wait_state(admin, queued["id"], {"done", "failed"})
     assert job["state"] == "done", job.get("reason")
 
 
