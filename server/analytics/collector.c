@@ -41,6 +41,7 @@ static struct {
 	bool notifying;
 	collector_fill_fn fill;
 	void *fill_arg;
+	bool want_pools; /* (the datasets start first: kept until procfs is made) */
 } collector;
 
 static void collector_notify(void)
@@ -147,6 +148,7 @@ int collector_init(struct event_base *base, const struct collector_config *cfg)
 	    .sys_root = cfg->sys_root ? cfg->sys_root : "/",
 	    .partitions = cfg->partitions,
 	    .loop_devices = cfg->loop_devices,
+	    .pools = collector.want_pools,
 	};
 	collector.base = base;
 	collector.procfs = procfs_new(&po);
@@ -157,6 +159,13 @@ int collector_init(struct event_base *base, const struct collector_config *cfg)
 	log_info("collector: reading counters under %s every second", po.proc_root);
 	collector_arm(realtime_ns());
 	return 0;
+}
+
+void collector_want_pools(bool want)
+{
+	collector.want_pools = want;
+	if (collector.procfs)
+		procfs_want_pools(collector.procfs, want);
 }
 
 void collector_shutdown(void)

@@ -35,6 +35,10 @@ const struct box_sample *collector_latest(void);
 typedef void (*collector_fill_fn)(void *arg, struct box_sample *s);
 void collector_set_fill(collector_fill_fn fn, void *arg);
 
+/* Whether the ticks read the ZFS pools' objset kstats (a file per dataset of each pool), for
+ * the pools' logical I/O: the datasets ask for them while one of theirs needs them. */
+void collector_want_pools(bool want);
+
 /* Called on the loop after every tick with the new sample. */
 typedef void (*collector_tick_fn)(void *arg, const struct box_sample *s);
 int collector_subscribe(collector_tick_fn fn, void *arg);

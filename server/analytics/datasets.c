@@ -222,7 +222,12 @@ static void x_mem(const struct box_sample *s, int drill, struct emit *e)
 		/* The kernel counts the ZFS ARC as used: it is shown apart, as what the box may
 		 * give back when programs need the memory. */
 		uint64_t arc = s->have_arc && s->arc_size < s->mem_used ? s->arc_size : 0;
-		put(e, "used", (double)(s->mem_used - arc));
+		/* and the kernel's own (unreclaimable slab, stacks, page tables), where counted */
+		uint64_t kernel =
+		    s->mem_have_kernel && s->mem_kernel <= s->mem_used - arc ? s->mem_kernel : 0;
+		put(e, "used", (double)(s->mem_used - arc - kernel));
+		if (s->mem_have_kernel)
+			put(e, "kernel", (double)kernel);
 		if (s->have_arc)
 			put(e, "arc", (double)arc);
 		put(e, "cache", (double)s->mem_cache);
@@ -437,6 +442,61 @@ static void x_nfs4_ops(const struct box_sample *s, int drill, struct emit *e)
 		nfs_ops(s->nfs4_per_s, ops, NFS4_OPS, drill, e);
 }
 
+/* IP, both versions together, by direction. */
+static void x_ip_bytes(const struct box_sample *s, int drill, struct emit *e)
+{
+	if (s->have_ip)
+		put_parts(e, drill, "in", s->ip_in_bytes_per_s, "out", s->ip_out_bytes_per_s);
+}
+
+static void x_ip_packets(const struct box_sample *s, int drill, struct emit *e)
+{
+	if (s->have_ip)
+		put_parts(e, drill, "in", s->ip_in_packets_per_s, "out", s->ip_out_packets_per_s);
+}
+
+static void x_tcp_packets(const struct box_sample *s, int drill, struct emit *e)
+{
+	if (s->have_tcp)
+		put_parts(e, drill, "in", s->tcp_in_segs_per_s, "out", s->tcp_out_segs_per_s);
+}
+
+static void x_tcp_retransmits(const struct box_sample *s, int drill, struct emit *e)
+{
+	if (s->have_tcp)
+		put(e, NULL, s->tcp_retrans_per_s);
+}
+
+/* The pools' logical I/O (what their datasets were asked, before the ARC and the vdevs),
+ * by operation or by pool; nothing where no pool is read. */
+static void pool_io(const struct box_sample *s, int drill, bool bytes, struct emit *e)
+{
+	if (!s->npools)
+		return;
+	double r = 0, w = 0;
+	for (int i = 0; i < s->npools; i++) {
+		r += bytes ? s->pools[i].read_bytes_per_s : s->pools[i].reads_per_s;
+		w += bytes ? s->pools[i].write_bytes_per_s : s->pools[i].writes_per_s;
+	}
+	put_parts(e, drill, "read", r, "write", w);
+	for (int i = 0; drill == 1 && i < s->npools; i++) {
+		const struct pool_sample *p = &s->pools[i];
+		put(e, p->name,
+		    bytes ? p->read_bytes_per_s + p->write_bytes_per_s
+		          : p->reads_per_s + p->writes_per_s);
+	}
+}
+
+static void x_zpool_ops(const struct box_sample *s, int drill, struct emit *e)
+{
+	pool_io(s, drill, false, e);
+}
+
+static void x_zpool_bytes(const struct box_sample *s, int drill, struct emit *e)
+{
+	pool_io(s, drill, true, e);
+}
+
 /* The running benchmark jobs (filled in by the job supervisor through collector_set_fill()):
  * operations per second summed over the jobs; 0 while none runs, like io.ops of an idle box. */
 static void x_bench_ops(const struct box_sample *s, int drill, struct emit *e)
@@ -512,9 +572,10 @@ static const struct statistic statistics[] = {
      x_nic_kb},
     {"mem.bytes",
      "Memory",
-     "Memory: bytes of physical memory; the value is the total, broken down into used, arc "
-     "(the ZFS ARC, which the kernel counts as used, apart), cache (page cache and reclaimable "
-     "slab), buffers and free",
+     "Memory: bytes of physical memory; the value is the total, broken down into used (by "
+     "programs), kernel (the kernel's own: unreclaimable slab, kernel stacks and page tables), "
+     "arc (the ZFS ARC; the kernel counts it and its own as used: both apart), cache (page "
+     "cache and reclaimable slab), buffers and free",
      "bytes",
      {"component"},
      x_mem},
@@ -589,6 +650,49 @@ static const struct statistic statistics[] = {
      "operations per second",
      {"op"},
      x_nfs4_ops},
+    {"ip.bytes",
+     "Network",
+     "Network: IP bytes per second received (in) and sent (out), IPv4 and IPv6 together, "
+     "headers included, by direction (from /proc/net/netstat and /proc/net/snmp6)",
+     "bytes per second",
+     {"direction"},
+     x_ip_bytes},
+    {"ip.packets",
+     "Network",
+     "Network: IP packets per second received (in) and sent (out), IPv4 and IPv6 together, by "
+     "direction (from /proc/net/snmp and /proc/net/snmp6)",
+     "packets per second",
+     {"direction"},
+     x_ip_packets},
+    {"tcp.packets",
+     "Network",
+     "Network: TCP segments per second received (in) and sent (out), IPv4 and IPv6 together, "
+     "by direction; retransmissions are among those sent",
+     "packets per second",
+     {"direction"},
+     x_tcp_packets},
+    {"tcp.retransmits",
+     "Network",
+     "Network: TCP segments retransmitted per second, IPv4 and IPv6 together",
+     "packets per second",
+     {NULL},
+     x_tcp_retransmits},
+    {"zpool.ops",
+     "Disk",
+     "Disk: ZFS logical I/O operations per second, what the pools' filesystems and volumes "
+     "were asked to read and write before the ARC and the disks, by type of operation (read, "
+     "write) or by pool (from each dataset's objset kstat, read only while such a dataset is "
+     "collected)",
+     "operations per second",
+     {"op", "pool"},
+     x_zpool_ops},
+    {"zpool.bytes",
+     "Disk",
+     "Disk: ZFS logical I/O bytes per second, read and written through the pools' filesystems "
+     "and volumes, by type of operation (read, write) or by pool",
+     "bytes per second",
+     {"op", "pool"},
+     x_zpool_bytes},
     {"bench.ops",
      "Benchmark",
      "Benchmark: operations per second the running benchmark jobs complete, from each job's "
@@ -822,14 +926,20 @@ static void ingest_value(void *arg, const char *key, double v)
 static void create_arc_datasets(void);
 static void create_nfs_datasets(void);
 
-/* The helper streams while a dataset it feeds is collected, and only then. */
+/* The helper streams while a dataset it feeds is collected, and only then; so are the
+ * pools' objset kstats read. */
 static void helper_want(void)
 {
-	bool want = false;
-	for (size_t i = 0; i < datasets.n && !want; i++)
-		want = !datasets.all[i]->suspended &&
-		       drill_from_helper(datasets.all[i]->stat, datasets.all[i]->drill);
+	bool want = false, pools = false;
+	for (size_t i = 0; i < datasets.n; i++) {
+		const struct dataset *d = datasets.all[i];
+		if (d->suspended)
+			continue;
+		want |= drill_from_helper(d->stat, d->drill);
+		pools |= d->stat->extract == x_zpool_ops || d->stat->extract == x_zpool_bytes;
+	}
 	iohist_want(want);
+	collector_want_pools(pools);
 }
 
 static void datasets_tick(void *arg, const struct box_sample *sample)
@@ -962,7 +1072,7 @@ int datasets_create(const char *statistic, const char *drilldown, const char *ac
 {
 	const struct statistic *st = statistic_find(statistic);
 	if (!st) {
-		char have[512] = "";
+		char have[1024] = "";
 		for (size_t i = 0; i < nitems(statistics); i++)
 			snprintf(have + strlen(have), sizeof(have) - strlen(have), "%s%s",
 			         i ? ", " : "", statistics[i].name);

@@ -25,6 +25,9 @@ enum procfs_file {
 	F_PSI_MEMORY,
 	F_ARCSTATS,
 	F_NFSD,
+	F_SNMP,
+	F_NETSTAT,
+	F_SNMP6,
 	F_COUNT
 };
 
@@ -38,6 +41,9 @@ static const char *const procfs_rel[F_COUNT] = {
     "/proc/pressure/memory",
     "/proc/spl/kstat/zfs/arcstats",
     "/proc/net/rpc/nfsd",
+    "/proc/net/snmp",
+    "/proc/net/netstat",
+    "/proc/net/snmp6",
 };
 
 /* A device seen in the last /proc/diskstats, with the class it was given. */
@@ -56,6 +62,8 @@ struct procfs {
 	char *path[F_COUNT];
 	char *sys_block; /* <sys-root>/sys/class/block */
 	char *sys_net;   /* <sys-root>/sys/class/net */
+	char *kstat_zfs; /* <proc-root>/proc/spl/kstat/zfs: a folder per pool */
+	bool pools;
 	struct known_nic *knics, *knics_next;
 	size_t nknics, knics_cap;
 	bool partitions, loop_devices;
@@ -80,6 +88,8 @@ struct procfs *procfs_new(const struct procfs_options *o)
 		p->path[i] = root_join(o->proc_root, procfs_rel[i]);
 	p->sys_block = root_join(o->sys_root, "/sys/class/block");
 	p->sys_net = root_join(o->sys_root, "/sys/class/net");
+	p->kstat_zfs = root_join(o->proc_root, "/proc/spl/kstat/zfs");
+	p->pools = o->pools;
 	p->partitions = o->partitions;
 	p->loop_devices = o->loop_devices;
 	p->cap = 16384;
@@ -95,6 +105,7 @@ void procfs_free(struct procfs *p)
 		free(p->path[i]);
 	free(p->sys_block);
 	free(p->sys_net);
+	free(p->kstat_zfs);
 	free(p->knics);
 	free(p->knics_next);
 	free(p->buf);
@@ -114,10 +125,10 @@ void procfs_snapshot_free(struct procfs_snapshot *s)
 /* The whole file in p->buf, NUL-terminated, or NULL. A read that leaves more than half the
  * buffer unused has reached the end (seq_file fills what fits, record by record), so a
  * file costs one read() once the buffer has grown to twice its size. */
-static const char *slurp(struct procfs *p, enum procfs_file f)
+static const char *slurp_at(struct procfs *p, int dir, const char *path)
 {
 	int fd =
-	    open(p->path[f], O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK); /* a FIFO: no hang */
+	    openat(dir, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK); /* a FIFO: no hang */
 	if (fd < 0)
 		return NULL;
 	size_t len = 0;
@@ -141,6 +152,11 @@ static const char *slurp(struct procfs *p, enum procfs_file f)
 	close(fd);
 	p->buf[len] = '\0';
 	return p->buf;
+}
+
+static const char *slurp(struct procfs *p, enum procfs_file f)
+{
+	return slurp_at(p, AT_FDCWD, p->path[f]);
 }
 
 /* --- parsing helpers: the kernel's formats are fixed, so a hand-written scan is enough */
@@ -325,10 +341,13 @@ int procfs_parse_meminfo(const char *text, struct procfs_snapshot *s)
 	    {"Buffers:", offsetof(struct procfs_snapshot, mem_buffers)},
 	    {"Cached:", offsetof(struct procfs_snapshot, mem_cached)},
 	    {"SReclaimable:", offsetof(struct procfs_snapshot, mem_sreclaimable)},
+	    {"SUnreclaim:", offsetof(struct procfs_snapshot, mem_kernel)},
+	    {"KernelStack:", offsetof(struct procfs_snapshot, mem_kstack)},
+	    {"PageTables:", offsetof(struct procfs_snapshot, mem_pagetables)},
 	};
 	unsigned found = 0;
 	s->have_mem = false;
-	s->mem_sreclaimable = 0;
+	s->mem_sreclaimable = s->mem_kernel = s->mem_kstack = s->mem_pagetables = 0;
 	for (const char *l = text; *l; l = next_line(l)) {
 		for (size_t i = 0; i < nitems(keys); i++) {
 			uint64_t v;
@@ -339,8 +358,10 @@ int procfs_parse_meminfo(const char *text, struct procfs_snapshot *s)
 			break;
 		}
 	}
-	/* SReclaimable is optional (old kernels); the other four are not. */
+	/* SReclaimable and the kernel's own are optional (old kernels); the first four not. */
 	s->have_mem = (found & 0xf) == 0xf;
+	s->mem_have_kernel = (found & (1u << 5)) != 0;
+	s->mem_kernel += s->mem_kstack + s->mem_pagetables;
 	return s->have_mem ? 0 : -1;
 }
 
@@ -396,6 +417,131 @@ int procfs_parse_nfsd(const char *text, struct procfs_snapshot *s)
 		}
 	}
 	return s->have_nfs3 || s->have_nfs4 ? 0 : -1;
+}
+
+/* Past n words of a line; NULL at its end. */
+static const char *skip_words(const char *s, int n)
+{
+	for (int i = 0; i < n; i++) {
+		s = skip_blanks(s);
+		if (!*s || *s == '\n')
+			return NULL;
+		s += strcspn(s, " \t\n");
+	}
+	return s;
+}
+
+/* /proc/net/snmp and /proc/net/netstat hold pairs of lines, "Ip: Forwarding DefaultTTL ..."
+ * naming the columns, then "Ip: 1 64 ..." their values (some signed: those are not read).
+ * Each of names found in the pair of prefix ("Ip:") goes to out[i] and sets bit i of the
+ * answer. */
+static unsigned mib_values(const char *text, const char *prefix, const char *const *names, int n,
+                           uint64_t *out)
+{
+	size_t plen = strlen(prefix);
+	unsigned found = 0;
+	for (const char *l = text; *l; l = next_line(l)) {
+		if (strncmp(l, prefix, plen) != 0)
+			continue;
+		const char *vals = next_line(l);
+		if (strncmp(vals, prefix, plen) != 0)
+			return 0;
+		const char *h = l + plen;
+		for (int col = 0;; col++) {
+			h = skip_blanks(h);
+			size_t len = strcspn(h, " \t\n");
+			if (!len)
+				break;
+			for (int i = 0; i < n; i++) {
+				const char *v;
+				if (strlen(names[i]) == len && strncmp(h, names[i], len) == 0 &&
+				    (v = skip_words(vals + plen, col)) && parse_u64(v, &out[i]))
+					found |= 1u << i;
+			}
+			h += len;
+		}
+		return found;
+	}
+	return 0;
+}
+
+int procfs_parse_snmp(const char *text, struct procfs_snapshot *s)
+{
+	static const char *const ip[] = {"InReceives", "OutRequests"},
+	                         *tcp[] = {"InSegs", "OutSegs", "RetransSegs"};
+	uint64_t v[3];
+	s->have_ip4 = mib_values(text, "Ip:", ip, 2, v) == 3;
+	s->ip4_in_packets = s->have_ip4 ? v[0] : 0;
+	s->ip4_out_packets = s->have_ip4 ? v[1] : 0;
+	s->have_tcp = mib_values(text, "Tcp:", tcp, 3, v) == 7;
+	s->tcp_in_segs = s->have_tcp ? v[0] : 0;
+	s->tcp_out_segs = s->have_tcp ? v[1] : 0;
+	s->tcp_retrans_segs = s->have_tcp ? v[2] : 0;
+	return s->have_ip4 || s->have_tcp ? 0 : -1;
+}
+
+int procfs_parse_netstat(const char *text, struct procfs_snapshot *s)
+{
+	static const char *const ipext[] = {"InOctets", "OutOctets"};
+	uint64_t v[2];
+	s->have_ip4_bytes = mib_values(text, "IpExt:", ipext, 2, v) == 3;
+	s->ip4_in_bytes = s->have_ip4_bytes ? v[0] : 0;
+	s->ip4_out_bytes = s->have_ip4_bytes ? v[1] : 0;
+	return s->have_ip4_bytes ? 0 : -1;
+}
+
+int procfs_parse_snmp6(const char *text, struct procfs_snapshot *s)
+{
+	/* one "Name value" a line */
+	static const struct {
+		const char *key;
+		size_t off;
+	} keys[] = {
+	    {"Ip6InReceives", offsetof(struct procfs_snapshot, ip6_in_packets)},
+	    {"Ip6OutRequests", offsetof(struct procfs_snapshot, ip6_out_packets)},
+	    {"Ip6InOctets", offsetof(struct procfs_snapshot, ip6_in_bytes)},
+	    {"Ip6OutOctets", offsetof(struct procfs_snapshot, ip6_out_bytes)},
+	};
+	unsigned found = 0;
+	for (const char *l = text; *l; l = next_line(l)) {
+		size_t len = strcspn(l, " \t\n");
+		for (size_t i = 0; i < nitems(keys); i++) {
+			uint64_t v;
+			if (strlen(keys[i].key) != len || strncmp(l, keys[i].key, len) != 0 ||
+			    !parse_u64(l + len, &v))
+				continue;
+			*(uint64_t *)((char *)s + keys[i].off) = v;
+			found |= 1u << i;
+		}
+	}
+	s->have_ip6 = found == 0xf;
+	return s->have_ip6 ? 0 : -1;
+}
+
+int procfs_parse_objset(const char *text, struct procfs_pool *pool)
+{
+	/* "name type data" rows after a header line: reads, writes, nread, nwritten */
+	static const char *const names[] = {"reads", "writes", "nread", "nwritten"};
+	uint64_t v[4];
+	unsigned found = 0;
+	if (!strstr(text, "dataset_name"))
+		return -1;
+	for (const char *l = text; *l; l = next_line(l)) {
+		size_t len = strcspn(l, " \t\n");
+		for (int i = 0; i < 4; i++) {
+			const char *p;
+			if (strlen(names[i]) == len && strncmp(l, names[i], len) == 0 &&
+			    (p = skip_words(l, 2)) && parse_u64(p, &v[i]))
+				found |= 1u << i;
+		}
+	}
+	if (found != 0xf)
+		return -1;
+	pool->reads += v[0];
+	pool->writes += v[1];
+	pool->nread += v[2];
+	pool->nwritten += v[3];
+	return 0;
 }
 
 int procfs_parse_arcstats(const char *text, struct procfs_snapshot *s)
@@ -643,6 +789,63 @@ static void unread(struct procfs_snapshot *s, enum procfs_file f)
 	snprintf(s->unread + n, sizeof(s->unread) - n, "%s%s", n ? ", " : "", procfs_rel[f]);
 }
 
+static bool is_dir_at(int dir, const struct dirent *e)
+{
+	struct stat st;
+	if (e->d_type != DT_UNKNOWN)
+		return e->d_type == DT_DIR;
+	return fstatat(dir, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int pool_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct procfs_pool *)a)->name, ((const struct procfs_pool *)b)->name);
+}
+
+/* Each pool's folder of kstats (those beside arcstats), its objset-* files summed: one
+ * file per dataset of the pool, so only while wanted. A pool with none is left out. */
+static void read_pools(struct procfs *p, struct procfs_snapshot *s)
+{
+	s->npools = 0;
+	DIR *top = p->pools ? opendir(p->kstat_zfs) : NULL;
+	if (!top)
+		return;
+	const struct dirent *e;
+	while ((e = readdir(top)) && s->npools < SAMPLE_POOLS_MAX) {
+		if (e->d_name[0] == '.' || strlen(e->d_name) >= SAMPLE_POOL_NAME ||
+		    !is_dir_at(dirfd(top), e))
+			continue;
+		int fd = openat(dirfd(top), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+		if (!d) {
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		struct procfs_pool *pool = &s->pools[s->npools];
+		memset(pool, 0, sizeof(*pool));
+		snprintf(pool->name, sizeof(pool->name), "%s", e->d_name);
+		int objsets = 0;
+		const struct dirent *o;
+		const char *t;
+		while ((o = readdir(d)))
+			if (starts(o->d_name, "objset-") &&
+			    (t = slurp_at(p, dirfd(d), o->d_name)) &&
+			    procfs_parse_objset(t, pool) == 0)
+				objsets++;
+		closedir(d);
+		if (objsets)
+			s->npools++;
+	}
+	closedir(top);
+	qsort(s->pools, (size_t)s->npools, sizeof(*s->pools), pool_cmp);
+}
+
+void procfs_want_pools(struct procfs *p, bool want)
+{
+	p->pools = want;
+}
+
 void procfs_read(struct procfs *p, struct procfs_snapshot *s)
 {
 	static const enum procfs_file psi_file[PROCFS_PSI_COUNT] = {F_PSI_CPU, F_PSI_IO,
@@ -677,6 +880,13 @@ void procfs_read(struct procfs *p, struct procfs_snapshot *s)
 		s->have_nfs3 = s->have_nfs4 = false;
 	if (!(t = slurp(p, F_ARCSTATS)) || procfs_parse_arcstats(t, s) < 0)
 		s->have_arc = false;
+	if (!(t = slurp(p, F_SNMP)) || procfs_parse_snmp(t, s) < 0)
+		s->have_ip4 = s->have_tcp = false;
+	if (!(t = slurp(p, F_NETSTAT)) || procfs_parse_netstat(t, s) < 0)
+		s->have_ip4_bytes = false;
+	if (!(t = slurp(p, F_SNMP6)) || procfs_parse_snmp6(t, s) < 0)
+		s->have_ip6 = false;
+	read_pools(p, s);
 }
 
 /* --- per-second values */
@@ -794,6 +1004,63 @@ static void rates_nics(const struct procfs_snapshot *prev, const struct procfs_s
 	out->nnics = n;
 }
 
+/* The kernel's counters of a protocol as rates: each a delta over the interval. */
+static double rate(uint64_t prev, uint64_t cur, double secs)
+{
+	return (double)procfs_counter_delta(prev, cur) / secs;
+}
+
+static void rates_net(const struct procfs_snapshot *prev, const struct procfs_snapshot *cur,
+                      double secs, struct box_sample *out)
+{
+	bool v4 = prev->have_ip4 && cur->have_ip4 && prev->have_ip4_bytes && cur->have_ip4_bytes;
+	bool v6 = prev->have_ip6 && cur->have_ip6;
+	out->have_ip = v4 || v6;
+	out->ip_in_bytes_per_s = (v4 ? rate(prev->ip4_in_bytes, cur->ip4_in_bytes, secs) : 0) +
+	                         (v6 ? rate(prev->ip6_in_bytes, cur->ip6_in_bytes, secs) : 0);
+	out->ip_out_bytes_per_s = (v4 ? rate(prev->ip4_out_bytes, cur->ip4_out_bytes, secs) : 0) +
+	                          (v6 ? rate(prev->ip6_out_bytes, cur->ip6_out_bytes, secs) : 0);
+	out->ip_in_packets_per_s =
+	    (v4 ? rate(prev->ip4_in_packets, cur->ip4_in_packets, secs) : 0) +
+	    (v6 ? rate(prev->ip6_in_packets, cur->ip6_in_packets, secs) : 0);
+	out->ip_out_packets_per_s =
+	    (v4 ? rate(prev->ip4_out_packets, cur->ip4_out_packets, secs) : 0) +
+	    (v6 ? rate(prev->ip6_out_packets, cur->ip6_out_packets, secs) : 0);
+	out->have_tcp = prev->have_tcp && cur->have_tcp;
+	out->tcp_in_segs_per_s =
+	    out->have_tcp ? rate(prev->tcp_in_segs, cur->tcp_in_segs, secs) : 0;
+	out->tcp_out_segs_per_s =
+	    out->have_tcp ? rate(prev->tcp_out_segs, cur->tcp_out_segs, secs) : 0;
+	out->tcp_retrans_per_s =
+	    out->have_tcp ? rate(prev->tcp_retrans_segs, cur->tcp_retrans_segs, secs) : 0;
+	out->tcp_retrans_segs = cur->have_tcp ? cur->tcp_retrans_segs : 0;
+}
+
+/* A pool read both times (one imported meanwhile has a rate from the next tick on). */
+static void rates_pools(const struct procfs_snapshot *prev, const struct procfs_snapshot *cur,
+                        double secs, struct box_sample *out)
+{
+	int n = 0;
+	for (int i = 0; i < cur->npools; i++) {
+		const struct procfs_pool *c = &cur->pools[i];
+		int j = find_named(prev->pools, sizeof(*prev->pools), prev->npools, i, c->name);
+		if (j < 0)
+			continue;
+		const struct procfs_pool *p = &prev->pools[j];
+		struct pool_sample *o = &out->pools[n++];
+		memcpy(o->name, c->name, sizeof(o->name));
+		/* a dataset destroyed takes its counts along: no rate goes below zero */
+		o->reads_per_s = c->reads >= p->reads ? (double)(c->reads - p->reads) / secs : 0;
+		o->writes_per_s =
+		    c->writes >= p->writes ? (double)(c->writes - p->writes) / secs : 0;
+		o->read_bytes_per_s =
+		    c->nread >= p->nread ? (double)(c->nread - p->nread) / secs : 0;
+		o->write_bytes_per_s =
+		    c->nwritten >= p->nwritten ? (double)(c->nwritten - p->nwritten) / secs : 0;
+	}
+	out->npools = n;
+}
+
 void procfs_rates(const struct procfs_snapshot *prev, const struct procfs_snapshot *cur,
                   int seconds, struct box_sample *out)
 {
@@ -830,6 +1097,8 @@ void procfs_rates(const struct procfs_snapshot *prev, const struct procfs_snapsh
 
 	rates_disks(prev, cur, secs, out);
 	rates_nics(prev, cur, secs, out);
+	rates_net(prev, cur, secs, out);
+	rates_pools(prev, cur, secs, out);
 
 	if (cur->have_mem) {
 		uint64_t cache = cur->mem_cached + cur->mem_sreclaimable;
@@ -839,7 +1108,11 @@ void procfs_rates(const struct procfs_snapshot *prev, const struct procfs_snapsh
 		out->mem_buffers = cur->mem_buffers;
 		out->mem_cache = cache;
 		out->mem_used = cur->mem_total > taken ? cur->mem_total - taken : 0;
+		out->mem_have_kernel = cur->mem_have_kernel;
+		out->mem_kernel = cur->mem_kernel < out->mem_used ? cur->mem_kernel : out->mem_used;
 	} else {
+		out->mem_have_kernel = false;
+		out->mem_kernel = 0;
 		out->mem_total = out->mem_used = out->mem_cache = out->mem_buffers = 0;
 		out->mem_free = 0;
 	}

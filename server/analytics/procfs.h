@@ -68,6 +68,23 @@ struct procfs_snapshot {
 
 	bool have_mem; /* bytes */
 	uint64_t mem_total, mem_free, mem_buffers, mem_cached, mem_sreclaimable;
+	/* SUnreclaim + KernelStack + PageTables, where meminfo has SUnreclaim (2.6.19 on) */
+	bool mem_have_kernel;
+	uint64_t mem_kernel, mem_kstack, mem_pagetables; /* (the last two: parsing's own) */
+
+	/* IPv4 (/proc/net/snmp's Ip, /proc/net/netstat's IpExt octets), IPv6
+	 * (/proc/net/snmp6) and TCP (/proc/net/snmp's Tcp: one MIB for both versions) */
+	bool have_ip4, have_ip4_bytes, have_ip6, have_tcp;
+	uint64_t ip4_in_packets, ip4_out_packets, ip4_in_bytes, ip4_out_bytes;
+	uint64_t ip6_in_packets, ip6_out_packets, ip6_in_bytes, ip6_out_bytes;
+	uint64_t tcp_in_segs, tcp_out_segs, tcp_retrans_segs;
+
+	/* ZFS logical I/O by pool: /proc/spl/kstat/zfs/<pool>/objset-* summed, while wanted */
+	int npools;
+	struct procfs_pool {
+		char name[SAMPLE_POOL_NAME];
+		uint64_t reads, writes, nread, nwritten;
+	} pools[SAMPLE_POOLS_MAX];
 
 	bool have_psi[PROCFS_PSI_COUNT];
 	uint64_t psi_some_us[PROCFS_PSI_COUNT]; /* "some" stall time, microseconds */
@@ -94,6 +111,7 @@ struct procfs_options {
 	const char *sys_root;  /* tells partitions from disks; "/" on a live box */
 	bool partitions;       /* keep partitions in the per-disk series */
 	bool loop_devices;     /* keep loop, ram and zram devices */
+	bool pools;            /* read the pools' objset kstats (procfs_want_pools changes it) */
 };
 
 struct procfs;
@@ -104,6 +122,9 @@ void procfs_free(struct procfs *p);
  * (have_* false, no devices); never fails. A device is classified (sysfs, else its name)
  * when it first appears, then remembered while it stays. */
 void procfs_read(struct procfs *p, struct procfs_snapshot *s);
+/* Whether procfs_read reads the pools' objset kstats: one file per dataset, so only while
+ * a dataset of the pools' logical I/O is collected. */
+void procfs_want_pools(struct procfs *p, bool want);
 void procfs_snapshot_free(struct procfs_snapshot *s);
 
 /* The parsers, on a file's text (NUL-terminated), for procfs_read and the tests. Each
@@ -117,6 +138,14 @@ int procfs_parse_psi(const char *text, enum procfs_psi which, struct procfs_snap
 int procfs_parse_arcstats(const char *text, struct procfs_snapshot *s);
 /* /proc/net/rpc/nfsd: -1 when it has neither a proc3 nor a proc4ops line. */
 int procfs_parse_nfsd(const char *text, struct procfs_snapshot *s);
+/* /proc/net/snmp (Ip and Tcp), /proc/net/netstat (IpExt), /proc/net/snmp6: -1 when the
+ * text has none of what is read from it. */
+int procfs_parse_snmp(const char *text, struct procfs_snapshot *s);
+int procfs_parse_netstat(const char *text, struct procfs_snapshot *s);
+int procfs_parse_snmp6(const char *text, struct procfs_snapshot *s);
+/* One objset kstat (/proc/spl/kstat/zfs/<pool>/objset-0x...): its reads, writes, nread and
+ * nwritten added to pool; -1 when the text is not one. */
+int procfs_parse_objset(const char *text, struct procfs_pool *pool);
 
 /* Class from the name alone, given the other device names of the same snapshot: a name
  * that is another device's name plus a number (sda1, nvme0n1p1, mmcblk0p2) is a partition. */

@@ -46,6 +46,11 @@ enum arc_kind {
 #define NFS3_PROCS 22
 #define NFS4_OPS   76
 
+/* ZFS pools whose logical I/O is counted (the first so many in the kstat tree's order), and
+ * the longest pool name kept. */
+#define SAMPLE_POOLS_MAX 64
+#define SAMPLE_POOL_NAME 64
+
 struct disk_sample {
 	char name[32];
 	/* per second over the last interval */
@@ -92,6 +97,22 @@ struct box_sample {
 	int nnics;
 	struct nic_sample *nics;
 	uint64_t mem_total, mem_used, mem_cache, mem_buffers, mem_free; /* bytes */
+	/* The kernel's own memory inside mem_used (unreclaimable slab, kernel stacks, page
+	 * tables), where meminfo counts it */
+	bool mem_have_kernel;
+	uint64_t mem_kernel;
+	/* IP, IPv4 and IPv6 together, and TCP (one MIB for both), per second */
+	bool have_ip, have_tcp;
+	double ip_in_bytes_per_s, ip_out_bytes_per_s, ip_in_packets_per_s, ip_out_packets_per_s;
+	double tcp_in_segs_per_s, tcp_out_segs_per_s, tcp_retrans_per_s;
+	uint64_t tcp_retrans_segs; /* raw cumulative */
+	/* ZFS logical I/O, each pool's datasets summed (their objset kstats), per second; read
+	 * only while a dataset needs it (collector_want_pools) */
+	int npools;
+	struct pool_sample {
+		char name[SAMPLE_POOL_NAME];
+		double reads_per_s, writes_per_s, read_bytes_per_s, write_bytes_per_s;
+	} pools[SAMPLE_POOLS_MAX];
 	bool have_psi;
 	double psi_some_pct[3]; /* cpu, io, memory: share of the last second some task stalled */
 	bool have_arc;

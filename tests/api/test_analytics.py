@@ -38,8 +38,16 @@ ARC = ["arc.accesses[hit/miss]", "arc.size[component]", "arc.size", "arc.l2_acce
 NFS = ["nfs3.ops", "nfs3.ops[op]", "nfs4.ops", "nfs4.ops[op]"]
 # the others of the ARC, made by the test before the snapshots
 ARC_MORE = [("arc.hitratio", None), ("arc.target", "bound"), ("arc.l2_bytes", "op")]
+# the network's protocols and the pools' logical I/O, made by the test too
+NET_POOLS = [("ip.bytes", "direction"), ("ip.packets", "direction"), ("tcp.packets", "direction"),
+             ("tcp.retransmits", None), ("zpool.ops", "op"), ("zpool.ops", "pool"),
+             ("zpool.bytes", "op"), ("zpool.bytes", "pool")]
 # and by CPU, made by the test too
-MORE = ARC_MORE + [("cpu.utilization", "cpu")]
+MORE = ARC_MORE + NET_POOLS + [("cpu.utilization", "cpu")]
+# Per second in every snapshot: each objset kstat's reads, writes, nread, nwritten
+OBJSETS = {"tank": {"objset-0x36": ("tank/fs", 100, 40, 819200, 163840),
+                    "objset-0x54": ("tank/vol", 20, 10, 81920, 40960)},
+           "backup": {"objset-0x10": ("backup", 5, 0, 20480, 0)}}
 
 
 def enc(name):
@@ -92,8 +100,46 @@ class Proc:
                         f"  {n}: {rx} 1 0 0 0 0 0 0 {tx} 1 0 0 0 0 0 0\n"
                         for n, (rx, tx) in s["nics"].items()))
         total, free, buffers, cached, srecl = s["mem"]
+        # the kernel's own: unreclaimable slab, stacks, page tables (350000 kB)
         self._write("meminfo", f"MemTotal: {total} kB\nMemFree: {free} kB\n"
-                    f"Buffers: {buffers} kB\nCached: {cached} kB\nSReclaimable: {srecl} kB\n")
+                    f"Buffers: {buffers} kB\nCached: {cached} kB\nSwapCached: 7 kB\n"
+                    f"SReclaimable: {srecl} kB\nSUnreclaim: 300000 kB\n"
+                    "KernelStack: 20000 kB\nPageTables: 30000 kB\n")
+        k = s["k"]
+        # IPv4 (+1000 packets in, 800 out; 1,000,000 bytes in, 400,000 out), IPv6 (+100
+        # and 50 packets, 100,000 and 40,000 bytes) and TCP (+600 in, 500 out, 7
+        # retransmitted) a second; MaxConn is signed (-1) and read past
+        self._write("net/snmp",
+                    "Ip: Forwarding DefaultTTL InReceives InHdrErrors OutRequests\n"
+                    f"Ip: 1 64 {1000 * k} 0 {800 * k}\n"
+                    "Icmp: InMsgs OutMsgs\nIcmp: 3 4\n"
+                    "Tcp: RtoAlgorithm RtoMin RtoMax MaxConn ActiveOpens InSegs OutSegs "
+                    "RetransSegs InErrs\n"
+                    f"Tcp: 1 200 120000 -1 9 {600 * k} {500 * k} {7 * k} 0\n"
+                    "Udp: InDatagrams OutDatagrams\nUdp: 11 12\n")
+        self._write("net/netstat",
+                    "TcpExt: SyncookiesSent InOctets\nTcpExt: 0 999\n"
+                    "IpExt: InNoRoutes InTruncatedPkts InOctets OutOctets\n"
+                    f"IpExt: 0 0 {1000000 * k} {400000 * k}\n")
+        self._write("net/snmp6", f"Ip6InReceives                   \t{100 * k}\n"
+                    "Ip6InHdrErrors                  \t0\n"
+                    f"Ip6OutRequests                  \t{50 * k}\n"
+                    f"Ip6InOctets                     \t{100000 * k}\n"
+                    f"Ip6OutOctets                    \t{40000 * k}\n")
+        # the pools' datasets, each its objset kstat beside the pool's other kstats
+        for pool, objsets in OBJSETS.items():
+            self._write(f"spl/kstat/zfs/{pool}/state", "ONLINE\n")
+            for name, (ds, r, w, nr, nw) in objsets.items():
+                self._write(f"spl/kstat/zfs/{pool}/{name}",
+                            "28 1 0x01 7 2160 5214370505 7498394793098\n"
+                            "name                            type data\n"
+                            f"dataset_name                    7    {ds}\n"
+                            f"writes                          4    {1000 + w * k}\n"
+                            f"nwritten                        4    {9000 + nw * k}\n"
+                            f"reads                           4    {2000 + r * k}\n"
+                            f"nread                           4    {8000 + nr * k}\n"
+                            "nunlinks                        4    0\n"
+                            "nunlinked                       4    0\n")
         for res, us in zip(("cpu", "io", "memory"), s["psi"]):
             self._write(f"pressure/{res}", f"some avg10=0 avg60=0 avg300=0 total={us}\n"
                         "full avg10=0 avg60=0 avg300=0 total=0\n")
@@ -135,7 +181,7 @@ def snapshot(k):
          "disks": disks, "nics": {"eth0": (102400 * k, 51200 * k),
                                   "bond0": (102400 * k, 51200 * k)},
          "mem": (16000000, 4000000, 1000000, 5000000, 1000000),
-         "psi": (250000 * k, 0, 0), **extra}
+         "psi": (250000 * k, 0, 0), "k": k, **extra}
     if k in (3, 4):
         # the NFS server, as the kernel's /proc/net/rpc/nfsd has it (NFSv4's proc4ops by
         # operation number: 9 getattr, 22 putfh, 25 read, 38 write, 53 sequence)
@@ -182,9 +228,19 @@ def expected(k):
         "nic.kilobytes[direction]": {None: 150, "in": 100, "out": 50},
         # each device its own; the totals count a byte once (bond0's are eth0's)
         "nic.kilobytes[device]": {None: 150, "eth0": 150, "bond0": 150},
-        "mem.bytes[component]": {None: 16000000 * 1024, "used": 5000000 * 1024,
-                                 "cache": 6000000 * 1024, "buffers": 1000000 * 1024,
-                                 "free": 4000000 * 1024},
+        "mem.bytes[component]": {None: 16000000 * 1024, "used": 4650000 * 1024,
+                                 "kernel": 350000 * 1024, "cache": 6000000 * 1024,
+                                 "buffers": 1000000 * 1024, "free": 4000000 * 1024},
+        # IPv4 and IPv6 together; TCP's one MIB
+        "ip.bytes[direction]": {None: 1540000, "in": 1100000, "out": 440000},
+        "ip.packets[direction]": {None: 1950, "in": 1100, "out": 850},
+        "tcp.packets[direction]": {None: 1100, "in": 600, "out": 500},
+        "tcp.retransmits": {None: 7},
+        # the pools' objsets summed
+        "zpool.ops[op]": {None: 175, "read": 125, "write": 50},
+        "zpool.ops[pool]": {None: 175, "tank": 170, "backup": 5},
+        "zpool.bytes[op]": {None: 921600 + 204800, "read": 921600, "write": 204800},
+        "zpool.bytes[pool]": {None: 921600 + 204800, "tank": 1105920, "backup": 20480},
         "psi.some[resource]": {None: 25, "cpu": 25, "io": 0, "memory": 0},
         # each CPU's own share, by its number; cpu3 from the second it was read twice
         "cpu.utilization[cpu]": {None: 50, "0": 50, **({"3": 90} if k >= 3 else {})},
@@ -218,7 +274,8 @@ def expected(k):
         want["arc.l2_bytes[op]"] = {None: 1572864, "read": 1048576, "write": 524288}
         # the kernel counts the ARC as used: shown apart
         want["mem.bytes[component]"] = {None: 16000000 * 1024,
-                                        "used": 5000000 * 1024 - 2 ** 30, "arc": 2 ** 30,
+                                        "used": 4650000 * 1024 - 2 ** 30, "arc": 2 ** 30,
+                                        "kernel": 350000 * 1024,
                                         "cache": 6000000 * 1024, "buffers": 1000000 * 1024,
                                         "free": 4000000 * 1024}
     return want

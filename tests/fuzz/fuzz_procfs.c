@@ -2,7 +2,8 @@
 /* The /proc parsers on any text, as procfs_read() runs them on what slurp() read: the
  * input is up to 16 files separated by the byte 0x1e (ASCII record separator), in the
  * order stat, diskstats, net/dev, meminfo, pressure/cpu, pressure/io, pressure/memory,
- * arcstats (read as /proc/net/rpc/nfsd too), then the same eight again a second later. Each file is
+ * arcstats (read as /proc/net/rpc/nfsd, /proc/net/snmp, /proc/net/netstat, /proc/net/snmp6
+ * and an objset kstat too), then the same eight again a second later. Each file is
  * parsed, NUL-terminated, into its snapshot; the disks get their class by name; procfs_rates() then
  * makes the per-second sample of the two, which must hold percentages within 0..100. */
 #include <string.h>
@@ -67,6 +68,16 @@ static void parse(const char **p, const char *end, struct procfs_snapshot *s)
 			rc = procfs_parse_nfsd(t, s);
 			fuzz_assert((rc == 0) == (s->have_nfs3 || s->have_nfs4));
 			fuzz_assert(s->nfs4_n >= 0 && s->nfs4_n <= NFS4_OPS);
+			rc = procfs_parse_snmp(t, s);
+			fuzz_assert((rc == 0) == (s->have_ip4 || s->have_tcp));
+			rc = procfs_parse_netstat(t, s);
+			fuzz_assert((rc == 0) == s->have_ip4_bytes);
+			rc = procfs_parse_snmp6(t, s);
+			fuzz_assert((rc == 0) == s->have_ip6);
+			/* as one pool's only objset */
+			memset(&s->pools[0], 0, sizeof(s->pools[0]));
+			s->npools = procfs_parse_objset(t, &s->pools[0]) == 0;
+			snprintf(s->pools[0].name, sizeof(s->pools[0].name), "tank");
 			break;
 		}
 		free(t);
@@ -116,6 +127,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int i = 0; i < PROCFS_PSI_COUNT; i++)
 		fuzz_assert(is_pct(out.psi_some_pct[i]));
 	fuzz_assert(is_pct(out.arc_hit_pct));
+	fuzz_assert(out.ip_in_bytes_per_s >= 0 && out.ip_out_bytes_per_s >= 0 &&
+	            out.ip_in_packets_per_s >= 0 && out.ip_out_packets_per_s >= 0 &&
+	            out.tcp_in_segs_per_s >= 0 && out.tcp_out_segs_per_s >= 0 &&
+	            out.tcp_retrans_per_s >= 0);
+	fuzz_assert(out.npools <= b.npools);
+	for (int i = 0; i < out.npools; i++)
+		fuzz_assert(out.pools[i].reads_per_s >= 0 && out.pools[i].writes_per_s >= 0 &&
+		            out.pools[i].read_bytes_per_s >= 0 &&
+		            out.pools[i].write_bytes_per_s >= 0);
 	for (int i = 0; i < out.ndisks; i++)
 		fuzz_assert(is_pct(out.disks[i].busy_pct));
 

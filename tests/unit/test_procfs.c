@@ -234,6 +234,55 @@ static void test_parsers(void)
 	   "older arcstats without iohits");
 	is_int(s.arc_meta, 200000000, "arc_meta_used before OpenZFS 2.2");
 	ok(procfs_parse_arcstats("nothing\n", &s) < 0 && !s.have_arc, "not arcstats");
+
+	ok(procfs_parse_meminfo("MemTotal: 100 kB\nMemFree: 10 kB\nBuffers: 1 kB\nCached: 2 kB\n"
+	                        "SwapCached: 99 kB\nSUnreclaim: 5 kB\nKernelStack: 3 kB\n"
+	                        "PageTables: 2 kB\n",
+	                        &s) == 0 &&
+	       s.mem_have_kernel && s.mem_kernel == 10 * 1024 && s.mem_cached == 2 * 1024,
+	   "the kernel's own memory: unreclaimable slab, stacks and page tables");
+	ok(procfs_parse_meminfo(meminfo, &s) == 0 && !s.mem_have_kernel && s.mem_kernel == 0,
+	   "none where meminfo has no SUnreclaim");
+
+	static const char snmp[] = "Ip: Forwarding DefaultTTL InReceives OutRequests\n"
+	                           "Ip: 1 64 500 400\n"
+	                           "Tcp: RtoAlgorithm MaxConn InSegs OutSegs RetransSegs\n"
+	                           "Tcp: 1 -1 30 20 2\n";
+	ok(procfs_parse_snmp(snmp, &s) == 0 && s.have_ip4 && s.have_tcp &&
+	       s.ip4_in_packets == 500 && s.ip4_out_packets == 400 && s.tcp_in_segs == 30 &&
+	       s.tcp_out_segs == 20 && s.tcp_retrans_segs == 2,
+	   "/proc/net/snmp: columns by name, a signed one read past");
+	ok(procfs_parse_snmp("Ip: InReceives OutRequests\nTcp: 1 2\n", &s) < 0 && !s.have_ip4 &&
+	       !s.have_tcp,
+	   "a header without its values line is no reading");
+	ok(procfs_parse_snmp("Ip: InReceives\nIp: 5\n", &s) < 0 && !s.have_ip4,
+	   "a column missing is no reading");
+	ok(procfs_parse_netstat("TcpExt: InOctets\nTcpExt: 9\nIpExt: InNoRoutes InOctets "
+	                        "OutOctets\nIpExt: 0 700 600\n",
+	                        &s) == 0 &&
+	       s.have_ip4_bytes && s.ip4_in_bytes == 700 && s.ip4_out_bytes == 600,
+	   "/proc/net/netstat: IpExt's octets, not another group's column of the same name");
+	ok(procfs_parse_snmp6("Ip6InReceives \t11\nIp6OutRequests\t12\nIp6InOctets 13\n"
+	                      "Ip6OutOctets 14\nIp6InOctetsX 99\n",
+	                      &s) == 0 &&
+	       s.have_ip6 && s.ip6_in_packets == 11 && s.ip6_out_bytes == 14 &&
+	       s.ip6_in_bytes == 13,
+	   "/proc/net/snmp6: name and value a line");
+	ok(procfs_parse_snmp6("Ip6InReceives 1\n", &s) < 0 && !s.have_ip6, "snmp6 short of one");
+
+	struct procfs_pool pool = {0};
+	static const char objset[] = "28 1 0x01 7 2160 5214370505 7498394793098\n"
+	                             "name                            type data\n"
+	                             "dataset_name                    7    tank/fs\n"
+	                             "writes                          4    3\n"
+	                             "nwritten                        4    4096\n"
+	                             "reads                           4    5\n"
+	                             "nread                           4    8192\n";
+	ok(procfs_parse_objset(objset, &pool) == 0 && procfs_parse_objset(objset, &pool) == 0 &&
+	       pool.reads == 10 && pool.writes == 6 && pool.nread == 16384 && pool.nwritten == 8192,
+	   "objset kstats add up to their pool");
+	ok(procfs_parse_objset("dataset_name 7 x\nreads 4 1\n", &pool) < 0 && pool.reads == 10,
+	   "an objset short of a counter adds nothing");
 	procfs_snapshot_free(&s);
 }
 
@@ -259,7 +308,7 @@ static void test_classes(void)
 	write_file("/sys/class/block/sdz/size", "1\n");
 	write_file("/sys/class/block/sdz9/size", "1\n");
 	write_file("/sys/class/block/sdz10/partition", "10\n");
-	struct procfs_options o = {root, root, false, false};
+	struct procfs_options o = {root, root, false, false, false};
 	struct procfs *p = procfs_new(&o);
 	procfs_read(p, &s);
 	is_int(s.ndisks, 2, "sysfs: the partition is left out");
@@ -289,7 +338,7 @@ static void test_big_file(void)
 		                        'a' + i / 26, 'a' + i % 26);
 	write_file("/proc/diskstats", "%s", text);
 	free(text);
-	struct procfs_options o = {root, root, false, false};
+	struct procfs_options o = {root, root, false, false, false};
 	struct procfs *p = procfs_new(&o);
 	struct procfs_snapshot s = {0};
 	procfs_read(p, &s);
@@ -300,9 +349,35 @@ static void test_big_file(void)
 	procfs_snapshot_free(&s);
 }
 
+static void test_pools(void)
+{
+	struct procfs_options o = {root, root, false, false, false};
+	struct procfs *p = procfs_new(&o);
+	struct procfs_snapshot s = {0};
+	static const char objset[] = "28 1 0x01 7 2160 5214370505 7498394793098\n"
+	                             "name type data\ndataset_name 7 %s\nwrites 4 1\n"
+	                             "nwritten 4 512\nreads 4 2\nnread 4 1024\n";
+	write_file("/proc/spl/kstat/zfs/tank/objset-0x36", objset, "tank/a");
+	write_file("/proc/spl/kstat/zfs/tank/objset-0x54", objset, "tank/b");
+	write_file("/proc/spl/kstat/zfs/tank/state", "ONLINE\n");
+	write_file("/proc/spl/kstat/zfs/empty/state", "ONLINE\n");
+	write_file("/proc/spl/kstat/zfs/arcstats", ARC_NEW(1, 2, 3));
+	procfs_read(p, &s);
+	is_int(s.npools, 0, "no pool is read while none is wanted");
+	procfs_want_pools(p, true);
+	procfs_read(p, &s);
+	ok(s.npools == 1 && strcmp(s.pools[0].name, "tank") == 0 && s.pools[0].reads == 4 &&
+	       s.pools[0].nwritten == 1024,
+	   "a pool's objsets summed; a pool without any (and arcstats beside) left out");
+	procfs_free(p);
+	procfs_snapshot_free(&s);
+	remove_file("/proc/spl/kstat/zfs/tank/objset-0x36");
+	remove_file("/proc/spl/kstat/zfs/tank/objset-0x54");
+}
+
 static void test_rates(void)
 {
-	struct procfs_options o = {root, root, false, false};
+	struct procfs_options o = {root, root, false, false, false};
 	struct procfs *p = procfs_new(&o);
 	struct procfs_snapshot a = {0}, b = {0};
 	tree_a();
@@ -593,6 +668,7 @@ int main(void)
 	test_parsers();
 	test_classes();
 	test_big_file();
+	test_pools();
 	test_rates();
 	test_pipeline();
 	char cmd[300];
