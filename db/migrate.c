@@ -213,9 +213,29 @@ static const char migrate_step7[] =
     "ALTER TABLE bench_runs ADD COLUMN imported INTEGER NOT NULL DEFAULT 0;"
     "CREATE INDEX bench_runs_sweep ON bench_runs(sweep) WHERE sweep IS NOT NULL;";
 
+/* Step 8: io.disks[utilization] becomes what the appliance means by it, a heat map of the
+ * disks by how busy they were (server/analytics/datasets.c). What it was, the busiest disk's
+ * share and each disk's, is now io.busy[disk]: the row is renamed, so its series and their
+ * data go with it, and so are worksheets' references to it; the heat map is a new dataset,
+ * where the old one was collected (one deleted stays deleted). */
+static const char migrate_step8[] =
+    "UPDATE analytics_datasets SET name = 'io.busy[disk]', statistic = 'io.busy',"
+    " drilldown = 'disk' WHERE name = 'io.disks[utilization]'"
+    " AND NOT EXISTS (SELECT 1 FROM analytics_datasets WHERE name = 'io.busy[disk]');"
+    "INSERT OR IGNORE INTO analytics_datasets (name, statistic, drilldown, ctime)"
+    " SELECT 'io.disks[utilization]', 'io.disks', 'utilization',"
+    " CAST(strftime('%s', 'now') AS INTEGER)"
+    " FROM analytics_datasets WHERE name = 'io.busy[disk]';"
+    "UPDATE worksheets SET"
+    " datasets = replace(datasets, '\"io.disks[utilization]\"', '\"io.busy[disk]\"'),"
+    " bytes = length(CAST(name AS BLOB)) +"
+    "  length(CAST(replace(datasets, '\"io.disks[utilization]\"', '\"io.busy[disk]\"')"
+    "   AS BLOB))"
+    " WHERE instr(datasets, '\"io.disks[utilization]\"') > 0;";
+
 static const struct migrate_step migrate_steps[] = {
     {1, migrate_step1}, {2, migrate_step2}, {3, migrate_step3}, {4, migrate_step4},
-    {5, migrate_step5}, {6, migrate_step6}, {7, migrate_step7},
+    {5, migrate_step5}, {6, migrate_step6}, {7, migrate_step7}, {8, migrate_step8},
 };
 
 /* The schema version this code knows (the last migration step). */

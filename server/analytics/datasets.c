@@ -176,7 +176,32 @@ static void x_io_latency(const struct box_sample *s, int drill, struct emit *e)
 	}
 }
 
+/* The appliance's heat map of the disks by utilization: how many disks were busy for each
+ * 5 % of the second ("0-5" .. "95-100", a disk busy all of it in the last), a key for each
+ * share that had any; the value is the number of disks. */
 static void x_io_disks(const struct box_sample *s, int drill, struct emit *e)
+{
+	enum { STEP = 5, BUCKETS = 100 / STEP };
+	if (!s->ndisks)
+		return;
+	put(e, NULL, s->ndisks);
+	if (drill != 0)
+		return;
+	int count[BUCKETS] = {0};
+	for (int i = 0; i < s->ndisks; i++) {
+		int b = (int)(s->disks[i].busy_pct / STEP);
+		count[b < 0 ? 0 : b >= BUCKETS ? BUCKETS - 1 : b]++;
+	}
+	for (int b = 0; b < BUCKETS; b++) {
+		char key[16];
+		snprintf(key, sizeof(key), "%d-%d", b * STEP, (b + 1) * STEP);
+		if (count[b])
+			put(e, key, count[b]);
+	}
+}
+
+/* How busy the disks were: the busiest's share of the second, and each disk's. */
+static void x_io_busy(const struct box_sample *s, int drill, struct emit *e)
 {
 	double busiest = 0;
 	for (int i = 0; i < s->ndisks; i++)
@@ -552,11 +577,19 @@ static const struct statistic statistics[] = {
      x_io_latency},
     {"io.disks",
      "Disk",
-     "Disk: percent of the time each disk was busy (had I/O in flight); the value is the "
-     "busiest disk's",
-     "percent",
+     "Disk: the disks, broken down by utilization as the appliance's heat map: how many disks "
+     "were busy (had I/O in flight) for each 5 % of the second, keyed by the range (\"0-5\" .. "
+     "\"95-100\"; a share without disks has no key); the value is the number of disks",
+     "disks",
      {"utilization"},
      x_io_disks},
+    {"io.busy",
+     "Disk",
+     "Disk: percent of the time each disk was busy (had I/O in flight), by disk; the value is "
+     "the busiest disk's",
+     "percent",
+     {"disk"},
+     x_io_busy},
     {"io.queue",
      "Disk",
      "Disk: mean number of requests in flight, in total and by disk",

@@ -15,7 +15,7 @@ from conftest import (SHARED_SERVER_HW, SLOW, EventStream, FakeProc, Server, exp
 
 AN = "/api/analytics/v1"
 DEFAULTS = ["cpu.utilization[mode]", "io.ops[op]", "io.ops[disk]", "io.bytes[op]",
-            "io.bytes[disk]", "io.latency[op]", "io.disks[utilization]", "io.queue[disk]",
+            "io.bytes[disk]", "io.latency[op]", "io.busy[disk]", "io.disks[utilization]", "io.queue[disk]",
             "nic.kilobytes[direction]", "nic.kilobytes[device]", "mem.bytes[component]",
             "psi.some[resource]",
             # undrilled, as a fresh appliance has them
@@ -221,8 +221,11 @@ def expected(k):
         "io.bytes[op]": {None: 1048576 + 524288 + 524288 + (40960 if k >= 3 else 0),
                          "read": 1048576 + 524288 + (40960 if k >= 3 else 0),
                          "write": 524288},
-        "io.disks[utilization]": {None: 49.6, "sda": 25, "sdb": 49.6,
-                                  **({"sdc": 10} if k >= 3 else {})},
+        "io.busy[disk]": {None: 49.6, "sda": 25, "sdb": 49.6,
+                          **({"sdc": 10} if k >= 3 else {})},
+        # the appliance's heat map: how many disks were that busy, by 5 % of the second
+        "io.disks[utilization]": {None: 3 if k >= 3 else 2, "25-30": 1, "45-50": 1,
+                                  **({"10-15": 1} if k >= 3 else {})},
         "io.queue[disk]": {None: 1.5 + (0.1 if k >= 3 else 0), "sda": 1.5, "sdb": 0,
                            **({"sdc": 0.1} if k >= 3 else {})},
         "nic.kilobytes[direction]": {None: 150, "in": 100, "out": 50},

@@ -388,6 +388,10 @@ def test_a_listing_of_the_largest_worksheets_stays_small(spawn):
     first = create(admin, "big000", largest())
     srv.stop()
     with sqlite3.connect(srv.state_dir / "spindle.db") as c:
+        c.execute("DELETE FROM analytics_datasets WHERE name = 'io.disks[utilization]'")  # step 8
+        c.execute("UPDATE analytics_datasets SET name = 'io.disks[utilization]',"
+                  " statistic = 'io.disks', drilldown = 'utilization'"
+                  " WHERE name = 'io.busy[disk]'")
         c.execute("DROP INDEX bench_runs_sweep")  # step 7
         for column in ("environment", "sweep", "imported"):
             c.execute(f"ALTER TABLE bench_runs DROP COLUMN {column}")

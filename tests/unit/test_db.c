@@ -576,6 +576,52 @@ static void test_reopen(struct db *db)
 	db_close(db);
 }
 
+/* Step 8 on a database of step 7: io.disks[utilization] (each disk's busy share) becomes
+ * io.busy[disk] with its data and its worksheets' references; the heat map is added. */
+static void test_step8(void)
+{
+	char err[256], buf[512];
+	ok(raw_exec(path,
+	            "DELETE FROM analytics_datasets WHERE name = 'io.disks[utilization]';"
+	            "UPDATE analytics_datasets SET name = 'io.disks[utilization]', "
+	            "statistic = 'io.disks', drilldown = 'utilization' "
+	            "WHERE name = 'io.busy[disk]';"
+	            "INSERT INTO worksheets (uuid, name, owner, ctime, mtime, datasets) "
+	            "VALUES ('u8', 'disks', 'bob', 1, 1, '[{\"name\":\"io.disks[utilization]\","
+	            "\"drilldowns\":[],\"seconds\":60},{\"name\":\"io.ops[disk]\"}]');"
+	            "PRAGMA user_version = 7;") == 0,
+	   "a database as step 7 left it, with a worksheet of io.disks[utilization]");
+	long long old = raw_int(path, "SELECT id FROM analytics_datasets "
+	                              "WHERE name = 'io.disks[utilization]'");
+	struct db *db = db_open(path, err, sizeof(err));
+	ok(db != NULL, "migrated (%s)", err);
+	db_close(db);
+	is_int(raw_int(path, "SELECT id FROM analytics_datasets WHERE name = 'io.busy[disk]' AND "
+	                     "statistic = 'io.busy' AND drilldown = 'disk'"),
+	       old, "the busy shares are io.busy[disk], the same row (its series keep their data)");
+	ok(raw_int(path, "SELECT id FROM analytics_datasets WHERE name = 'io.disks[utilization]' "
+	                 "AND statistic = 'io.disks'") > old,
+	   "the heat map is a dataset of its own");
+	is_str(
+	    raw_text(path, "SELECT datasets FROM worksheets WHERE uuid = 'u8'", buf, sizeof(buf)),
+	    "[{\"name\":\"io.busy[disk]\",\"drilldowns\":[],\"seconds\":60},"
+	    "{\"name\":\"io.ops[disk]\"}]",
+	    "the worksheet names io.busy[disk]");
+	is_int(raw_int(path, "SELECT bytes - length(name) - length(datasets) FROM worksheets "
+	                     "WHERE uuid = 'u8'"),
+	       0, "and its size is counted anew");
+
+	ok(raw_exec(path, "DELETE FROM analytics_datasets WHERE name IN ('io.disks[utilization]', "
+	                  "'io.busy[disk]'); PRAGMA user_version = 7;") == 0,
+	   "step 7 again, the dataset deleted by its user");
+	db = db_open(path, err, sizeof(err));
+	ok(db != NULL, "migrated (%s)", err);
+	db_close(db);
+	is_int(raw_int(path, "SELECT count(*) FROM analytics_datasets WHERE name IN "
+	                     "('io.disks[utilization]', 'io.busy[disk]')"),
+	       0, "a deleted dataset stays deleted");
+}
+
 static void test_refusals(void)
 {
 	char err[256], sql[64], file[PATH_MAX + 32];
@@ -663,6 +709,7 @@ int main(void)
 		test_audit_fields(db);
 		test_truncation(db);
 		test_reopen(db);
+		test_step8();
 	}
 	test_refusals();
 	cleanup();

@@ -579,7 +579,8 @@ static void test_pipeline(void)
 	/* reads: 50 + 40 + 5 ms over 130; writes: 100 + 15 ms over 55 */
 	CHECK("io.latency[op]", T, {NULL, 210.0 / 185}, {"read", 95.0 / 130},
 	      {"write", 115.0 / 55});
-	CHECK("io.disks[utilization]", T, {NULL, 49.6}, {"sda", 25}, {"sdb", 49.6}, {"nvme0n1", 2});
+	CHECK("io.busy[disk]", T, {NULL, 49.6}, {"sda", 25}, {"sdb", 49.6}, {"nvme0n1", 2});
+	CHECK("io.disks[utilization]", T, {NULL, 3}, {"0-5", 1}, {"25-30", 1}, {"45-50", 1});
 	CHECK("io.queue[disk]", T, {NULL, 1.5 + 0.196 + 0.03}, {"sda", 1.5}, {"sdb", 0.196},
 	      {"nvme0n1", 0.03});
 	CHECK("nic.kilobytes[direction]", T, {NULL, 152}, {"in", 102}, {"out", 50});
