@@ -45,6 +45,26 @@ struct statistic {
 	extract_fn extract;
 };
 
+/* A heat map of shares (percent): how many of the things (disks, CPUs) fell in each 5 % of
+ * the second, keyed "0-5" .. "95-100" (all of it in the last), a key for each with any. */
+enum { SHARE_STEP = 5, SHARE_BUCKETS = 100 / SHARE_STEP };
+
+static void share_count(int *count, double pct)
+{
+	int b = (int)(pct / SHARE_STEP);
+	count[b < 0 ? 0 : b >= SHARE_BUCKETS ? SHARE_BUCKETS - 1 : b]++;
+}
+
+static void put_shares(struct emit *e, const int *count)
+{
+	for (int b = 0; b < SHARE_BUCKETS; b++) {
+		char key[16];
+		snprintf(key, sizeof(key), "%d-%d", b * SHARE_STEP, (b + 1) * SHARE_STEP);
+		if (count[b])
+			put(e, key, count[b]);
+	}
+}
+
 static void x_cpu(const struct box_sample *s, int drill, struct emit *e)
 {
 	static const char *const modes[CPU_MODES] = {
@@ -66,6 +86,12 @@ static void x_cpu(const struct box_sample *s, int drill, struct emit *e)
 		snprintf(id, sizeof(id), "%d", s->cpus[i].id);
 		put(e, id, s->cpus[i].busy_pct);
 	}
+	/* the appliance's heat map of the CPUs: how many were that busy */
+	int count[SHARE_BUCKETS] = {0};
+	for (int i = 0; drill == 2 && i < s->ncpu_rated; i++)
+		share_count(count, s->cpus[i].busy_pct);
+	if (drill == 2)
+		put_shares(e, count);
 }
 
 /* io.ops's drilldowns from the eBPF helper: latency, size, offset, in enum iohist_kind's
@@ -176,28 +202,16 @@ static void x_io_latency(const struct box_sample *s, int drill, struct emit *e)
 	}
 }
 
-/* The appliance's heat map of the disks by utilization: how many disks were busy for each
- * 5 % of the second ("0-5" .. "95-100", a disk busy all of it in the last), a key for each
- * share that had any; the value is the number of disks. */
+/* The appliance's heat map of the disks by utilization; the value is the number of disks. */
 static void x_io_disks(const struct box_sample *s, int drill, struct emit *e)
 {
-	enum { STEP = 5, BUCKETS = 100 / STEP };
 	if (!s->ndisks)
 		return;
 	put(e, NULL, s->ndisks);
-	if (drill != 0)
-		return;
-	int count[BUCKETS] = {0};
-	for (int i = 0; i < s->ndisks; i++) {
-		int b = (int)(s->disks[i].busy_pct / STEP);
-		count[b < 0 ? 0 : b >= BUCKETS ? BUCKETS - 1 : b]++;
-	}
-	for (int b = 0; b < BUCKETS; b++) {
-		char key[16];
-		snprintf(key, sizeof(key), "%d-%d", b * STEP, (b + 1) * STEP);
-		if (count[b])
-			put(e, key, count[b]);
-	}
+	int count[SHARE_BUCKETS] = {0};
+	for (int i = 0; drill == 0 && i < s->ndisks; i++)
+		share_count(count, s->disks[i].busy_pct);
+	put_shares(e, count);
 }
 
 /* How busy the disks were: the busiest's share of the second, and each disk's. */
@@ -546,9 +560,11 @@ static const struct statistic statistics[] = {
     {"cpu.utilization",
      "CPU",
      "CPU: percent of the CPUs' time not idle; broken down by mode, the share of each mode "
-     "(idle included) over all CPUs, or by cpu, each CPU's own (keyed by its number)",
+     "(idle included) over all CPUs, by cpu, each CPU's own (keyed by its number), or by "
+     "utilization, the appliance's heat map: how many CPUs were that busy, for each 5 % of the "
+     "second (\"0-5\" .. \"95-100\")",
      "percent",
-     {"mode", "cpu"},
+     {"mode", "cpu", "utilization"},
      x_cpu},
     {"io.ops",
      "Disk",

@@ -43,7 +43,7 @@ NET_POOLS = [("ip.bytes", "direction"), ("ip.packets", "direction"), ("tcp.packe
              ("tcp.retransmits", None), ("zpool.ops", "op"), ("zpool.ops", "pool"),
              ("zpool.bytes", "op"), ("zpool.bytes", "pool")]
 # and by CPU, made by the test too
-MORE = ARC_MORE + NET_POOLS + [("cpu.utilization", "cpu")]
+MORE = ARC_MORE + NET_POOLS + [("cpu.utilization", "cpu"), ("cpu.utilization", "utilization")]
 # Per second in every snapshot: each objset kstat's reads, writes, nread, nwritten
 OBJSETS = {"tank": {"objset-0x36": ("tank/fs", 100, 40, 819200, 163840),
                     "objset-0x54": ("tank/vol", 20, 10, 81920, 40960)},
@@ -247,6 +247,8 @@ def expected(k):
         "psi.some[resource]": {None: 25, "cpu": 25, "io": 0, "memory": 0},
         # each CPU's own share, by its number; cpu3 from the second it was read twice
         "cpu.utilization[cpu]": {None: 50, "0": 50, **({"3": 90} if k >= 3 else {})},
+        # and the appliance's heat map of them: how many CPUs were that busy
+        "cpu.utilization[utilization]": {None: 50, "50-55": 1, **({"90-95": 1} if k >= 3 else {})},
     }
     reads, rms = 120 + (10 if k >= 3 else 0), 50 + 40 + (5 if k >= 3 else 0)
     want["io.latency[op]"] = {None: round((rms + 100) / (reads + 50), 3),
