@@ -9,6 +9,7 @@
 #include "collector.h"
 #include "base/log.h"
 #include "hardware/problems.h"
+#include "iohist.h"
 #include "procfs.h"
 #include "base/util.h"
 
@@ -93,6 +94,8 @@ void collector_tick_at(int64_t t)
 		for (int d = 0; d < 2; d++)
 			collector.sample.bench_ops_per_s[d] = collector.sample.bench_latency_ms[d] =
 			    0;
+		/* the eBPF helper's second, the same for every subscriber */
+		collector.sample.have_iohist = iohist_take();
 		if (collector.fill)
 			collector.fill(collector.fill_arg, &collector.sample);
 		collector.sample.time = t;

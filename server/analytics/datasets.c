@@ -987,16 +987,12 @@ static void helper_want(void)
 		want |= drill_from_helper(d->stat, d->drill);
 		pools |= d->stat->extract == x_zpool_ops || d->stat->extract == x_zpool_bytes;
 	}
-	iohist_want(want);
+	iohist_want(IOHIST_FOR_DATASETS, want);
 	collector_want_pools(pools);
 }
 
-static void datasets_tick(void *arg, const struct box_sample *sample)
+static void datasets_tick(void *arg, const struct box_sample *s)
 {
-	/* The helper's second, taken once for every dataset of this one. */
-	struct box_sample copy = *sample;
-	copy.have_iohist = iohist_take();
-	const struct box_sample *s = &copy;
 	if (s->have_arc && (!datasets.arc_created || !datasets.l2_created))
 		create_arc_datasets();
 	if ((s->have_nfs3 || s->have_nfs4) && !datasets.nfs_created)

@@ -39,7 +39,8 @@ static struct {
 	struct bufferevent *bev;
 	struct event *retry;
 	enum phase phase;
-	bool want, available, streaming, asked;
+	unsigned want; /* enum iohist_client bits */
+	bool available, streaming, asked;
 	char why[WHY_LEN];
 	int backoff;
 	struct hmap disks;
@@ -428,11 +429,12 @@ bool iohist_available(char *why, size_t len)
 	return io.available;
 }
 
-void iohist_want(bool on)
+void iohist_want(enum iohist_client who, bool on)
 {
-	if (on == io.want)
+	unsigned was = io.want;
+	io.want = on ? was | who : was & ~(unsigned)who;
+	if (!was == !io.want)
 		return;
-	io.want = on;
 	if (on) {
 		io.backoff = 1;
 		if (io.retry)

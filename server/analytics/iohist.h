@@ -32,11 +32,14 @@ void iohist_shutdown(void);
 /* Whether the helper answered, the last time it was asked, that its program is attached;
  * if not, why (always set). */
 bool iohist_available(char *why, size_t len);
-/* A dataset needs the histograms (connect and stay connected) or none does any more. */
-void iohist_want(bool on);
+/* Who needs the histograms: a dataset, a running benchmark job (its record keeps its
+ * disks'). Connected while any does. */
+enum iohist_client { IOHIST_FOR_DATASETS = 1, IOHIST_FOR_JOBS = 2 };
+void iohist_want(enum iohist_client who, bool on);
 
 /* The second just ended: what the helper sent since the last call becomes what
- * iohist_get answers. false when nothing is streaming (no values for that second). */
+ * iohist_get answers. false when nothing is streaming (no values for that second). The
+ * collector calls it once a tick (the sample's have_iohist). */
 bool iohist_take(void);
 /* A device's counts of the second taken last, or NULL when it had no completions. */
 const struct iohist_disk *iohist_get(const char *name);

@@ -20,6 +20,7 @@
 #define BUSY_LIMIT    95.0 /* percent busy: the device is the limit */
 #define IDLE_LIMIT    5.0  /* percent idle below which the CPUs are the limit */
 #define TAIL_FLAG     10.0 /* p99.9 / p50 */
+#define STACK_FLAG    50.0 /* percent of the median spent above the block layer */
 #define CV_FLAG       0.10 /* coefficient of variation of per-second IOPS */
 #define WARMUP_SE     2.0  /* standard errors */
 #define WARMUP_REL    0.10 /* and a tenth of the rest's mean */
@@ -404,6 +405,51 @@ static json_t *tail(const json_t *res)
 	               dir, ratio, p999 / 1e3, p50 / 1e3);
 }
 
+/* The stack above the disks: the worker's median against the disks' own (the eBPF helper's
+ * buckets, device.latency) over the same seconds, in the direction with the most operations. */
+static json_t *stack(const json_t *res)
+{
+	static const char *const dirs[2] = {"read", "write"};
+	const json_t *dev = json_object_get(device_of(res), "latency");
+	double best_ops = 0, app = 0, low = 0, high = 0;
+	const char *dir = NULL;
+	for (int d = 0; d < 2; d++) {
+		const json_t *lat = json_object_get(json_object_get(res, dirs[d]), "latency_ns");
+		const json_t *p50 = json_object_get(json_object_get(dev, dirs[d]), "p50_ns");
+		double ops, a, lo, hi;
+		if (num(res, dirs[d], "ops", &ops) && ops > best_ops && num(lat, "p50", NULL, &a) &&
+		    a > 0 && num(p50, "low", NULL, &lo) && num(p50, "high", NULL, &hi)) {
+			best_ops = ops;
+			dir = dirs[d];
+			app = a;
+			low = lo;
+			high = hi;
+		}
+	}
+	if (!dir)
+		return NULL;
+	double above = app > high ? app - high : 0, share = above / app * 100;
+	char rule[200];
+	snprintf(rule, sizeof(rule),
+	         "the %s median's share spent above the block layer: the worker's p50 less the "
+	         "top of the disks' p50 bucket, over the worker's p50; flagged above 50 %%",
+	         dir);
+	json_t *inputs =
+	    json_pack("{s:s, s:I, s:I, s:I}", "direction", dir, "worker_p50_ns", (json_int_t)app,
+	              "disk_p50_low_ns", (json_int_t)low, "disk_p50_high_ns", (json_int_t)high);
+	if (app < low)
+		return finding("stack", "Above the disks", json_real(0), "%", false, rule, inputs,
+		               "The %s median took %.1f µs in the worker, less than at the disks "
+		               "(%.1f-%.1f µs): most of these I/Os did not wait for the disks.",
+		               dir, app / 1e3, low / 1e3, high / 1e3);
+	return finding("stack", "Above the disks", json_real(r1(share)), "%", share > STACK_FLAG,
+	               rule, inputs,
+	               "The %s median took %.1f µs in the worker and %.1f-%.1f µs at the disks: at "
+	               "least %.1f µs (%.1f %%) of it was spent above the block layer (file "
+	               "system, caches, system calls, the worker's threads).",
+	               dir, app / 1e3, low / 1e3, high / 1e3, above / 1e3, r1(share));
+}
+
 static json_t *stability(const double *v, size_t n)
 {
 	double mean, sd;
@@ -469,6 +515,7 @@ json_t *findings_compute(const json_t *spec, const json_t *environment, const js
 	    sys_cpu_per_io(result),
 	    limit(result),
 	    tail(result),
+	    stack(result),
 	    stability(v, n),
 	    warmup(v, n),
 	};

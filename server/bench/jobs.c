@@ -483,6 +483,20 @@ static unsigned job_disks_sample(const struct job *j, const struct box_sample *s
 	return found;
 }
 
+/* The second's completions of the job's disks by latency, where the helper streams. */
+static void job_add_latencies(struct job *j, const struct box_sample *s)
+{
+	j->lat_seconds++;
+	for (int i = 0; i < s->ndisks; i++) {
+		const struct iohist_disk *h;
+		if (!job_disk(j, s->disks[i].name) || !(h = iohist_get(s->disks[i].name)))
+			continue;
+		for (int dir = 0; dir < IOLAT_DIRS; dir++)
+			for (unsigned b = 0; b < IOLAT_LAT_BUCKETS; b++)
+				j->dev_lat[dir][b] += h->lat[dir][b];
+	}
+}
+
 static void jobs_tick(void *arg, const struct box_sample *s)
 {
 	for (struct job *j = TAILQ_FIRST(&jobs.live); j; j = TAILQ_NEXT(j, link)) {
@@ -503,6 +517,8 @@ static void jobs_tick(void *arg, const struct box_sample *s)
 		struct disk_sample d;
 		if (!job_disks_sample(j, s, &d))
 			continue;
+		if (s->have_iohist)
+			job_add_latencies(j, s);
 		j->dev_seconds++;
 		j->reads += d.reads_per_s;
 		j->writes += d.writes_per_s;
@@ -524,12 +540,64 @@ static void jobs_tick(void *arg, const struct box_sample *s)
 static void jobs_subscription(void)
 {
 	bool want = jobs.running > 0 && !jobs.stopping;
+	iohist_want(IOHIST_FOR_JOBS, want); /* a run keeps its disks' latencies */
 	if (want && !jobs.subscribed)
 		jobs.subscribed = collector_subscribe(jobs_tick, NULL) == 0;
 	else if (!want && jobs.subscribed) {
 		collector_unsubscribe(jobs_tick, NULL);
 		jobs.subscribed = false;
 	}
+}
+
+/* The bucket [low, high) holding the pct-th percentile (nearest rank) of n counts; high is
+ * null for the last bucket, open above. */
+static json_t *lat_percentile(const uint64_t *counts, uint64_t total, double pct)
+{
+	uint64_t rank = (uint64_t)ceil(pct / 100 * (double)total), seen = 0;
+	unsigned b = 0;
+	for (; b < IOLAT_LAT_BUCKETS - 1; b++)
+		if ((seen += counts[b]) >= rank)
+			break;
+	return json_pack("{s:I, s:o}", "low", (json_int_t)iolat_lat_low(b), "high",
+	                 b < IOLAT_LAT_BUCKETS - 1 ? json_integer((json_int_t)iolat_lat_low(b + 1))
+	                                           : json_null());
+}
+
+/* The disks' latencies over the measured seconds, each direction with operations: how many,
+ * the buckets of p50 .. p99.99 and every bucket with any. */
+static json_t *job_latency_json(const struct job *j)
+{
+	static const char *const dirs[IOLAT_DIRS] = {"read", "write"};
+	static const double pcts[] = {50, 90, 99, 99.9, 99.99};
+	static const char *const names[] = {"p50_ns", "p90_ns", "p99_ns", "p99.9_ns", "p99.99_ns"};
+	json_t *lat = json_pack("{s:s, s:i}", "source",
+	                        "spindle-iolat: the block layer's completions, from the request's "
+	                        "start to its end, in buckets of a quarter of a power of two",
+	                        "seconds", (int)j->lat_seconds);
+	for (int d = 0; d < IOLAT_DIRS; d++) {
+		uint64_t total = 0;
+		for (unsigned b = 0; b < IOLAT_LAT_BUCKETS; b++)
+			total += j->dev_lat[d][b];
+		if (!total)
+			continue;
+		json_t *o = json_pack("{s:I}", "ops", (json_int_t)total), *buckets = json_array();
+		for (size_t p = 0; p < nitems(pcts); p++)
+			json_object_set_new(o, names[p],
+			                    lat_percentile(j->dev_lat[d], total, pcts[p]));
+		for (unsigned b = 0; b < IOLAT_LAT_BUCKETS; b++)
+			if (j->dev_lat[d][b])
+				json_array_append_new(
+				    buckets,
+				    json_pack("{s:I, s:o, s:I}", "low_ns",
+				              (json_int_t)iolat_lat_low(b), "high_ns",
+				              b < IOLAT_LAT_BUCKETS - 1
+				                  ? json_integer((json_int_t)iolat_lat_low(b + 1))
+				                  : json_null(),
+				              "ops", (json_int_t)j->dev_lat[d][b]));
+		json_object_set_new(o, "buckets", buckets);
+		json_object_set_new(lat, dirs[d], o);
+	}
+	return lat;
 }
 
 /* What the collector saw while the job was measured, next to the worker's own figures. */
@@ -575,6 +643,8 @@ static void job_add_figures(struct job *j, json_t *res)
 		                            "job was measured"
 		                          : j->where.disk_why);
 	}
+	if (j->lat_seconds)
+		json_object_set_new(dev, "latency", job_latency_json(j));
 	if (j->npool) {
 		json_t *members = json_array();
 		for (unsigned i = 0; i < j->npool; i++)

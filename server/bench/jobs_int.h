@@ -9,6 +9,7 @@
 #include "jobs.h"
 #include "job_target.h"
 #include "analytics/collector.h"
+#include "analytics/iohist.h"
 #include "db/db.h"
 #include "net/stream.h"
 #include "worker/spec.h"
@@ -74,6 +75,10 @@ struct job {
 	struct db_run *final;
 	/* the collector's figures over the measured seconds */
 	unsigned dev_seconds, cpu_seconds;
+	/* the job's disks' completions by latency (the eBPF helper's) over its measured
+	 * seconds, in the helper's buckets (iolat.h) */
+	unsigned lat_seconds;
+	uint64_t dev_lat[IOLAT_DIRS][IOLAT_LAT_BUCKETS];
 	double reads, writes, rbytes, wbytes, busy, queue, rlat_ops, wlat_ops;
 	double cpu[CPU_MODES];
 	/* the target disk's raw counters at the first and the last measured sample: the

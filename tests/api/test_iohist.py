@@ -5,6 +5,7 @@ protocol): here a scripted helper on a unix socket sends known counts every seco
 every key and value is exact; the real helper on real I/O is tests/api/test_iolat_bpf.py.
 spindled asks the helper once whether it is there, offers the drilldowns only then,
 connects while a dataset needs them and leaves when none does."""
+import shutil
 import socket
 import threading
 import time
@@ -218,3 +219,52 @@ def test_a_helper_of_another_protocol_is_not_believed(tmp_path):
         srv.stop()
         proc.stop()
         helper.close()
+
+
+def test_a_benchmark_run_keeps_its_disks_latencies_and_sets_them_beside_the_workers(tmp_path):
+    """While a job runs the helper streams (no dataset asks for it); the run's record
+    keeps its disk's completions by latency over the measured seconds, in the helper's
+    buckets, with the buckets of its percentiles, and a finding sets the worker's median
+    beside the disks'. The helper is left when the job ends."""
+    from test_bench import WORKER, fake_sys_for, quick, scratch, submit, wait_state
+    base = scratch()
+    try:
+        (base / "bench").mkdir()
+        # nvme0n1 is the bench dir's disk: its reads in buckets 20 and 21, each second
+        helper = FakeHelper(tmp_path / "iolat.sock",
+                            second=["D nvme0n1 r L 20:5 21:7 S 5:12 O 0:12",
+                                    "D nvme1n1 r L 30:99 S 5:99 O 0:99"])
+        proc = FakeProc(base / "root", disks=2, nics=1, cpus=2, arc=False).start()
+        fake_sys_for(base / "root", base / "bench")
+        srv = Server(tmp_path / "state", "--bench-dirs", base / "bench", "--bench-worker",
+                     WORKER, "--proc-root", base / "root", "--sys-root", base / "root",
+                     "--iolat-socket", helper.path).start()
+        try:
+            admin = srv.admin()
+            assert helper.wait_open(0)
+            job = submit(admin, quick("lat", runtime_s=6, io_size=None, ramp_s=0))
+            job = wait_state(admin, job["id"], {"done", "failed"})
+            assert job["state"] == "done", job.get("reason")
+            dev = job["result"]["device"]
+            assert dev["disk"] == "nvme0n1", dev
+            lat = dev["latency"]
+            n = lat["seconds"]
+            assert 2 <= n <= dev["seconds"], (lat, dev["seconds"])
+            assert "write" not in lat  # no writes were completed
+            assert lat["read"]["ops"] == 12 * n  # nvme1n1's are not the job's disk's
+            assert lat["read"]["buckets"] == [
+                {"low_ns": 28672, "high_ns": 32768, "ops": 5 * n},
+                {"low_ns": 32768, "high_ns": 40960, "ops": 7 * n}]
+            assert lat["read"]["p50_ns"] == {"low": 32768, "high": 40960}  # the 6n-th of 12n
+            assert lat["read"]["p99.99_ns"] == {"low": 32768, "high": 40960}
+            stack = [f for f in job["result"]["findings"] if f["id"] == "stack"]
+            assert len(stack) == 1 and stack[0]["inputs"]["disk_p50_high_ns"] == 40960, \
+                job["result"]["findings"]
+            assert helper.wait_open(0), "the helper was not left once the job ended"
+            assert helper.accepted >= 2  # the probe at start, then the job's
+        finally:
+            srv.stop()
+            proc.stop()
+            helper.close()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

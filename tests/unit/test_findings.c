@@ -415,8 +415,54 @@ static void test_significance(void)
 	json_decref(base);
 }
 
+/* The disks' latency buckets (device.latency, the eBPF helper's) beside the worker's p50. */
+static void test_stack(void)
+{
+	/* the worker's median read 100 µs; the disks' in [49152, 57344) ns */
+	json_t *res =
+	    J("{\"read\":{\"ops\":1000,\"latency_ns\":{\"p50\":100000,\"p99.9\":"
+	      "200000}},\"write\":{\"ops\":10,\"latency_ns\":{\"p50\":10,\"p99.9\":"
+	      "10}},\"device\":{\"disk\":\"sda\",\"seconds\":5,\"latency\":{\"seconds\":5,\"read\":"
+	      "{\"ops\":990,\"p50_ns\":{\"low\":49152,\"high\":57344}},\"write\":"
+	      "{\"ops\":10,\"p50_ns\":{\"low\":1024,\"high\":1280}}}}}");
+	json_t *fs = findings_compute(NULL, NULL, res, NULL);
+	const json_t *f = find(fs, "stack");
+	ok(f != NULL, "the disks' latencies beside the worker's: the stack above them");
+	is_num(value(f), 42.7, "(100 - 57.344) / 100 µs, at least, above the block layer");
+	ok(!flag(f), "not flagged (50 %% or less)");
+	is_str(json_string_value(json_object_get(json_object_get(f, "inputs"), "direction")),
+	       "read", "of the reads, the direction with the most operations");
+	is_num(input(f, "disk_p50_high_ns"), 57344, "the top of the disks' median bucket");
+	ok(strstr(text(f), "100.0 µs in the worker and 49.2-57.3 µs at the disks") &&
+	       strstr(text(f), "at least 42.7 µs (42.7 %)"),
+	   "the text: %s", text(f));
+	json_decref(fs);
+	json_decref(res);
+
+	/* a median below the disks' bucket: a cache answered */
+	res = J("{\"read\":{\"ops\":1000,\"latency_ns\":{\"p50\":2000}},\"device\":"
+	        "{\"seconds\":5,\"latency\":{\"read\":{\"ops\":5,\"p50_ns\":{\"low\":49152,"
+	        "\"high\":57344}}}}}");
+	fs = findings_compute(NULL, NULL, res, NULL);
+	f = find(fs, "stack");
+	ok(f && value(f) == 0 && strstr(text(f), "did not wait for the disks"),
+	   "a median below the disks' says the I/Os did not wait for them: %s", f ? text(f) : "");
+	json_decref(fs);
+	json_decref(res);
+
+	/* without the helper's buckets, or where the last bucket is open above: none */
+	res = J("{\"read\":{\"ops\":1000,\"latency_ns\":{\"p50\":2000}},\"device\":"
+	        "{\"seconds\":5,\"latency\":{\"read\":{\"ops\":5,\"p50_ns\":{\"low\":68719476736,"
+	        "\"high\":null}}}}}");
+	fs = findings_compute(NULL, NULL, res, NULL);
+	ok(!find(fs, "stack"), "a median in the open last bucket: no finding");
+	json_decref(fs);
+	json_decref(res);
+}
+
 int main(void)
 {
+	test_stack();
 	test_zfs_randread();
 	test_absent_inputs();
 	test_cache_and_limit();
