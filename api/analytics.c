@@ -118,7 +118,7 @@ void analytics_dataset_get(struct request *r)
 void analytics_datasets_create(struct request *r)
 {
 	static const struct field fields[] = {
-	    {"statistic", FIELD_STRING, true, 1, 64},
+	    {"statistic", FIELD_STRING, true, 1, 128},
 	    {"drilldown", FIELD_STRING, false, 1, 64},
 	    FIELDS_END,
 	};
@@ -129,18 +129,10 @@ void analytics_datasets_create(struct request *r)
 		reply_fault(r, &f);
 		return;
 	}
-	/* The appliance names the whole dataset as its statistic: "io.ops[disk]". */
-	char stat[96], *bracket = NULL;
-	const char *drill = json_string_value(json_object_get(body, "drilldown"));
-	snprintf(stat, sizeof(stat), "%s", json_string_value(json_object_get(body, "statistic")));
-	size_t n = strlen(stat);
-	if (!drill && n > 2 && stat[n - 1] == ']' && (bracket = strchr(stat, '[')) &&
-	    bracket > stat) {
-		*bracket = '\0';
-		stat[n - 1] = '\0';
-		drill = bracket + 1;
-	}
-	int rc = datasets_create(stat, drill, r->who.user, r->peer, &d, &f);
+	/* the appliance names the whole dataset as its statistic: "io.ops[disk=sda][latency]" */
+	int rc = datasets_create(json_string_value(json_object_get(body, "statistic")),
+	                         json_string_value(json_object_get(body, "drilldown")), r->who.user,
+	                         r->peer, &d, &f);
 	json_decref(body);
 	if (rc < 0) {
 		reply_fault(r, &f);

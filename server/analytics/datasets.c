@@ -19,6 +19,7 @@
 struct emit {
 	void (*cb)(void *arg, const char *key, double v);
 	void *arg;
+	int dir; /* the helper's histograms of one direction (enum below), -1: both */
 };
 
 static void put(struct emit *e, const char *key, double v)
@@ -43,6 +44,7 @@ struct statistic {
 	const char *name, *grouping, *explanation, *unit;
 	const char *drilldowns[6]; /* NULL-terminated; extract gets the index, -1 for none */
 	extract_fn extract;
+	bool of_disks; /* reads only the sample's disks: a dataset may keep to one ([disk=X]) */
 };
 
 /* A heat map of shares (percent): how many of the things (disks, CPUs) fell in each 5 % of
@@ -111,6 +113,8 @@ static void io_hists(const struct box_sample *s, int drill, struct emit *e)
 	for (int i = 0; i < s->ndisks; i++) {
 		const struct iohist_disk *h = iohist_get(s->disks[i].name);
 		for (int dir = 0; h && dir < IOLAT_DIRS; dir++) {
+			if (e->dir >= 0 && dir != e->dir)
+				continue;
 			const uint64_t *c = iohist_counts(h, k, dir);
 			for (unsigned b = 0; b < n; b++)
 				sum[b] += c[b];
@@ -565,7 +569,8 @@ static const struct statistic statistics[] = {
      "second (\"0-5\" .. \"95-100\")",
      "percent",
      {"mode", "cpu", "utilization"},
-     x_cpu},
+     x_cpu,
+     false},
     {"io.ops",
      "Disk",
      "Disk: I/O operations per second completed, by type of operation (read, write, and "
@@ -577,20 +582,23 @@ static const struct statistic statistics[] = {
      "(where on the device they started, in 64ths of its capacity: \"0-1\" .. \"63-64\")",
      "operations per second",
      {"op", "disk", "latency", "size", "offset"},
-     x_io_ops},
+     x_io_ops,
+     true},
     {"io.bytes",
      "Disk",
      "Disk: bytes per second read and written, by operation or by disk",
      "bytes per second",
      {"op", "disk"},
-     x_io_bytes},
+     x_io_bytes,
+     true},
     {"io.latency",
      "Disk",
      "Disk: mean milliseconds per completed operation, from the kernel's time spent on reads "
      "and writes; a second without operations has no value",
      "milliseconds",
      {"op", "disk"},
-     x_io_latency},
+     x_io_latency,
+     true},
     {"io.disks",
      "Disk",
      "Disk: the disks, broken down by utilization as the appliance's heat map: how many disks "
@@ -598,27 +606,31 @@ static const struct statistic statistics[] = {
      "\"95-100\"; a share without disks has no key); the value is the number of disks",
      "disks",
      {"utilization"},
-     x_io_disks},
+     x_io_disks,
+     false},
     {"io.busy",
      "Disk",
      "Disk: percent of the time each disk was busy (had I/O in flight), by disk; the value is "
      "the busiest disk's",
      "percent",
      {"disk"},
-     x_io_busy},
+     x_io_busy,
+     true},
     {"io.queue",
      "Disk",
      "Disk: mean number of requests in flight, in total and by disk",
      "requests",
      {"disk"},
-     x_io_queue},
+     x_io_queue,
+     true},
     {"nic.kilobytes",
      "Network",
      "Network: kilobytes (1024 bytes) per second received (in) and sent (out), by direction "
      "or by device; the loopback device is left out",
      "kilobytes per second",
      {"direction", "device"},
-     x_nic_kb},
+     x_nic_kb,
+     false},
     {"mem.bytes",
      "Memory",
      "Memory: bytes of physical memory; the value is the total, broken down into used (by "
@@ -627,14 +639,16 @@ static const struct statistic statistics[] = {
      "cache and reclaimable slab), buffers and free",
      "bytes",
      {"component"},
-     x_mem},
+     x_mem,
+     false},
     {"psi.some",
      "Pressure",
      "Pressure stall information: percent of the time at least one task stalled on the CPU, "
      "I/O or memory; the value is the worst of the three",
      "percent",
      {"resource"},
-     x_psi},
+     x_psi,
+     false},
     {"arc.accesses",
      "Cache",
      "ZFS ARC: accesses per second, broken down by hit/miss into data hits, data misses, "
@@ -643,54 +657,62 @@ static const struct statistic statistics[] = {
      "still in flight)",
      "accesses per second",
      {"hit/miss"},
-     x_arc_accesses},
+     x_arc_accesses,
+     false},
     {"arc.hitratio",
      "Cache",
      "ZFS ARC: percent of the accesses served from the ARC, hits over all accesses (I/O hits "
      "and misses included), as arcstat's hit%; no value in a second without accesses",
      "percent",
      {NULL},
-     x_arc_hitratio},
+     x_arc_hitratio,
+     false},
     {"arc.target",
      "Cache",
      "ZFS ARC: the size the ARC aims at (c), broken down by its bounds (min, max: c_min, "
      "c_max)",
      "bytes",
      {"bound"},
-     x_arc_target},
+     x_arc_target,
+     false},
     {"arc.l2_accesses",
      "Cache",
      "ZFS L2ARC: accesses per second to the cache devices, broken down by hit/miss into hits "
      "and misses (0 without a cache device)",
      "accesses per second",
      {"hit/miss"},
-     x_arc_l2_accesses},
+     x_arc_l2_accesses,
+     false},
     {"arc.l2_size",
      "Cache",
      "ZFS L2ARC: bytes the cache devices hold (the logical size of what they cache)",
      "bytes",
      {NULL},
-     x_arc_l2_size},
+     x_arc_l2_size,
+     false},
     {"arc.l2_bytes",
      "Cache",
      "ZFS L2ARC: bytes per second read from and written to the cache devices, by operation",
      "bytes per second",
      {"op"},
-     x_arc_l2_bytes},
+     x_arc_l2_bytes,
+     false},
     {"arc.size",
      "Cache",
      "ZFS ARC: bytes the ARC holds, broken down into cached data, metadata and other (headers, "
      "dbufs, dnodes)",
      "bytes",
      {"component"},
-     x_arc_size},
+     x_arc_size,
+     false},
     {"nfs3.ops",
      "Protocol",
      "NFSv3: operations per second the box's NFS server answered, by type of operation "
      "(getattr, lookup, read, write ...), from /proc/net/rpc/nfsd",
      "operations per second",
      {"op"},
-     x_nfs3_ops},
+     x_nfs3_ops,
+     false},
     {"nfs4.ops",
      "Protocol",
      "NFSv4: operations per second the box's NFS server answered (every minor version; each "
@@ -698,34 +720,39 @@ static const struct statistic statistics[] = {
      "...), from /proc/net/rpc/nfsd",
      "operations per second",
      {"op"},
-     x_nfs4_ops},
+     x_nfs4_ops,
+     false},
     {"ip.bytes",
      "Network",
      "Network: IP bytes per second received (in) and sent (out), IPv4 and IPv6 together, "
      "headers included, by direction (from /proc/net/netstat and /proc/net/snmp6)",
      "bytes per second",
      {"direction"},
-     x_ip_bytes},
+     x_ip_bytes,
+     false},
     {"ip.packets",
      "Network",
      "Network: IP packets per second received (in) and sent (out), IPv4 and IPv6 together, by "
      "direction (from /proc/net/snmp and /proc/net/snmp6)",
      "packets per second",
      {"direction"},
-     x_ip_packets},
+     x_ip_packets,
+     false},
     {"tcp.packets",
      "Network",
      "Network: TCP segments per second received (in) and sent (out), IPv4 and IPv6 together, "
      "by direction; retransmissions are among those sent",
      "packets per second",
      {"direction"},
-     x_tcp_packets},
+     x_tcp_packets,
+     false},
     {"tcp.retransmits",
      "Network",
      "Network: TCP segments retransmitted per second, IPv4 and IPv6 together",
      "packets per second",
      {NULL},
-     x_tcp_retransmits},
+     x_tcp_retransmits,
+     false},
     {"zpool.ops",
      "Disk",
      "Disk: ZFS logical I/O operations per second, what the pools' filesystems and volumes "
@@ -734,14 +761,16 @@ static const struct statistic statistics[] = {
      "collected)",
      "operations per second",
      {"op", "pool"},
-     x_zpool_ops},
+     x_zpool_ops,
+     false},
     {"zpool.bytes",
      "Disk",
      "Disk: ZFS logical I/O bytes per second, read and written through the pools' filesystems "
      "and volumes, by type of operation (read, write) or by pool",
      "bytes per second",
      {"op", "pool"},
-     x_zpool_bytes},
+     x_zpool_bytes,
+     false},
     {"bench.ops",
      "Benchmark",
      "Benchmark: operations per second the running benchmark jobs complete, from each job's "
@@ -749,7 +778,8 @@ static const struct statistic statistics[] = {
      "0 while no job runs",
      "operations per second",
      {"direction"},
-     x_bench_ops},
+     x_bench_ops,
+     false},
     {"bench.latency",
      "Benchmark",
      "Benchmark: the running jobs' mean milliseconds per operation, from each job's newest "
@@ -758,7 +788,8 @@ static const struct statistic statistics[] = {
      "direction has no operations",
      "milliseconds",
      {"direction"},
-     x_bench_latency},
+     x_bench_latency,
+     false},
 };
 
 static const struct statistic *statistic_find(const char *name)
@@ -790,6 +821,85 @@ bool datasets_drilldown_offered(const char *statistic, const char *drilldown)
 	return drill >= 0 && (!drill_from_helper(st, drill) || iohist_available(NULL, 0));
 }
 
+/* --- filters: a dataset kept to one disk, or one direction of the helper's histograms */
+
+/* As the appliance names such a dataset, statistic[k=v]...[drilldown]:
+ * "io.ops[disk=sda][latency]", "io.ops[op=read][latency]". */
+struct dfilter {
+	char disk[32]; /* "": every disk */
+	int op;        /* -1: both; else the helper's direction (0 read, 1 write) */
+};
+
+static const char *const op_names[IOLAT_DIRS] = {"read", "write"};
+
+/* Splits name into its statistic, filters and drilldown ("" for none): the statistic up to
+ * the first '[', then bracketed parts, each k=v a filter (disk, op; once each), the last
+ * one without '=' the drilldown. -1 with f naming what is wrong. */
+static int name_parse(const char *name, char *stat, size_t slen, struct dfilter *flt, char *drill,
+                      size_t dlen, struct fault *f)
+{
+	memset(flt, 0, sizeof(*flt));
+	flt->op = -1;
+	drill[0] = '\0';
+	size_t n = strcspn(name, "[");
+	if (n == 0 || n >= slen)
+		return fault_set(f, ERR_INVALID_ARG, "statistic: '%.64s' names no statistic", name);
+	snprintf(stat, slen, "%.*s", (int)n, name);
+	for (const char *p = name + n; *p;) {
+		const char *end = strchr(p, ']');
+		size_t len = end ? (size_t)(end - p - 1) : 0;
+		if (*p != '[' || !end || !len || memchr(p + 1, '[', len) || drill[0])
+			return fault_set(
+			    f, ERR_INVALID_ARG,
+			    "statistic: '%.96s' is not statistic[filter=value]...[drilldown]",
+			    name);
+		const char *eq = memchr(p + 1, '=', len);
+		if (!eq) {
+			if (len >= dlen)
+				return fault_set(f, ERR_INVALID_ARG, "drilldown: too long");
+			snprintf(drill, dlen, "%.*s", (int)len, p + 1);
+		} else {
+			size_t klen = (size_t)(eq - p - 1), vlen = len - klen - 1;
+			if (klen == 4 && strncmp(p + 1, "disk", 4) == 0 && !flt->disk[0] && vlen &&
+			    vlen < sizeof(flt->disk)) {
+				snprintf(flt->disk, sizeof(flt->disk), "%.*s", (int)vlen, eq + 1);
+			} else if (klen == 2 && strncmp(p + 1, "op", 2) == 0 && flt->op < 0) {
+				for (int d = 0; d < IOLAT_DIRS; d++)
+					if (strlen(op_names[d]) == vlen &&
+					    strncmp(eq + 1, op_names[d], vlen) == 0)
+						flt->op = d;
+				if (flt->op < 0)
+					return fault_set(
+					    f, ERR_INVALID_ARG,
+					    "statistic: [op=%.*s]: op is read or write", (int)vlen,
+					    eq + 1);
+			} else {
+				return fault_set(
+				    f, ERR_INVALID_ARG,
+				    "statistic: [%.*s]: a dataset may be kept to one disk "
+				    "([disk=NAME]) and to one op of io.ops's latency, size "
+				    "and offset ([op=read|write]), each once",
+				    (int)len, p + 1);
+			}
+		}
+		p = end + 1;
+	}
+	return 0;
+}
+
+/* The canonical name: statistic, [disk=X], [op=Y], [drilldown]. */
+static void name_make(char *out, size_t len, const char *stat, const struct dfilter *flt,
+                      const char *drill)
+{
+	int n = snprintf(out, len, "%s", stat);
+	if (flt->disk[0] && n >= 0 && (size_t)n < len)
+		n += snprintf(out + n, len - (size_t)n, "[disk=%s]", flt->disk);
+	if (flt->op >= 0 && n >= 0 && (size_t)n < len)
+		n += snprintf(out + n, len - (size_t)n, "[op=%s]", op_names[flt->op]);
+	if (drill && drill[0] && n >= 0 && (size_t)n < len)
+		snprintf(out + n, len - (size_t)n, "[%s]", drill);
+}
+
 /* --- the catalog */
 
 struct dkey {
@@ -801,6 +911,7 @@ struct dataset {
 	char name[DB_DATASET_NAME_MAX + 1];
 	const struct statistic *stat;
 	int drill; /* index in stat->drilldowns, -1: none */
+	struct dfilter flt;
 	bool suspended;
 	int64_t ctime;
 	struct series *total;
@@ -828,13 +939,14 @@ static void add_key(void *arg, struct series *s)
 }
 
 static struct dataset *dataset_add(const struct db_dataset *row, const struct statistic *st,
-                                   int drill)
+                                   int drill, const struct dfilter *flt)
 {
 	struct dataset *d = xcalloc(1, sizeof(*d));
 	d->id = row->id;
 	snprintf(d->name, sizeof(d->name), "%s", row->name);
 	d->stat = st;
 	d->drill = drill;
+	d->flt = *flt;
 	d->suspended = row->suspended;
 	d->ctime = row->ctime;
 	d->total = series_open(d->id, "");
@@ -864,11 +976,18 @@ static int load_dataset(void *arg, const struct db_dataset *row)
 	c->ids[c->n++] = row->id;
 	const struct statistic *st = statistic_find(row->statistic);
 	int drill = row->drilldown[0] && st ? drilldown_index(st, row->drilldown) : -1;
-	if (!st || (row->drilldown[0] && drill < 0)) {
-		log_warn("datasets: %s: unknown statistic or drilldown; not collected", row->name);
+	/* the filters are in the name only */
+	char stat[64], dname[64];
+	struct dfilter flt;
+	struct fault f;
+	if (!st || (row->drilldown[0] && drill < 0) ||
+	    name_parse(row->name, stat, sizeof(stat), &flt, dname, sizeof(dname), &f) < 0 ||
+	    strcmp(stat, row->statistic) != 0 || strcmp(dname, row->drilldown) != 0) {
+		log_warn("datasets: %s: unknown statistic, filter or drilldown; not collected",
+		         row->name);
 		return 0;
 	}
-	dataset_add(row, st, drill);
+	dataset_add(row, st, drill, &flt);
 	return 0;
 }
 
@@ -940,8 +1059,21 @@ size_t datasets_series(const struct dataset *d, struct series ***out)
 void datasets_values(const struct dataset *d, const struct box_sample *s,
                      void (*cb)(void *arg, const char *key, double v), void *arg)
 {
-	struct emit e = {cb, arg};
-	d->stat->extract(s, d->drill, &e);
+	struct emit e = {cb, arg, d->flt.op};
+	if (!d->flt.disk[0]) {
+		d->stat->extract(s, d->drill, &e);
+		return;
+	}
+	/* the sample as if the disk were the box's only one; none while it is not there */
+	struct box_sample one = *s;
+	one.ndisks = 0;
+	for (int i = 0; i < s->ndisks && !one.ndisks; i++)
+		if (strcmp(s->disks[i].name, d->flt.disk) == 0) {
+			one.disks = &s->disks[i];
+			one.ndisks = 1;
+		}
+	if (one.ndisks)
+		d->stat->extract(&one, d->drill, &e);
 }
 
 /* --- every second */
@@ -1011,14 +1143,15 @@ static void datasets_tick(void *arg, const struct box_sample *s)
 
 /* --- catalog changes */
 
-static int dataset_insert(const struct statistic *st, int drill, bool quiet, struct dataset **out,
-                          struct fault *f)
+static int dataset_insert(const struct statistic *st, int drill, const struct dfilter *flt,
+                          bool quiet, struct dataset **out, struct fault *f)
 {
+	static const struct dfilter none = {.op = -1};
 	struct db_dataset row = {0};
-	if (drill >= 0)
-		snprintf(row.name, sizeof(row.name), "%s[%s]", st->name, st->drilldowns[drill]);
-	else
-		snprintf(row.name, sizeof(row.name), "%s", st->name);
+	if (!flt)
+		flt = &none;
+	name_make(row.name, sizeof(row.name), st->name, flt,
+	          drill >= 0 ? st->drilldowns[drill] : NULL);
 	snprintf(row.statistic, sizeof(row.statistic), "%s", st->name);
 	snprintf(row.drilldown, sizeof(row.drilldown), "%s",
 	         drill >= 0 ? st->drilldowns[drill] : "");
@@ -1029,7 +1162,7 @@ static int dataset_insert(const struct statistic *st, int drill, bool quiet, str
 		return fault_set(f, ERR_OBJECT_EXISTS, "name: %s exists", row.name);
 	if (rc != 0)
 		return fault_store(f, db_full(datasets.db), "dataset");
-	struct dataset *d = dataset_add(&row, st, drill);
+	struct dataset *d = dataset_add(&row, st, drill, flt);
 	if (out)
 		*out = d;
 	return 0;
@@ -1047,8 +1180,8 @@ static void create_group(const struct dataset_spec *specs, size_t n, const char 
 {
 	struct fault f;
 	for (size_t i = 0; i < n; i++)
-		if (dataset_insert(statistic_find(specs[i].statistic), specs[i].drill, true, NULL,
-		                   &f) < 0)
+		if (dataset_insert(statistic_find(specs[i].statistic), specs[i].drill, NULL, true,
+		                   NULL, &f) < 0)
 			log_warn("datasets: %s", f.details);
 	int64_t one = 1;
 	if (db_analytics_settings_set(datasets.db, &setting, &one, 1) < 0)
@@ -1112,9 +1245,62 @@ static void create_appliance_datasets(void)
 	create_group(undrilled, n, "appliance_datasets_created", "appliance's");
 }
 
-int datasets_create(const char *statistic, const char *drilldown, const char *actor,
-                    const char *peer, struct dataset **out, struct fault *f)
+/* Whether the filters fit the statistic and drilldown: a disk the collector reports (any
+ * name before its first sample) of a statistic of the disks not broken down by disk; an op
+ * of the helper's histograms. */
+static int filter_check(const struct statistic *st, int drill, const struct dfilter *flt,
+                        struct fault *f)
 {
+	if (flt->disk[0]) {
+		if (!st->of_disks)
+			return fault_set(
+			    f, ERR_INVALID_ARG,
+			    "statistic: %s cannot be kept to a disk ([disk=...]: io.ops, "
+			    "io.bytes, io.latency, io.queue and io.busy can)",
+			    st->name);
+		if (drill >= 0 && strcmp(st->drilldowns[drill], "disk") == 0)
+			return fault_set(
+			    f, ERR_INVALID_ARG,
+			    "drilldown: %s[disk=%s] is one disk: it has no drilldown by disk",
+			    st->name, flt->disk);
+		const struct box_sample *s = collector_latest();
+		bool known = !s;
+		for (int i = 0; s && i < s->ndisks && !known; i++)
+			known = strcmp(s->disks[i].name, flt->disk) == 0;
+		if (!known) {
+			char have[256] = "";
+			for (int i = 0; i < s->ndisks && strlen(have) < sizeof(have) - 40; i++)
+				snprintf(have + strlen(have), sizeof(have) - strlen(have), "%s%s",
+				         i ? ", " : "", s->disks[i].name);
+			return fault_set(
+			    f, ERR_INVALID_ARG,
+			    "statistic: [disk=%s]: no such disk among those counted (%s)",
+			    flt->disk, have[0] ? have : "none");
+		}
+	}
+	if (flt->op >= 0 && (drill < 0 || !drill_from_helper(st, drill)))
+		return fault_set(f, ERR_INVALID_ARG,
+		                 "statistic: [op=%s] keeps io.ops's latency, size or offset to one "
+		                 "direction; %s has none of them",
+		                 op_names[flt->op], st->name);
+	return 0;
+}
+
+int datasets_create(const char *name, const char *drilldown, const char *actor, const char *peer,
+                    struct dataset **out, struct fault *f)
+{
+	/* a statistic and a drilldown, or, as the appliance writes it, the whole name */
+	char statistic[64], drill_name[64];
+	struct dfilter flt;
+	if (name_parse(name, statistic, sizeof(statistic), &flt, drill_name, sizeof(drill_name),
+	               f) < 0)
+		return -1;
+	if (drill_name[0] && drilldown)
+		return fault_set(f, ERR_INVALID_ARG,
+		                 "drilldown: given in statistic already ('%.64s'); leave one out",
+		                 name);
+	if (drill_name[0])
+		drilldown = drill_name;
 	const struct statistic *st = statistic_find(statistic);
 	if (!st) {
 		char have[1024] = "";
@@ -1141,8 +1327,10 @@ int datasets_create(const char *statistic, const char *drilldown, const char *ac
 		                 "drilldown: %s[%s] needs the eBPF helper (spindle-iolat.socket), "
 		                 "which cannot serve it: %s",
 		                 st->name, st->drilldowns[drill], why);
-	int rc = dataset_insert(st, drill, false, out, f);
-	audit_log(actor, peer, "dataset.create", out && rc == 0 ? (*out)->name : statistic, rc == 0,
+	if (filter_check(st, drill, &flt, f) < 0)
+		return -1;
+	int rc = dataset_insert(st, drill, &flt, false, out, f);
+	audit_log(actor, peer, "dataset.create", out && rc == 0 ? (*out)->name : name, rc == 0,
 	          "%s", rc == 0 ? "" : f->details);
 	if (rc == 0)
 		helper_want();

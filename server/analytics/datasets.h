@@ -56,8 +56,11 @@ size_t datasets_series(const struct dataset *d, struct series ***out);
 bool datasets_drilldown_offered(const char *statistic, const char *drilldown);
 
 /* Catalog changes; actor and peer go to the audit trail. 0, or -1 with the fault. */
-int datasets_create(const char *statistic, const char *drilldown, const char *actor,
-                    const char *peer, struct dataset **out, struct fault *f);
+/* name: a statistic (drilldown apart, or NULL), or the appliance's whole name,
+ * statistic[filter=value]...[drilldown], with drilldown NULL; the filters keep a dataset to
+ * one disk ([disk=sda]) or io.ops's latency, size and offset to one op ([op=read]). */
+int datasets_create(const char *name, const char *drilldown, const char *actor, const char *peer,
+                    struct dataset **out, struct fault *f);
 int datasets_suspend(struct dataset *d, bool suspended, const char *actor, const char *peer,
                      struct fault *f);
 /* Removes it and, in steps, its data. d is gone afterwards. */

@@ -43,7 +43,8 @@ NET_POOLS = [("ip.bytes", "direction"), ("ip.packets", "direction"), ("tcp.packe
              ("tcp.retransmits", None), ("zpool.ops", "op"), ("zpool.ops", "pool"),
              ("zpool.bytes", "op"), ("zpool.bytes", "pool")]
 # and by CPU, made by the test too
-MORE = ARC_MORE + NET_POOLS + [("cpu.utilization", "cpu"), ("cpu.utilization", "utilization")]
+MORE = ARC_MORE + NET_POOLS + [("cpu.utilization", "cpu"), ("cpu.utilization", "utilization"),
+                               ("io.bytes[disk=sda]", "op")]
 # Per second in every snapshot: each objset kstat's reads, writes, nread, nwritten
 OBJSETS = {"tank": {"objset-0x36": ("tank/fs", 100, 40, 819200, 163840),
                     "objset-0x54": ("tank/vol", 20, 10, 81920, 40960)},
@@ -253,6 +254,8 @@ def expected(k):
     reads, rms = 120 + (10 if k >= 3 else 0), 50 + 40 + (5 if k >= 3 else 0)
     want["io.latency[op]"] = {None: round((rms + 100) / (reads + 50), 3),
                               "read": round(rms / reads, 3), "write": 2}
+    # kept to one disk, as the appliance's io.bytes[disk=sda][op]
+    want["io.bytes[disk=sda][op]"] = {None: 1572864, "read": 1048576, "write": 524288}
     want["io.bytes[disk]"] = {None: want["io.bytes[op]"][None], "sda": 1572864, "sdb": 524288,
                               **({"sdc": 40960} if k >= 3 else {})}
     if k == 4:

@@ -175,6 +175,68 @@ def test_suspending_the_last_dataset_leaves_the_helper(served):
     assert served.helper.wait_open(0)
 
 
+def test_heat_maps_kept_to_one_disk_or_one_op(served):
+    """The appliance's io.ops[disk=X][latency] and the helper's directions apart
+    ([op=read]): each dataset's values are that disk's or that direction's alone; the
+    filters may come in any order and are named in one; what cannot be kept so is a 400
+    naming why."""
+    admin = served.admin
+    made = {}
+    for asked, name in [("io.ops[disk=nvme0n1][latency]", None),
+                        ("io.ops[disk=nvme1n1][latency]", None),
+                        ("io.ops[op=write][latency]", None),
+                        ("io.ops[op=read][size]", None),
+                        ("io.ops[op=write][disk=nvme0n1][offset]",
+                         "io.ops[disk=nvme0n1][op=write][offset]"),
+                        ("io.ops[disk=nvme0n1][op]", None)]:
+        d = expect(admin.post(f"{AN}/datasets", json={"statistic": asked}), 201)["dataset"]
+        assert d["name"] == (name or asked), d
+        assert d["statistic"] == "io.ops" and d["drilldown"] == asked.rsplit("[", 1)[1][:-1]
+        expect(admin.get(d["href"]), 200)
+        made[d["name"]] = d["href"]
+    expect_fault(admin.post(f"{AN}/datasets", json={"statistic": "io.ops[disk=nvme0n1]"
+                                                                   "[latency]"}), 409)
+    want = {"io.ops[disk=nvme0n1][latency]": {None: 12, "28672-32768": 5, "32768-40960": 7},
+            "io.ops[disk=nvme1n1][latency]": {None: 1, "28672-32768": 1},
+            "io.ops[op=write][latency]": {None: 1, "28672-32768": 1},
+            "io.ops[op=read][size]": {None: 12, "8192-16384": 12},
+            "io.ops[disk=nvme0n1][op=write][offset]": {None: 0}}
+    for name, values in want.items():
+        got = last_values(admin, name)
+        assert got[-1] == values and got[-2] == values, (name, got)
+    ops = last_values(admin, "io.ops[disk=nvme0n1][op]")[-1]
+    assert set(ops) == {None, "read", "write"} and ops[None] == ops["read"] + ops["write"]
+    for statistic, details in [
+            ("io.ops[disk=nvme9n1][latency]", "statistic: [disk=nvme9n1]: no such disk among "
+                                              "those counted (nvme0n1, nvme1n1)"),
+            ("cpu.utilization[disk=nvme0n1]", "statistic: cpu.utilization cannot be kept to a "
+                                              "disk"),
+            ("io.ops[disk=nvme0n1][disk]", "drilldown: io.ops[disk=nvme0n1] is one disk"),
+            ("io.ops[op=read][disk]", "statistic: [op=read] keeps io.ops's latency"),
+            ("io.ops[op=both][latency]", "statistic: [op=both]: op is read or write"),
+            ("io.ops[colour=red][latency]", "statistic: [colour=red]: a dataset may be kept"),
+            ("io.ops[disk=nvme0n1][disk=nvme1n1][latency]", "statistic: [disk=nvme1n1]"),
+            ("io.ops[disk=nvme0n1", "statistic: 'io.ops[disk=nvme0n1' is not"),
+            ("io.ops[latency][disk=nvme0n1]", "statistic: 'io.ops[latency][disk=nvme0n1]' is "
+                                              "not")]:
+        fault = expect_fault(admin.post(f"{AN}/datasets", json={"statistic": statistic}), 400)
+        assert fault["details"].startswith(details), (statistic, fault)
+    fault = expect_fault(admin.post(f"{AN}/datasets", json={
+        "statistic": "io.ops[disk=nvme0n1][latency]", "drilldown": "latency"}), 400)
+    assert fault["details"].startswith("drilldown: given in statistic already"), fault
+    # a restart reads the filters back from the names
+    assert served.srv.stop()[0] == 0
+    served.srv.start()
+    served.admin = admin = served.srv.admin()
+    names = {d["name"] for d in expect(admin.get(f"{AN}/datasets"), 200)["datasets"]}
+    assert set(made) <= names, names
+    got = last_values(admin, "io.ops[disk=nvme1n1][latency]")
+    assert got[-1] == want["io.ops[disk=nvme1n1][latency]"], got
+    for href in made.values():
+        expect(admin.delete(href), 204)
+    assert served.helper.wait_open(0)
+
+
 def test_a_helper_that_cannot_load_its_program_offers_nothing(tmp_path):
     reason = "the kernel refused the BPF program (Operation not permitted)"
     helper = FakeHelper(tmp_path / "iolat.sock", status=f"error {reason}")
