@@ -35,14 +35,14 @@ static struct {
 	int64_t prev_t;
 	struct box_sample sample;
 	bool have_sample;
-	int disks_cap, nics_cap, cpus_cap;
+	int disks_cap, nics_cap, cpus_cap, lio_cap;
 	uint64_t seq;
 	struct collector_sub *subs;
 	size_t nsubs, subs_cap;
 	bool notifying;
 	collector_fill_fn fill;
 	void *fill_arg;
-	bool want_pools; /* (the datasets start first: kept until procfs is made) */
+	bool want_pools, want_lio; /* (the datasets start first: kept until procfs is made) */
 } collector;
 
 static void collector_notify(void)
@@ -88,6 +88,12 @@ void collector_tick_at(int64_t t)
 			collector.sample.nics =
 			    xrealloc(collector.sample.nics,
 			             (size_t)collector.nics_cap * sizeof(*collector.sample.nics));
+		}
+		if (cur->nlio > collector.lio_cap) {
+			collector.lio_cap = cur->nlio;
+			collector.sample.lio =
+			    xrealloc(collector.sample.lio,
+			             (size_t)collector.lio_cap * sizeof(*collector.sample.lio));
 		}
 		int64_t gap = t - collector.prev_t;
 		procfs_rates(prev, cur, gap > INT_MAX ? INT_MAX : (int)gap, &collector.sample);
@@ -152,6 +158,7 @@ int collector_init(struct event_base *base, const struct collector_config *cfg)
 	    .partitions = cfg->partitions,
 	    .loop_devices = cfg->loop_devices,
 	    .pools = collector.want_pools,
+	    .lio = collector.want_lio,
 	};
 	collector.base = base;
 	collector.procfs = procfs_new(&po);
@@ -171,6 +178,13 @@ void collector_want_pools(bool want)
 		procfs_want_pools(collector.procfs, want);
 }
 
+void collector_want_lio(bool want)
+{
+	collector.want_lio = want;
+	if (collector.procfs)
+		procfs_want_lio(collector.procfs, want);
+}
+
 void collector_shutdown(void)
 {
 	if (collector.timer)
@@ -181,6 +195,7 @@ void collector_shutdown(void)
 	free(collector.sample.disks);
 	free(collector.sample.nics);
 	free(collector.sample.cpus);
+	free(collector.sample.lio);
 	free(collector.subs);
 	memset(&collector, 0, sizeof(collector));
 }

@@ -38,6 +38,8 @@ void collector_set_fill(collector_fill_fn fn, void *arg);
 /* Whether the ticks read the ZFS pools' objset kstats (a file per dataset of each pool), for
  * the pools' logical I/O: the datasets ask for them while one of theirs needs them. */
 void collector_want_pools(bool want);
+/* Whether they read LIO's ports and initiators (iSCSI, Fibre Channel), likewise. */
+void collector_want_lio(bool want);
 
 /* Called on the loop after every tick with the new sample. */
 typedef void (*collector_tick_fn)(void *arg, const struct box_sample *s);

@@ -540,6 +540,80 @@ static void x_zpool_bytes(const struct box_sample *s, int drill, struct emit *e)
 	pool_io(s, drill, true, e);
 }
 
+/* iSCSI's or Fibre Channel's commands or bytes per second, from LIO's counters: the total
+ * over the targets' LUNs; by initiator (each its commands to every target), by target or
+ * by LUN ("TARGET/lun_0"); bytes also by op. Entries come sorted (procfs.h), so a target's
+ * LUNs and an initiator's targets stand together and each key is put once. */
+enum lio_drill { LIO_BY_OP, LIO_BY_INITIATOR, LIO_BY_TARGET, LIO_BY_LUN, LIO_TOTAL };
+
+static double lio_value(const struct lio_sample *l, bool bytes)
+{
+	return bytes ? l->read_bytes_per_s + l->write_bytes_per_s : l->ops_per_s;
+}
+
+static void lio_values(const struct box_sample *s, enum lio_fabric fab, enum lio_drill by,
+                       bool bytes, struct emit *e)
+{
+	if (!s->have_lio[fab])
+		return;
+	double r = 0, w = 0, all = 0;
+	for (int i = 0; i < s->nlio; i++)
+		if (s->lio[i].fabric == fab && !s->lio[i].initiator) {
+			r += s->lio[i].read_bytes_per_s;
+			w += s->lio[i].write_bytes_per_s;
+			all += lio_value(&s->lio[i], bytes);
+		}
+	if (by == LIO_BY_OP) {
+		put_parts(e, 0, "read", r, "write", w);
+		return;
+	}
+	put(e, NULL, all);
+	if (by == LIO_TOTAL)
+		return;
+	bool initiators = by == LIO_BY_INITIATOR;
+	for (int i = 0; i < s->nlio;) {
+		const struct lio_sample *l = &s->lio[i];
+		if (l->fabric != fab || l->initiator != initiators) {
+			i++;
+		} else if (by == LIO_BY_LUN) {
+			char key[256];
+			snprintf(key, sizeof(key), "%s/%s", l->target, l->lun);
+			put(e, key, lio_value(l, bytes));
+			i++;
+		} else { /* a run of the same initiator, or the same target */
+			const char *name = initiators ? l->who : l->target;
+			double sum = 0;
+			for (; i < s->nlio && s->lio[i].fabric == fab &&
+			       s->lio[i].initiator == initiators &&
+			       strcmp(initiators ? s->lio[i].who : s->lio[i].target, name) == 0;
+			     i++)
+				sum += lio_value(&s->lio[i], bytes);
+			put(e, name, sum);
+		}
+	}
+}
+
+/* ops: by initiator, target, lun; bytes: by op, initiator, target, lun */
+static void x_iscsi_ops(const struct box_sample *s, int drill, struct emit *e)
+{
+	lio_values(s, LIO_ISCSI, drill < 0 ? LIO_TOTAL : (enum lio_drill)(drill + 1), false, e);
+}
+
+static void x_iscsi_bytes(const struct box_sample *s, int drill, struct emit *e)
+{
+	lio_values(s, LIO_ISCSI, drill < 0 ? LIO_TOTAL : (enum lio_drill)drill, true, e);
+}
+
+static void x_fc_ops(const struct box_sample *s, int drill, struct emit *e)
+{
+	lio_values(s, LIO_FC, drill < 0 ? LIO_TOTAL : (enum lio_drill)(drill + 1), false, e);
+}
+
+static void x_fc_bytes(const struct box_sample *s, int drill, struct emit *e)
+{
+	lio_values(s, LIO_FC, drill < 0 ? LIO_TOTAL : (enum lio_drill)drill, true, e);
+}
+
 /* The running benchmark jobs (filled in by the job supervisor through collector_set_fill()):
  * operations per second summed over the jobs; 0 while none runs, like io.ops of an idle box. */
 static void x_bench_ops(const struct box_sample *s, int drill, struct emit *e)
@@ -721,6 +795,41 @@ static const struct statistic statistics[] = {
      "operations per second",
      {"op"},
      x_nfs4_ops,
+     false},
+    {"iscsi.ops",
+     "Protocol",
+     "iSCSI: SCSI commands per second the box's iSCSI targets (LIO) received, by initiator "
+     "(its name), by target (its IQN) or by LUN (\"TARGET/lun_0\"), from the targets' "
+     "statistics in configfs; listed once the box serves iSCSI",
+     "operations per second",
+     {"initiator", "target", "lun"},
+     x_iscsi_ops,
+     false},
+    {"iscsi.bytes",
+     "Protocol",
+     "iSCSI: bytes per second read and written through the box's iSCSI targets (LIO counts "
+     "whole MiB: a second's value is a multiple of 1048576), by op (read, write), initiator, "
+     "target or LUN",
+     "bytes per second",
+     {"op", "initiator", "target", "lun"},
+     x_iscsi_bytes,
+     false},
+    {"fc.ops",
+     "Protocol",
+     "Fibre Channel: SCSI commands per second the box's FC targets (LIO: qla2xxx, tcm_fc, "
+     "efct) received, by initiator (its WWN), target (its WWN) or LUN; listed once the box "
+     "serves FC",
+     "operations per second",
+     {"initiator", "target", "lun"},
+     x_fc_ops,
+     false},
+    {"fc.bytes",
+     "Protocol",
+     "Fibre Channel: bytes per second read and written through the box's FC targets (whole "
+     "MiB, as LIO counts them), by op (read, write), initiator, target or LUN",
+     "bytes per second",
+     {"op", "initiator", "target", "lun"},
+     x_fc_bytes,
      false},
     {"ip.bytes",
      "Network",
@@ -926,6 +1035,7 @@ static struct {
 	bool arc_created; /* the ARC datasets were made once: deleting them is for good */
 	bool l2_created;  /* and the L2ARC's, which came later */
 	bool nfs_created; /* the NFS server's, once nfsd was seen */
+	bool lio_created[LIO_FABRICS]; /* iSCSI's and FC's, once a target was seen */
 	struct series_retention ret;
 } datasets;
 
@@ -1106,21 +1216,25 @@ static void ingest_value(void *arg, const char *key, double v)
 
 static void create_arc_datasets(void);
 static void create_nfs_datasets(void);
+static void create_lio_datasets(enum lio_fabric f);
 
 /* The helper streams while a dataset it feeds is collected, and only then; so are the
  * pools' objset kstats read. */
 static void helper_want(void)
 {
-	bool want = false, pools = false;
+	bool want = false, pools = false, lio = false;
 	for (size_t i = 0; i < datasets.n; i++) {
 		const struct dataset *d = datasets.all[i];
 		if (d->suspended)
 			continue;
 		want |= drill_from_helper(d->stat, d->drill);
 		pools |= d->stat->extract == x_zpool_ops || d->stat->extract == x_zpool_bytes;
+		lio |= d->stat->extract == x_iscsi_ops || d->stat->extract == x_iscsi_bytes ||
+		       d->stat->extract == x_fc_ops || d->stat->extract == x_fc_bytes;
 	}
 	iohist_want(IOHIST_FOR_DATASETS, want);
 	collector_want_pools(pools);
+	collector_want_lio(lio);
 }
 
 static void datasets_tick(void *arg, const struct box_sample *s)
@@ -1129,6 +1243,9 @@ static void datasets_tick(void *arg, const struct box_sample *s)
 		create_arc_datasets();
 	if ((s->have_nfs3 || s->have_nfs4) && !datasets.nfs_created)
 		create_nfs_datasets();
+	for (int f = 0; f < LIO_FABRICS; f++)
+		if (s->have_lio[f] && !datasets.lio_created[f])
+			create_lio_datasets(f);
 	/* The sample ends at s->time: it is the second that starts a second before. */
 	int64_t t = s->time - 1;
 	for (size_t i = 0; i < datasets.n; i++) {
@@ -1219,6 +1336,24 @@ static void create_nfs_datasets(void)
 	datasets.nfs_created = true;
 	create_group(nfs, nitems(nfs), "nfs_datasets_created", "NFS");
 	log_info("datasets: an NFS server found; collecting nfs3.ops[op] and nfs4.ops[op]");
+}
+
+/* What a fresh appliance serving iSCSI (or FC) collects, once the box's first target of
+ * that fabric is seen: the commands, by initiator, and the bytes by op. */
+static void create_lio_datasets(enum lio_fabric f)
+{
+	static const struct dataset_spec iscsi[] = {{"iscsi.ops", -1},
+	                                            {"iscsi.ops", 0},
+	                                            {"iscsi.bytes", 0}},
+	                                 fc[] = {{"fc.ops", -1}, {"fc.ops", 0}, {"fc.bytes", 0}};
+	datasets.lio_created[f] = true;
+	create_group(f == LIO_ISCSI ? iscsi : fc, 3,
+	             f == LIO_ISCSI ? "iscsi_datasets_created" : "fc_datasets_created",
+	             f == LIO_ISCSI ? "iSCSI" : "Fibre Channel");
+	log_info("datasets: %s targets found; collecting %s.ops[initiator] and %s.bytes[op]",
+	         f == LIO_ISCSI ? "iSCSI" : "Fibre Channel", f == LIO_ISCSI ? "iscsi" : "fc",
+	         f == LIO_ISCSI ? "iscsi" : "fc");
+	helper_want();
 }
 
 /* Once, at the first start with them (after series_keep_only, which would purge their
@@ -1417,6 +1552,8 @@ int datasets_init(struct db *db)
 	datasets.arc_created = setting("arc_datasets_created", 0) != 0;
 	datasets.l2_created = setting("arc_l2_datasets_created", 0) != 0;
 	datasets.nfs_created = setting("nfs_datasets_created", 0) != 0;
+	datasets.lio_created[LIO_ISCSI] = setting("iscsi_datasets_created", 0) != 0;
+	datasets.lio_created[LIO_FC] = setting("fc_datasets_created", 0) != 0;
 	datasets.ret.second_h = setting("retain_second_data", 24);
 	datasets.ret.minute_h = setting("retain_minute_data", 336);
 	datasets.ret.hour_h = setting("retain_hour_data", 8760);

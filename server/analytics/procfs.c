@@ -63,7 +63,8 @@ struct procfs {
 	char *sys_block; /* <sys-root>/sys/class/block */
 	char *sys_net;   /* <sys-root>/sys/class/net */
 	char *kstat_zfs; /* <proc-root>/proc/spl/kstat/zfs: a folder per pool */
-	bool pools;
+	char *lio_root;  /* <sys-root>/sys/kernel/config/target: LIO's configfs */
+	bool pools, lio;
 	struct known_nic *knics, *knics_next;
 	size_t nknics, knics_cap;
 	bool partitions, loop_devices;
@@ -89,7 +90,9 @@ struct procfs *procfs_new(const struct procfs_options *o)
 	p->sys_block = root_join(o->sys_root, "/sys/class/block");
 	p->sys_net = root_join(o->sys_root, "/sys/class/net");
 	p->kstat_zfs = root_join(o->proc_root, "/proc/spl/kstat/zfs");
+	p->lio_root = root_join(o->sys_root, "/sys/kernel/config/target");
 	p->pools = o->pools;
+	p->lio = o->lio;
 	p->partitions = o->partitions;
 	p->loop_devices = o->loop_devices;
 	p->cap = 16384;
@@ -106,6 +109,7 @@ void procfs_free(struct procfs *p)
 	free(p->sys_block);
 	free(p->sys_net);
 	free(p->kstat_zfs);
+	free(p->lio_root);
 	free(p->knics);
 	free(p->knics_next);
 	free(p->buf);
@@ -119,6 +123,7 @@ void procfs_snapshot_free(struct procfs_snapshot *s)
 	free(s->disks);
 	free(s->nics);
 	free(s->cpus);
+	free(s->lio);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -797,6 +802,16 @@ static bool is_dir_at(int dir, const struct dirent *e)
 	return fstatat(dir, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* The folder name in dir, or NULL. */
+static DIR *opendir_at(int dir, const char *name)
+{
+	int fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d && fd >= 0)
+		close(fd);
+	return d;
+}
+
 static int pool_cmp(const void *a, const void *b)
 {
 	return strcmp(((const struct procfs_pool *)a)->name, ((const struct procfs_pool *)b)->name);
@@ -815,13 +830,9 @@ static void read_pools(struct procfs *p, struct procfs_snapshot *s)
 		if (e->d_name[0] == '.' || strlen(e->d_name) >= SAMPLE_POOL_NAME ||
 		    !is_dir_at(dirfd(top), e))
 			continue;
-		int fd = openat(dirfd(top), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-		if (!d) {
-			if (fd >= 0)
-				close(fd);
+		DIR *d = opendir_at(dirfd(top), e->d_name);
+		if (!d)
 			continue;
-		}
 		struct procfs_pool *pool = &s->pools[s->npools];
 		memset(pool, 0, sizeof(*pool));
 		snprintf(pool->name, sizeof(pool->name), "%s", e->d_name);
@@ -844,6 +855,148 @@ static void read_pools(struct procfs *p, struct procfs_snapshot *s)
 void procfs_want_pools(struct procfs *p, bool want)
 {
 	p->pools = want;
+}
+
+/* --- LIO, the kernel's SCSI target (configfs) */
+
+static const struct {
+	const char *dir;
+	enum lio_fabric fabric;
+} lio_fabrics[] = {
+    {"iscsi", LIO_ISCSI},
+    {"qla2xxx", LIO_FC},
+    {"tcm_fc", LIO_FC},
+    {"efct", LIO_FC},
+};
+
+/* The number an attribute file of dir holds. */
+static bool attr_u64(struct procfs *p, int dir, const char *path, uint64_t *out)
+{
+	const char *t = slurp_at(p, dir, path);
+	return t && parse_u64(t, out);
+}
+
+/* The three counters of a LUN's statistics folder (stats: scsi_tgt_port, whose commands
+ * are in_cmds, or scsi_auth_intr, num_cmds). */
+static bool lun_counters(struct procfs *p, int dir, const char *lun, bool port, uint64_t v[3])
+{
+	static const char *const names[2][3] = {
+	    {"num_cmds", "read_mbytes", "write_mbytes"},
+	    {"in_cmds", "read_mbytes", "write_mbytes"},
+	};
+	char path[PATH_MAX];
+	for (int i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/statistics/%s/%s", lun,
+		         port ? "scsi_tgt_port" : "scsi_auth_intr", names[port][i]);
+		if (!attr_u64(p, dir, path, &v[i]))
+			return false;
+	}
+	return true;
+}
+
+static void lio_add(struct procfs_snapshot *s, enum lio_fabric fabric, bool initiator,
+                    const char *target, const char *who, const char *lun, const uint64_t v[3])
+{
+	s->lio = util_grow(s->lio, &s->lio_cap, (size_t)s->nlio, sizeof(*s->lio));
+	struct procfs_lio *l = &s->lio[s->nlio++];
+	memset(l, 0, sizeof(*l));
+	l->fabric = fabric;
+	l->initiator = initiator;
+	snprintf(l->target, sizeof(l->target), "%s", target);
+	snprintf(l->who, sizeof(l->who), "%s", who);
+	snprintf(l->lun, sizeof(l->lun), "%s", lun);
+	/* sorted so a target's LUNs, and an initiator's targets, stand together */
+	snprintf(l->key, sizeof(l->key), "%c|%d|%s|%s", initiator ? 'i' : 'p', (int)fabric,
+	         initiator ? who : target, initiator ? target : lun);
+	l->cmds = v[0];
+	l->read_mb = v[1];
+	l->write_mb = v[2];
+}
+
+/* A portal group's LUNs (lun/lun_N) and its initiators' LUNs summed (acls/NAME/lun_N). */
+static void read_tpg(struct procfs *p, struct procfs_snapshot *s, int tpg, enum lio_fabric fabric,
+                     const char *target)
+{
+	DIR *d = opendir_at(tpg, "lun");
+	const struct dirent *e;
+	uint64_t v[3];
+	while (d && (e = readdir(d)))
+		if (starts(e->d_name, "lun_") && strlen(e->d_name) < 16 &&
+		    lun_counters(p, dirfd(d), e->d_name, true, v))
+			lio_add(s, fabric, false, target, "", e->d_name, v);
+	if (d)
+		closedir(d);
+	DIR *acls = opendir_at(tpg, "acls");
+	while (acls && (e = readdir(acls))) {
+		DIR *a;
+		if (e->d_name[0] == '.' || strlen(e->d_name) >= 224 ||
+		    !(a = opendir_at(dirfd(acls), e->d_name)))
+			continue;
+		uint64_t sum[3] = {0};
+		bool any = false;
+		const struct dirent *l;
+		while ((l = readdir(a)))
+			if (starts(l->d_name, "lun_") &&
+			    lun_counters(p, dirfd(a), l->d_name, false, v)) {
+				for (int i = 0; i < 3; i++)
+					sum[i] += v[i];
+				any = true;
+			}
+		closedir(a);
+		if (any)
+			lio_add(s, fabric, true, target, e->d_name, "", sum);
+	}
+	if (acls)
+		closedir(acls);
+}
+
+static int lio_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct procfs_lio *)a)->key, ((const struct procfs_lio *)b)->key);
+}
+
+/* Which fabrics have a target with a portal group; while wanted, their counters. */
+static void read_lio(struct procfs *p, struct procfs_snapshot *s)
+{
+	memset(s->lio_served, 0, sizeof(s->lio_served));
+	s->nlio = 0;
+	DIR *top = opendir(p->lio_root);
+	if (!top)
+		return;
+	for (size_t i = 0; i < nitems(lio_fabrics); i++) {
+		enum lio_fabric fabric = lio_fabrics[i].fabric;
+		DIR *f = opendir_at(dirfd(top), lio_fabrics[i].dir);
+		const struct dirent *t;
+		while (f && (t = readdir(f)) && (p->lio || !s->lio_served[fabric])) {
+			DIR *td;
+			if (t->d_name[0] == '.' || strlen(t->d_name) >= 224 ||
+			    !(td = opendir_at(dirfd(f), t->d_name)))
+				continue; /* (lio_version, discovery_auth: no portal groups) */
+			const struct dirent *g;
+			while ((g = readdir(td))) {
+				DIR *tpg;
+				if (!starts(g->d_name, "tpgt_") ||
+				    !(tpg = opendir_at(dirfd(td), g->d_name)))
+					continue;
+				s->lio_served[fabric] = true;
+				if (p->lio)
+					read_tpg(p, s, dirfd(tpg), fabric, t->d_name);
+				closedir(tpg);
+				if (!p->lio)
+					break;
+			}
+			closedir(td);
+		}
+		if (f)
+			closedir(f);
+	}
+	closedir(top);
+	qsort(s->lio, (size_t)s->nlio, sizeof(*s->lio), lio_cmp);
+}
+
+void procfs_want_lio(struct procfs *p, bool want)
+{
+	p->lio = want;
 }
 
 void procfs_read(struct procfs *p, struct procfs_snapshot *s)
@@ -887,6 +1040,7 @@ void procfs_read(struct procfs *p, struct procfs_snapshot *s)
 	if (!(t = slurp(p, F_SNMP6)) || procfs_parse_snmp6(t, s) < 0)
 		s->have_ip6 = false;
 	read_pools(p, s);
+	read_lio(p, s);
 }
 
 /* --- per-second values */
@@ -1061,6 +1215,33 @@ static void rates_pools(const struct procfs_snapshot *prev, const struct procfs_
 	out->npools = n;
 }
 
+/* Each LIO port and initiator read both times, by its key. */
+static void rates_lio(const struct procfs_snapshot *prev, const struct procfs_snapshot *cur,
+                      double secs, struct box_sample *out)
+{
+	for (int f = 0; f < LIO_FABRICS; f++)
+		out->have_lio[f] = prev->lio_served[f] && cur->lio_served[f];
+	int n = 0;
+	for (int i = 0; out->lio && i < cur->nlio; i++) {
+		const struct procfs_lio *c = &cur->lio[i];
+		int j = find_named(prev->lio, sizeof(*prev->lio), prev->nlio, i, c->key);
+		if (j < 0)
+			continue;
+		const struct procfs_lio *p = &prev->lio[j];
+		struct lio_sample *o = &out->lio[n++];
+		memcpy(o->key, c->key, sizeof(o->key));
+		o->fabric = c->fabric;
+		o->initiator = c->initiator;
+		memcpy(o->target, c->target, sizeof(o->target));
+		memcpy(o->who, c->who, sizeof(o->who));
+		memcpy(o->lun, c->lun, sizeof(o->lun));
+		o->ops_per_s = rate(p->cmds, c->cmds, secs);
+		o->read_bytes_per_s = rate(p->read_mb, c->read_mb, secs) * 1048576;
+		o->write_bytes_per_s = rate(p->write_mb, c->write_mb, secs) * 1048576;
+	}
+	out->nlio = n;
+}
+
 void procfs_rates(const struct procfs_snapshot *prev, const struct procfs_snapshot *cur,
                   int seconds, struct box_sample *out)
 {
@@ -1099,6 +1280,7 @@ void procfs_rates(const struct procfs_snapshot *prev, const struct procfs_snapsh
 	rates_nics(prev, cur, secs, out);
 	rates_net(prev, cur, secs, out);
 	rates_pools(prev, cur, secs, out);
+	rates_lio(prev, cur, secs, out);
 
 	if (cur->have_mem) {
 		uint64_t cache = cur->mem_cached + cur->mem_sreclaimable;

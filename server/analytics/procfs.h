@@ -79,6 +79,20 @@ struct procfs_snapshot {
 	uint64_t ip6_in_packets, ip6_out_packets, ip6_in_bytes, ip6_out_bytes;
 	uint64_t tcp_in_segs, tcp_out_segs, tcp_retrans_segs;
 
+	/* LIO's SCSI targets (<sys-root>/sys/kernel/config/target): whether a fabric has a
+	 * target with a portal group, and, while wanted, each LUN's port counters and each
+	 * initiator's per target (read_mb and write_mb are MiB), sorted by key */
+	bool lio_served[LIO_FABRICS];
+	int nlio;
+	size_t lio_cap;
+	struct procfs_lio {
+		char key[480]; /* fabric, port or initiator, names: what rates match on */
+		enum lio_fabric fabric;
+		bool initiator;
+		char target[224], who[224], lun[16];
+		uint64_t cmds, read_mb, write_mb;
+	} * lio;
+
 	/* ZFS logical I/O by pool: /proc/spl/kstat/zfs/<pool>/objset-* summed, while wanted */
 	int npools;
 	struct procfs_pool {
@@ -112,6 +126,7 @@ struct procfs_options {
 	bool partitions;       /* keep partitions in the per-disk series */
 	bool loop_devices;     /* keep loop, ram and zram devices */
 	bool pools;            /* read the pools' objset kstats (procfs_want_pools changes it) */
+	bool lio;              /* read LIO's ports and initiators (procfs_want_lio) */
 };
 
 struct procfs;
@@ -125,6 +140,10 @@ void procfs_read(struct procfs *p, struct procfs_snapshot *s);
 /* Whether procfs_read reads the pools' objset kstats: one file per dataset, so only while
  * a dataset of the pools' logical I/O is collected. */
 void procfs_want_pools(struct procfs *p, bool want);
+/* Whether it reads LIO's counters (a few files per LUN and initiator): only while a
+ * dataset of iSCSI or Fibre Channel is collected. Whether each fabric is served is told
+ * at every reading all the same. */
+void procfs_want_lio(struct procfs *p, bool want);
 void procfs_snapshot_free(struct procfs_snapshot *s);
 
 /* The parsers, on a file's text (NUL-terminated), for procfs_read and the tests. Each

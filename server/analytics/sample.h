@@ -79,6 +79,21 @@ struct nic_sample {
 	uint64_t rx_bytes, tx_bytes, rx_packets, tx_packets, rx_errors, tx_errors;
 };
 
+/* The block protocols LIO serves (the kernel's SCSI target), by fabric. */
+enum lio_fabric { LIO_ISCSI, LIO_FC, LIO_FABRICS };
+
+/* A LIO counter's per-second values: a target's LUN as its port counts it, or an
+ * initiator's commands to one target (its LUNs summed). */
+struct lio_sample {
+	char key[480]; /* (the reader's own) */
+	enum lio_fabric fabric;
+	bool initiator;
+	char target[224]; /* an IQN or WWN */
+	char who[224];    /* the initiator's; "" for a port */
+	char lun[16];     /* "lun_0"; "" for an initiator */
+	double ops_per_s, read_bytes_per_s, write_bytes_per_s;
+};
+
 struct box_sample {
 	int64_t time; /* the second this sample ends at (epoch seconds) */
 	uint64_t seq; /* increments every tick: an ETag changes with it */
@@ -138,6 +153,13 @@ struct box_sample {
 	/* The NFS server (where nfsd runs): operations per second by procedure or operation */
 	bool have_nfs3, have_nfs4;
 	double nfs3_per_s[NFS3_PROCS], nfs4_per_s[NFS4_OPS];
+
+	/* LIO's targets, where the box serves iSCSI or Fibre Channel (have_lio[fabric]); the
+	 * ports and initiators read only while a dataset needs them, nlio of them, the
+	 * collector sizes the array */
+	bool have_lio[LIO_FABRICS];
+	int nlio;
+	struct lio_sample *lio;
 
 	/* The disks' I/O histograms of this second are there, iohist_get()'s (iohist.h): the
 	 * eBPF helper streams them. */

@@ -38,13 +38,27 @@ ARC = ["arc.accesses[hit/miss]", "arc.size[component]", "arc.size", "arc.l2_acce
 NFS = ["nfs3.ops", "nfs3.ops[op]", "nfs4.ops", "nfs4.ops[op]"]
 # the others of the ARC, made by the test before the snapshots
 ARC_MORE = [("arc.hitratio", None), ("arc.target", "bound"), ("arc.l2_bytes", "op")]
+# made when the box's first iSCSI and FC targets (LIO) are seen
+LIO = ["iscsi.ops", "iscsi.ops[initiator]", "iscsi.bytes[op]", "fc.ops", "fc.ops[initiator]",
+       "fc.bytes[op]"]
+IQN = "iqn.2003-01.org.linux-iscsi.box:tank"
+HOST1, HOST2 = "iqn.1993-08.org.debian:01:host1", "iqn.1993-08.org.debian:01:host2"
+WWN, FC_HOST = "21:00:00:24:ff:31:4c:80", "21:00:00:24:ff:31:4c:81"
+# Per second: each LIO LUN's commands, MiB read and written, as its port counts them; each
+# initiator's, as its ACL counts them
+LIO_PORTS = {("iscsi", IQN, "lun_0"): (300, 2, 1), ("iscsi", IQN, "lun_1"): (100, 1, 0),
+             ("qla2xxx", WWN, "lun_0"): (50, 1, 0)}
+LIO_ACLS = {("iscsi", IQN, HOST1, "lun_0"): (200, 1, 1), ("iscsi", IQN, HOST1, "lun_1"): (100, 1, 0),
+            ("iscsi", IQN, HOST2, "lun_0"): (100, 1, 0), ("qla2xxx", WWN, FC_HOST, "lun_0"): (50, 1, 0)}
 # the network's protocols and the pools' logical I/O, made by the test too
 NET_POOLS = [("ip.bytes", "direction"), ("ip.packets", "direction"), ("tcp.packets", "direction"),
              ("tcp.retransmits", None), ("zpool.ops", "op"), ("zpool.ops", "pool"),
              ("zpool.bytes", "op"), ("zpool.bytes", "pool")]
 # and by CPU, made by the test too
 MORE = ARC_MORE + NET_POOLS + [("cpu.utilization", "cpu"), ("cpu.utilization", "utilization"),
-                               ("io.bytes[disk=sda]", "op")]
+                               ("io.bytes[disk=sda]", "op"), ("iscsi.ops", "target"),
+                               ("iscsi.ops", "lun"), ("iscsi.bytes", "initiator"),
+                               ("fc.ops", "lun")]
 # Per second in every snapshot: each objset kstat's reads, writes, nread, nwritten
 OBJSETS = {"tank": {"objset-0x36": ("tank/fs", 100, 40, 819200, 163840),
                     "objset-0x54": ("tank/vol", 20, 10, 81920, 40960)},
@@ -72,6 +86,28 @@ def data_path(name, **params):
 
 
 # ---- a /proc the test writes, snapshot by snapshot --------------------------------------
+
+def write_lio(sys_root, k):
+    """LIO's configfs as the kernel lays it out (a target's portal group, its LUNs' port
+    statistics and its ACLs' per-LUN statistics), the k-th second's counters."""
+    top = Path(sys_root) / "sys/kernel/config/target"
+
+    def put(path, value):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(f"{value}\n")
+        tmp.replace(path)
+    put(top / "iscsi/lio_version", "Datera Inc. iSCSI Target v4.1.0")
+    (top / "iscsi/discovery_auth").mkdir(parents=True, exist_ok=True)
+    for (fabric, target, lun), (cmds, rmb, wmb) in LIO_PORTS.items():
+        stats = top / fabric / target / "tpgt_1/lun" / lun / "statistics/scsi_tgt_port"
+        for name, v in (("in_cmds", cmds), ("read_mbytes", rmb), ("write_mbytes", wmb)):
+            put(stats / name, 1000 + v * k)
+    for (fabric, target, who, lun), (cmds, rmb, wmb) in LIO_ACLS.items():
+        stats = top / fabric / target / "tpgt_1/acls" / who / lun / "statistics/scsi_auth_intr"
+        for name, v in (("num_cmds", cmds), ("read_mbytes", rmb), ("write_mbytes", wmb)):
+            put(stats / name, 500 + v * k)
+
 
 class Proc:
     """Writes whole snapshots of the files the collector reads, each file atomically."""
@@ -254,6 +290,19 @@ def expected(k):
     reads, rms = 120 + (10 if k >= 3 else 0), 50 + 40 + (5 if k >= 3 else 0)
     want["io.latency[op]"] = {None: round((rms + 100) / (reads + 50), 3),
                               "read": round(rms / reads, 3), "write": 2}
+    mib = 1048576
+    want.update({
+        "iscsi.ops": {None: 400},
+        "iscsi.ops[initiator]": {None: 400, HOST1: 300, HOST2: 100},
+        "iscsi.ops[target]": {None: 400, IQN: 400},
+        "iscsi.ops[lun]": {None: 400, f"{IQN}/lun_0": 300, f"{IQN}/lun_1": 100},
+        "iscsi.bytes[op]": {None: 4 * mib, "read": 3 * mib, "write": mib},
+        "iscsi.bytes[initiator]": {None: 4 * mib, HOST1: 3 * mib, HOST2: mib},
+        "fc.ops": {None: 50},
+        "fc.ops[initiator]": {None: 50, FC_HOST: 50},
+        "fc.ops[lun]": {None: 50, f"{WWN}/lun_0": 50},
+        "fc.bytes[op]": {None: mib, "read": mib, "write": 0},
+    })
     # kept to one disk, as the appliance's io.bytes[disk=sda][op]
     want["io.bytes[disk=sda][op]"] = {None: 1572864, "read": 1048576, "write": 524288}
     want["io.bytes[disk]"] = {None: want["io.bytes[op]"][None], "sda": 1572864, "sdb": 524288,
@@ -313,6 +362,7 @@ def box(tmp_path_factory):
     (sys_root / "sys/class/net/bond0/lower_eth0").symlink_to("../eth0")
     pr = Proc(proc)
     pr.write(snapshot(0))
+    write_lio(sys_root, 0)
     srv = Server(base / "state", "--proc-root", proc, "--sys-root", sys_root,
                  "--system-led-backend", "virtual", "--disk-led-backend", "virtual").start()
     admin = srv.admin()
@@ -329,6 +379,7 @@ def box(tmp_path_factory):
             if time.time() > m + k + 0.8:
                 break
             pr.write(snapshot(k))
+            write_lio(sys_root, k)
         else:
             break
     else:
@@ -350,7 +401,7 @@ def test_exact_values_of_every_dataset(box):
     out, the ARC present (and its datasets created) and absent."""
     admin, m = box["admin"], box["m"]
     names = [d["name"] for d in expect(admin.get(AN + "/datasets"), 200)["datasets"]]
-    assert set(DEFAULTS + ARC + NFS) <= set(names), names
+    assert set(DEFAULTS + ARC + NFS + LIO) <= set(names), names
     for k in range(1, 6):
         for name, want in expected(k).items():
             doc = expect(admin.get(data_path(name, start=m + k, seconds=1, meta="true")), 200)
@@ -742,7 +793,7 @@ def test_a_protocol_the_box_does_not_serve_is_not_listed(spawn, tmp_path):
             assert time.monotonic() < deadline, "no second collected"
             time.sleep(0.2)
         names = {d["name"] for d in expect(admin.get(AN + "/datasets"), 200)["datasets"]}
-        assert not {n for n in names if n.startswith(("nfs", "arc."))}, names
+        assert not {n for n in names if n.startswith(("nfs", "arc.", "iscsi", "fc."))}, names
         expect(admin.post(AN + "/datasets", json={"statistic": "nfs3.ops[op]"}), 201)
         time.sleep(1.5)
         assert rows(expect(admin.get(data_path("nfs3.ops[op]", start=-2)), 200)) == []
