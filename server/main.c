@@ -25,6 +25,7 @@
 #include "status/dashboard.h"
 #include "analytics/datasets.h"
 #include "analytics/iohist.h"
+#include "analytics/zpoolhist.h"
 #include "db/dbw.h"
 #include "db/db.h"
 #include "net/http.h"
@@ -233,6 +234,7 @@ int main(int argc, char **argv)
 	if (series_init(&scfg, err, sizeof(err)) < 0)
 		fatal("analytics: %s", err);
 	/* The disks' I/O histograms, from the eBPF helper while a dataset needs them. */
+	zpoolhist_init(d.base);
 	if (iohist_init(d.base, cfg.iolat_socket) < 0)
 		fatal("analytics: cannot set up the I/O histograms' reader");
 	if (datasets_init(db) < 0)
@@ -338,6 +340,7 @@ int main(int argc, char **argv)
 	collector_shutdown();
 	datasets_shutdown();
 	iohist_shutdown();
+	zpoolhist_shutdown();
 	series_shutdown();
 	leds_shutdown();
 	problems_shutdown();

@@ -10,6 +10,7 @@
 #include "base/log.h"
 #include "hardware/problems.h"
 #include "iohist.h"
+#include "zpoolhist.h"
 #include "procfs.h"
 #include "base/util.h"
 
@@ -102,6 +103,7 @@ void collector_tick_at(int64_t t)
 			    0;
 		/* the eBPF helper's second, the same for every subscriber */
 		collector.sample.have_iohist = iohist_take();
+		collector.sample.have_zpoolhist = zpoolhist_take(t);
 		if (collector.fill)
 			collector.fill(collector.fill_arg, &collector.sample);
 		collector.sample.time = t;

@@ -6,6 +6,8 @@
 #include "access/audit.h"
 #include "collector.h"
 #include "iohist.h"
+#include "zpoolhist.h"
+#include "base/child.h"
 #include "db/db.h"
 #include "base/log.h"
 #include "base/util.h"
@@ -540,6 +542,34 @@ static void x_zpool_bytes(const struct box_sample *s, int drill, struct emit *e)
 	pool_io(s, drill, true, e);
 }
 
+/* The pools' vdev operations as zpool iostat counts them: the total is what total_wait
+ * timed; broken down by one of its waits (a heat map of power-of-two latency ranges) or by
+ * size (the requests ZFS issued, individual and aggregated). [op=read] keeps a direction. */
+static void x_zpool_vdev_ops(const struct box_sample *s, int drill, struct emit *e)
+{
+	const struct zpoolhist_counts *c = s->have_zpoolhist ? zpoolhist_get() : NULL;
+	if (!c)
+		return;
+	bool latency = drill < ZH_WAITS;
+	unsigned n = latency ? ZPOOLHIST_LAT_BUCKETS : ZPOOLHIST_SIZE_BUCKETS;
+	double all = 0, v[ZPOOLHIST_LAT_BUCKETS] = {0};
+	for (int d = 0; d < 2; d++) {
+		if (e->dir >= 0 && d != e->dir)
+			continue;
+		for (unsigned b = 0; b < ZPOOLHIST_LAT_BUCKETS; b++)
+			all += c->lat[ZH_TOTAL][d][b];
+		for (unsigned b = 0; drill >= 0 && b < n; b++)
+			v[b] += latency ? c->lat[drill][d][b] : c->size[d][b];
+	}
+	put(e, NULL, all);
+	for (unsigned b = 0; drill >= 0 && b < n; b++) {
+		char key[48];
+		zpoolhist_key(latency, b, key, sizeof(key));
+		if (v[b] > 0)
+			put(e, key, v[b]);
+	}
+}
+
 /* iSCSI's or Fibre Channel's commands or bytes per second, from LIO's counters: the total
  * over the targets' LUNs; by initiator (each its commands to every target), by target or
  * by LUN ("TARGET/lun_0"); bytes also by op. Entries come sorted (procfs.h), so a target's
@@ -830,6 +860,20 @@ static const struct statistic statistics[] = {
      "bytes per second",
      {"op", "initiator", "target", "lun"},
      x_fc_bytes,
+     false},
+    {"zpool.vdev_ops",
+     "Disk",
+     "Disk: I/O operations per second the ZFS pools' vdevs completed, as zpool iostat counts "
+     "them (every pool; the eBPF helper's io.ops[latency] needs no ZFS), broken down as heat "
+     "maps by latency, a power of two each in nanoseconds (\"1024-2048\"), of one of its "
+     "waits: total_wait (in ZFS's queues and on the disk), disk_wait (on the disk), "
+     "syncq_wait and asyncq_wait (in the sync and async queues); or by size, the requests "
+     "ZFS issued, individual and aggregated (\"4096-8192\" bytes); [op=read] or [op=write] "
+     "keeps one direction. Read by running zpool iostat -w and -r each second while such a "
+     "dataset is collected",
+     "operations per second",
+     {"total_wait", "disk_wait", "syncq_wait", "asyncq_wait", "size"},
+     x_zpool_vdev_ops,
      false},
     {"ip.bytes",
      "Network",
@@ -1222,19 +1266,21 @@ static void create_lio_datasets(enum lio_fabric f);
  * pools' objset kstats read. */
 static void helper_want(void)
 {
-	bool want = false, pools = false, lio = false;
+	bool want = false, pools = false, lio = false, vdevs = false;
 	for (size_t i = 0; i < datasets.n; i++) {
 		const struct dataset *d = datasets.all[i];
 		if (d->suspended)
 			continue;
 		want |= drill_from_helper(d->stat, d->drill);
 		pools |= d->stat->extract == x_zpool_ops || d->stat->extract == x_zpool_bytes;
+		vdevs |= d->stat->extract == x_zpool_vdev_ops;
 		lio |= d->stat->extract == x_iscsi_ops || d->stat->extract == x_iscsi_bytes ||
 		       d->stat->extract == x_fc_ops || d->stat->extract == x_fc_bytes;
 	}
 	iohist_want(IOHIST_FOR_DATASETS, want);
 	collector_want_pools(pools);
 	collector_want_lio(lio);
+	zpoolhist_want(vdevs);
 }
 
 static void datasets_tick(void *arg, const struct box_sample *s)
@@ -1413,11 +1459,16 @@ static int filter_check(const struct statistic *st, int drill, const struct dfil
 			    flt->disk, have[0] ? have : "none");
 		}
 	}
-	if (flt->op >= 0 && (drill < 0 || !drill_from_helper(st, drill)))
+	if (flt->op >= 0 && st->extract != x_zpool_vdev_ops &&
+	    (drill < 0 || !drill_from_helper(st, drill)))
 		return fault_set(f, ERR_INVALID_ARG,
-		                 "statistic: [op=%s] keeps io.ops's latency, size or offset to one "
-		                 "direction; %s has none of them",
+		                 "statistic: [op=%s] keeps io.ops's latency, size or offset (or "
+		                 "zpool.vdev_ops) to one direction; %s has none of them",
 		                 op_names[flt->op], st->name);
+	if (st->extract == x_zpool_vdev_ops && !child_on_path("zpool"))
+		return fault_set(f, ERR_INVALID_ARG,
+		                 "statistic: %s needs ZFS: no zpool command on spindled's PATH",
+		                 st->name);
 	return 0;
 }
 

@@ -164,6 +164,8 @@ struct box_sample {
 	/* The disks' I/O histograms of this second are there, iohist_get()'s (iohist.h): the
 	 * eBPF helper streams them. */
 	bool have_iohist;
+	/* The pools' vdev histograms are there, zpoolhist_get()'s (zpoolhist.h) */
+	bool have_zpoolhist;
 
 	/* The running benchmark jobs' newest interval, as the job supervisor reports it, [0]
 	 * read, [1] write: ops per second summed over the jobs, their mean latency weighted

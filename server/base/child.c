@@ -437,6 +437,15 @@ static char *child_find(const char *name, char *err, size_t errlen)
 	return NULL;
 }
 
+bool child_on_path(const char *name)
+{
+	char err[64];
+	char *full = child_find(name, err, sizeof(err));
+	bool found = full != NULL;
+	free(full);
+	return found;
+}
+
 /* A pipe whose ends are O_CLOEXEC and above 2, so the dup2s onto 0-2 never collide. */
 static int child_pipe(int p[2])
 {

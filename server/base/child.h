@@ -39,6 +39,8 @@ struct child_opts {
 
 /* Once, at start-up: installs the SIGCHLD watcher on the loop. */
 int child_init(struct event_base *base);
+/* Whether child_spawn would find name (on the daemon's PATH, or a path) executable. */
+bool child_on_path(const char *name);
 /* NULL with a reason in err (fork/pipe failure, or argv[0] not found/executable). */
 struct child *child_spawn(const struct child_opts *o, char *err, size_t errlen);
 pid_t child_pid(const struct child *c);

@@ -52,26 +52,6 @@ static bool file_exists(const char *path)
 	return path && access(path, F_OK) == 0;
 }
 
-/* Whether a program is on the daemon's PATH, as child_spawn will look for it. */
-static bool on_path(const char *name)
-{
-	const char *path = getenv("PATH");
-	if (!path || !*path)
-		path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-	for (const char *p = path;;) {
-		const char *colon = strchr(p, ':');
-		size_t n = colon ? (size_t)(colon - p) : strlen(p);
-		char full[PATH_MAX];
-		struct stat st;
-		snprintf(full, sizeof(full), "%.*s/%s", (int)n, n ? p : ".", name);
-		if (stat(full, &st) == 0 && S_ISREG(st.st_mode) && access(full, X_OK) == 0)
-			return true;
-		if (!colon)
-			return false;
-		p = colon + 1;
-	}
-}
-
 static void snap_free(struct snap *s)
 {
 	if (!s)
@@ -145,7 +125,7 @@ static void choose_system(struct snap *s, bool full)
 	default:
 		if (have_leds)
 			c->backend = LED_LEDS;
-		else if (s->inv.have_ipmi && on_path("ipmitool"))
+		else if (s->inv.have_ipmi && child_on_path("ipmitool"))
 			c->backend = LED_IPMI;
 		else
 			c->backend = LED_VIRTUAL;
@@ -181,7 +161,7 @@ static void choose_disk(struct comp *c, const struct sysfs_disk *d, int *have_le
 			c->backend = LED_SES;
 		} else if (ledctl_able) {
 			if (*have_ledctl < 0)
-				*have_ledctl = ledctl_via_socket() || on_path("ledctl");
+				*have_ledctl = ledctl_via_socket() || child_on_path("ledctl");
 			c->backend = *have_ledctl ? LED_LEDCTL : LED_VIRTUAL;
 		} else {
 			c->backend = LED_VIRTUAL;

@@ -4,6 +4,8 @@ wraps, a disk appearing, the ZFS ARC coming and going), the datasets API, every 
 form of .../data, streaming past now, retention settings, and what survives a SIGTERM and
 a SIGKILL. One spindled with --proc-root serves the module; real 1 s ticks drive it."""
 import json
+import os
+import shutil
 import sqlite3
 import time
 from pathlib import Path
@@ -799,3 +801,65 @@ def test_a_protocol_the_box_does_not_serve_is_not_listed(spawn, tmp_path):
         assert rows(expect(admin.get(data_path("nfs3.ops[op]", start=-2)), 200)) == []
     finally:
         live.stop()
+
+
+FAKE_ZFS_BIN = Path(__file__).resolve().parent / "fixtures" / "zfsbin"
+# Per second, as the fake zpool counts them (tests/api/fixtures/zfsbin/zpool): -w's columns
+# total_wait r w, disk_wait r w, syncq_wait r w, asyncq_wait r w, scrub, trim by latency
+# bucket j ([2^j, 2^(j+1)) ns); -r's sync ind r, agg r, ind w, agg w, async's alike, scrub,
+# trim by size bucket j ([2^j, 2^(j+1)) bytes)
+VDEV_RATES = {"tank": {"w": {"15": [100, 50, 80, 40, 10, 0, 0, 5, 0, 0],
+                             "20": [0, 25, 0, 10, 0, 0, 0, 20, 0, 0]},
+                       "r": {"13": [100, 0, 30, 0, 0, 0, 0, 10, 0, 0, 0, 0],
+                             "17": [0, 20, 0, 0, 0, 0, 0, 40, 0, 0, 0, 0]}},
+              "backup": {"w": {"15": [10, 0, 10, 0, 0, 0, 0, 0, 0, 0]},
+                         "r": {"13": [10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]}}}
+VDEV_WANT = {
+    "zpool.vdev_ops": {None: 185},
+    "zpool.vdev_ops[total_wait]": {None: 185, "32768-65536": 160, "1048576-2097152": 25},
+    "zpool.vdev_ops[disk_wait]": {None: 185, "32768-65536": 130, "1048576-2097152": 10},
+    "zpool.vdev_ops[syncq_wait]": {None: 185, "32768-65536": 10},
+    "zpool.vdev_ops[asyncq_wait]": {None: 185, "32768-65536": 5, "1048576-2097152": 20},
+    "zpool.vdev_ops[size]": {None: 185, "8192-16384": 150, "131072-262144": 60},
+    "zpool.vdev_ops[op=read][size]": {None: 110, "8192-16384": 110, "131072-262144": 20},
+    "zpool.vdev_ops[op=write][total_wait]": {None: 75, "32768-65536": 50,
+                                             "1048576-2097152": 25},
+}
+
+
+def test_zfs_vdev_heat_maps_from_zpool_iostat(spawn, tmp_path):
+    """A ZFS box without the eBPF helper: zpool.vdev_ops from `zpool iostat -w` and `-r`
+    (a fake zpool first on PATH, its counts moving by whole seconds), every pool summed,
+    by wait or size, a direction kept with [op=...]: each key exactly the rates. A round
+    that straddles a second boundary on a busy machine may be off, so the test waits for
+    two seconds in a row as they must be."""
+    rates = tmp_path / "iostat.json"
+    rates.write_text(json.dumps(VDEV_RATES))
+    proc = FakeProc(tmp_path / "root", disks=1, nics=1, cpus=2, arc=False).start()
+    env = {**os.environ, "PATH": f"{FAKE_ZFS_BIN}:{os.environ['PATH']}",
+           "FAKE_ZPOOL_IOSTAT": str(rates)}
+    try:
+        srv = spawn("--proc-root", proc.root, env=env)
+        admin = srv.admin()
+        for name in VDEV_WANT:
+            d = expect(admin.post(AN + "/datasets", json={"statistic": name}), 201)["dataset"]
+            assert d["name"] == name and d["statistic"] == "zpool.vdev_ops"
+        for name, want in VDEV_WANT.items():
+            deadline, seen = time.monotonic() + 20 * SLOW, []
+            while True:
+                doc = expect(admin.get(data_path(name, start=-10, seconds=10)), 200)
+                seen = [sample_values(s) for s in rows(doc) if s["data"]["value"] is not None]
+                if any(a == want and b == want for a, b in zip(seen, seen[1:])):
+                    break
+                assert time.monotonic() < deadline, f"{name}: {seen}"
+                time.sleep(0.5)
+    finally:
+        proc.stop()
+    # where no zpool is on PATH, the statistic is refused and says why
+    bare = "/usr/bin:/bin"
+    if shutil.which("zpool", path=bare) is None:
+        srv = spawn("--proc-root", tmp_path / "root", env={**os.environ, "PATH": bare})
+        fault = expect_fault(srv.admin().post(AN + "/datasets", json={
+            "statistic": "zpool.vdev_ops[disk_wait]"}), 400)
+        assert fault["details"] == ("statistic: zpool.vdev_ops needs ZFS: no zpool command "
+                                    "on spindled's PATH"), fault

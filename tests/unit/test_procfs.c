@@ -19,6 +19,7 @@
 #include "analytics/datasets.h"
 #include "db/db.h"
 #include "analytics/procfs.h"
+#include "analytics/zpoolhist.h"
 #include "analytics/series.h"
 #include "base/util.h"
 
@@ -308,7 +309,7 @@ static void test_classes(void)
 	write_file("/sys/class/block/sdz/size", "1\n");
 	write_file("/sys/class/block/sdz9/size", "1\n");
 	write_file("/sys/class/block/sdz10/partition", "10\n");
-	struct procfs_options o = {root, root, false, false, false};
+	struct procfs_options o = {root, root, false, false, false, false};
 	struct procfs *p = procfs_new(&o);
 	procfs_read(p, &s);
 	is_int(s.ndisks, 2, "sysfs: the partition is left out");
@@ -338,7 +339,7 @@ static void test_big_file(void)
 		                        'a' + i / 26, 'a' + i % 26);
 	write_file("/proc/diskstats", "%s", text);
 	free(text);
-	struct procfs_options o = {root, root, false, false, false};
+	struct procfs_options o = {root, root, false, false, false, false};
 	struct procfs *p = procfs_new(&o);
 	struct procfs_snapshot s = {0};
 	procfs_read(p, &s);
@@ -351,7 +352,7 @@ static void test_big_file(void)
 
 static void test_pools(void)
 {
-	struct procfs_options o = {root, root, false, false, false};
+	struct procfs_options o = {root, root, false, false, false, false};
 	struct procfs *p = procfs_new(&o);
 	struct procfs_snapshot s = {0};
 	static const char objset[] = "28 1 0x01 7 2160 5214370505 7498394793098\n"
@@ -375,9 +376,51 @@ static void test_pools(void)
 	remove_file("/proc/spl/kstat/zfs/tank/objset-0x54");
 }
 
+/* `zpool iostat -wHp` and `-rHp`, as OpenZFS 2.1 (10 and 12 columns) and 2.2 (one more
+ * of each) print them. */
+static void test_zpoolhist(void)
+{
+	static struct zpoolhist_counts c;
+	char why[256] = "", key[48];
+	ok(zpoolhist_parse("tank\n1\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\n"
+	                   "65535\t7\t3\t6\t2\t1\t0\t0\t1\t0\t0\n"
+	                   "backup\n65535\t1\t0\t1\t0\t0\t0\t0\t0\t0\t0\t9\n",
+	                   true, &c, why, sizeof(why)) == 0,
+	   "-w: pools' lines, 10 or 11 columns (%s)", why);
+	is_num(c.lat[ZH_TOTAL][0][15], 8, "total_wait reads of [32768, 65536) ns, pools summed");
+	is_num(c.lat[ZH_TOTAL][1][15], 3, "writes");
+	is_num(c.lat[ZH_DISK][0][15], 7, "disk_wait");
+	is_num(c.lat[ZH_ASYNCQ][1][15], 1, "asyncq_wait writes (the 8th column)");
+	ok(zpoolhist_parse("tank\n8192\t1\t2\t3\t4\t5\t6\t7\t8\t0\t0\t0\t0\n", false, &c, why,
+	                   sizeof(why)) == 0,
+	   "-r parses");
+	is_num(c.size[0][13], 1 + 2 + 5 + 6, "reads of [8192, 16384): sync and async, ind and agg");
+	is_num(c.size[1][13], 3 + 4 + 7 + 8, "writes");
+	ok(zpoolhist_parse("tank\n65534\t1\t1\t1\t1\t1\t1\t1\t1\t0\t0\n", true, &c, why,
+	                   sizeof(why)) < 0 &&
+	       strstr(why, "not a histogram line"),
+	   "a latency label that is no bucket's end is refused: %s", why);
+	ok(zpoolhist_parse("tank\n8192\t1\t2\t3\n", false, &c, why, sizeof(why)) < 0,
+	   "a short line is refused");
+	ok(zpoolhist_parse("tank\n8192\t1\tx\t3\t4\t5\t6\t7\t8\n", false, &c, why, sizeof(why)) < 0,
+	   "a count that is no number is refused");
+	ok(zpoolhist_parse("tank\n4294967296\t1\t2\t3\t4\t5\t6\t7\t8\n", false, &c, why,
+	                   sizeof(why)) < 0,
+	   "a size past the last bucket is refused");
+	ok(zpoolhist_parse("", true, &c, why, sizeof(why)) == 0, "no pools: nothing");
+	zpoolhist_key(true, 15, key, sizeof(key));
+	is_str(key, "32768-65536", "a latency key");
+	zpoolhist_key(true, 0, key, sizeof(key));
+	is_str(key, "0-2", "the first from 0");
+	zpoolhist_key(true, ZPOOLHIST_LAT_BUCKETS - 1, key, sizeof(key));
+	is_str(key, "68719476736+", "the last open above");
+	zpoolhist_key(false, 13, key, sizeof(key));
+	is_str(key, "8192-16384", "a size key");
+}
+
 static void test_rates(void)
 {
-	struct procfs_options o = {root, root, false, false, false};
+	struct procfs_options o = {root, root, false, false, false, false};
 	struct procfs *p = procfs_new(&o);
 	struct procfs_snapshot a = {0}, b = {0};
 	tree_a();
@@ -670,6 +713,7 @@ int main(void)
 	test_classes();
 	test_big_file();
 	test_pools();
+	test_zpoolhist();
 	test_rates();
 	test_pipeline();
 	char cmd[300];
