@@ -1127,6 +1127,8 @@ static void rates_disks(const struct procfs_snapshot *prev, const struct procfs_
 		d->discards = c->discards;
 		d->discard_bytes = c->discard_sectors * 512;
 		d->flushes = c->flushes;
+		d->discard_ms = c->discard_ms;
+		d->flush_ms = c->flush_ms;
 	}
 	out->ndisks = n;
 }

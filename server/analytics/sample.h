@@ -64,6 +64,7 @@ struct disk_sample {
 	bool have_discards, have_flushes;
 	double discards_per_s, flushes_per_s;
 	uint64_t discards, discard_bytes, flushes; /* raw cumulative */
+	uint64_t discard_ms, flush_ms;             /* likewise, the time they took */
 	/* raw cumulative counters, for /metrics */
 	uint64_t reads, writes, read_bytes, write_bytes, read_ms, write_ms, io_ms;
 	uint64_t in_flight;

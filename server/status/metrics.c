@@ -96,6 +96,10 @@ static const struct dev_metric disk_metrics[] = {
     {"spindle_disk_flush_requests_total", "counter",
      "Flushes completed (0 where the kernel does not count them, before Linux 5.5).",
      offsetof(struct disk_sample, flushes), 1},
+    {"spindle_disk_discard_time_seconds_total", "counter",
+     "Time spent on discards, summed over them.", offsetof(struct disk_sample, discard_ms), 1000},
+    {"spindle_disk_flush_requests_time_seconds_total", "counter",
+     "Time spent on flushes, summed over them.", offsetof(struct disk_sample, flush_ms), 1000},
 };
 
 static const struct dev_metric nic_metrics[] = {
@@ -226,6 +230,10 @@ static void build_sample(struct buf *b, const struct box_sample *s)
 		gauge_u64(b, "spindle_arc_l2_allocated_bytes",
 		          "ZFS L2ARC space allocated on the cache devices.", s->l2_asize, ts);
 	}
+	if (s->have_tcp)
+		counter_u64(b, "spindle_tcp_retransmitted_segments_total",
+		            "TCP segments retransmitted, IPv4 and IPv6 (RetransSegs).",
+		            s->tcp_retrans_segs, ts);
 }
 
 static void lit_since_line(void *arg, const char *key, int64_t since)

@@ -177,6 +177,27 @@ def test_counters_are_the_raw_values(spawn, tmp_path):
         f'{{resource="{r}"}}' for r in ("cpu", "io", "memory")}
 
 
+def test_discard_and_flush_times_and_tcp_retransmissions(spawn, tmp_path):
+    """A diskstats line of Linux 5.5 and later (discards 15-18, flushes 19-20) gives the
+    time they took as node_exporter names it; /proc/net/snmp's RetransSegs the TCP
+    retransmissions."""
+    FakeProc(tmp_path / "root", disks=1, nics=1, cpus=2, live=False).start()
+    proc = tmp_path / "root" / "proc"
+    (proc / "diskstats").write_text(
+        " 259 0 nvme0n1 10 0 80 5 20 0 160 7 0 9 12 3 0 48 2500 4 1500\n")
+    (proc / "net" / "snmp").write_text(
+        "Tcp: RtoAlgorithm MaxConn InSegs OutSegs RetransSegs\nTcp: 1 -1 100 90 17\n")
+    srv = spawn("--proc-root", tmp_path / "root")
+    m, _ = wait_sample(srv.client())
+    dev = '{device="nvme0n1"}'
+    assert m["spindle_disk_discards_completed_total"][dev] == 3
+    assert m["spindle_disk_discarded_bytes_total"][dev] == 48 * 512
+    assert m["spindle_disk_discard_time_seconds_total"][dev] == 2.5
+    assert m["spindle_disk_flush_requests_total"][dev] == 4
+    assert m["spindle_disk_flush_requests_time_seconds_total"][dev] == 1.5
+    assert m["spindle_tcp_retransmitted_segments_total"][""] == 17
+
+
 def test_a_failed_job_is_counted(spawn, tmp_path):
     """spindle_jobs_ended_total counts every end by state, so an alert sees a failure that
     came and went between two scrapes (a worker that exits at once fails its job)."""
