@@ -6,79 +6,22 @@ every key and value is exact; the real helper on real I/O is tests/api/test_iola
 spindled asks the helper once whether it is there, offers the drilldowns only then,
 connects while a dataset needs them and leaves when none does."""
 import shutil
-import socket
-import threading
 import time
 
 import pytest
 
 from conftest import FakeProc, Server, expect, expect_fault
 from fixtures.iolat import LAT_BUCKETS, lat_low
-from fixtures.unixsock import UnixListener
+from fixtures.iolat_helper import FakeHelper
 
 AN = "/api/analytics/v1"
-HELLO = "spindle-iolat 1 latency=106 size=18 offset=64"
-
-# One second as the fake helper sends it: nvme0n1 reads and nvme1n1 writes, and a device
-# the collector does not count (it has no diskstats line), which must not show.
-SECOND = ["D nvme0n1 r L 20:5 21:7 S 5:12 O 0:3 10:9",
-          "D nvme1n1 w L 20:1 S 5:1 O 63:1 U 2",
-          "D sdz r L 1:100 S 1:100 O 1:100"]
-# what the datasets make of it (iolat.h: latency bucket 20 is [28672, 32768) ns, 21 is
-# [32768, 40960); size bucket 5 is [8192, 16384) bytes)
+# What the datasets make of the fake helper's default second (fixtures/iolat_helper.py's
+# SECOND: nvme0n1's reads, nvme1n1's writes, sdz, which the collector does not count);
+# iolat.h: latency bucket 20 is [28672, 32768) ns, 21 is [32768, 40960); size bucket 5 is
+# [8192, 16384) bytes
 WANT = {"io.ops[latency]": {None: 13, "28672-32768": 6, "32768-40960": 7},
         "io.ops[size]": {None: 13, "8192-16384": 13},
         "io.ops[offset]": {None: 13, "0-1": 3, "10-11": 9, "63-64": 1}}
-
-
-class FakeHelper(UnixListener):
-    """A unix socket that answers each connection as spindle-iolat would: the hello, then
-    `status` ("ok 2", or "error ..."), then the scripted second every second until the
-    client goes; hello: the first line, as another helper would send it."""
-
-    def __init__(self, path, status="ok 2", hello=HELLO, second=SECOND):
-        self.status, self.hello, self.second = status, hello, second
-        self.open = 0
-        self.lock = threading.Lock()
-        super().__init__(path, self.start_talk)
-
-    def start_talk(self, conn):
-        with self.lock:
-            self.open += 1
-        threading.Thread(target=self.talk, args=(conn,), daemon=True).start()
-
-    def talk(self, conn):
-        try:
-            conn.sendall((self.hello + "\n" + self.status + "\n").encode())
-            if not self.status.startswith("ok"):
-                return
-            conn.settimeout(0.05)
-            while True:
-                # each second at its half, as the real helper
-                time.sleep(1.5 - time.time() % 1 if time.time() % 1 > 0.5
-                           else 0.5 - time.time() % 1)
-                try:
-                    if conn.recv(64) == b"":
-                        return  # the client went
-                except socket.timeout:
-                    pass
-                lines = [f"T {int(time.time() * 1000)} 1000", *self.second, "E"]
-                conn.sendall(("\n".join(lines) + "\n").encode())
-        except OSError:
-            return
-        finally:
-            conn.close()
-            with self.lock:
-                self.open -= 1
-
-    def wait_open(self, n, timeout=10):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.open == n:
-                return True
-            time.sleep(0.05)
-        return False
-
 
 
 def box(tmp, helper_path):

@@ -10,7 +10,9 @@ It prints one JSON line on stdout once spindled answers on both listeners:
      "admin_password": "...", "root": tmp dir, "sys_root": ..., "proc_root": ...,
      "state_dir": ..., "bench_dir": ..., "log": spindled's log file,
      "mounts": [filesystem dirs], "enclosure": id, "system_led": path of its brightness,
-     "disks": {disk id: device name}, "locate_files": {disk id: path of its locate file}}
+     "disks": {disk id: device name}, "locate_files": {disk id: path of its locate file},
+     "iolat": {"socket": the fake eBPF helper's socket,
+               "latency_keys": [io.ops[latency] keys it sends every second]}}
 and runs until its stdin closes; then it stops spindled (SIGTERM; the exit code must be 0)
 and removes its temp dir. Exit status: spindled's (0 on a clean stop).
 
@@ -18,9 +20,12 @@ The box: 8 SAS disks (sda..sdh) in slots 0-7 of a 12-slot SES enclosure, sdh fau
 the disk locators are the sysfs "locate" files (backend ses); a system identify LED
 (backend leds); DMI data; a live /proc (tests/api/conftest.py FakeProc) whose rates swing
 by +-50% on a 20 s sine, so the dashboard's figures move; a fake proc/self/mounts listing
-four real temp dirs (ext4 and xfs) as the data filesystems; and a bench dir, a real temp
-dir, for small jobs. The helpers are the API suite's (conftest.Server, FakeProc,
-fixtures/hw.py), imported, not copied; SPINDLED names the binary, as there.
+four real temp dirs (ext4 and xfs) as the data filesystems; a bench dir, a real temp
+dir, for small jobs; and a scripted eBPF helper (--iolat-socket), so io.ops offers its
+latency, size and offset heat maps: its seconds (iolat_second) change over time, so the
+heat maps have structure. The helpers are the API suite's (conftest.Server, FakeProc,
+fixtures/hw.py, fixtures/iolat_helper.py), imported, not copied; SPINDLED names the
+binary, as there.
 """
 import argparse
 import json
@@ -37,6 +42,8 @@ sys.path.insert(0, str(HERE.parent / "api"))
 
 from conftest import FakeProc, Server  # noqa: E402
 from fixtures.hw import FakeCommands, FakeSys  # noqa: E402
+from fixtures.iolat import LAT_BUCKETS, lat_low  # noqa: E402
+from fixtures.iolat_helper import FakeHelper  # noqa: E402
 
 ENCLOSURE = "0x500304801f0c7a3f"
 ENC_HCTL = "6:0:13:0"
@@ -84,6 +91,41 @@ def build_sys(root):
     return fs, disks, locate, str(fs.path(f"{led}/brightness").resolve())
 
 
+def lat_key(i):
+    """io.ops[latency]'s key of latency bucket i (iolat.h), as spindled writes it."""
+    return f"{lat_low(i)}+" if i >= LAT_BUCKETS - 1 else f"{lat_low(i)}-{lat_low(i + 1)}"
+
+
+# Latency buckets (iolat.h) of the fake helper's seconds: sda's reads around 130-260 us,
+# their counts swinging on a 30 s sine; sdd's reads steady in one bucket (32.8-41 us);
+# sdb's writes around 2 ms, drifting a few buckets up and down on a 60 s sine; and every
+# seventh second one slow read of sdc (84-101 ms). Each line's sizes and offsets count its
+# operations once more: sda reads 4 KiB sequentially, sdb writes 32 KiB here and there.
+FAST = (29, 30, 31, 32)
+STEADY = 21
+SLOW = 45
+OUTLIER = 66
+
+
+def iolat_second(t):
+    """The helper's "D" lines for the second at unix time t (whole seconds): the same t
+    gives the same lines."""
+    swing = 1 + 0.5 * math.sin(2 * math.pi * t / 30)
+    fast = [max(1, round(n * swing)) for n in (30, 90, 60, 15)]
+    c = SLOW + round(3 * math.sin(2 * math.pi * t / 60))
+    slow = {c - 1: 4, c: 12, c + 1: 4}
+    lines = [
+        f"D sda r L {' '.join(f'{i}:{n}' for i, n in zip(FAST, fast))} S 4:{sum(fast)} "
+        f"O {t % 64}:{sum(fast)}",
+        f"D sdd r L {STEADY}:10 S 3:10 O 0:10",
+        f"D sdb w L {' '.join(f'{i}:{n}' for i, n in slow.items())} S 7:20 "
+        f"O {t * 37 % 64}:20",
+    ]
+    if t % 7 == 0:
+        lines.append(f"D sdc r L {OUTLIER}:1 S 9:1 O 32:1")
+    return lines
+
+
 class Stop(Exception):
     pass
 
@@ -104,6 +146,7 @@ def main():
     tmp = Path(tempfile.mkdtemp(prefix="spindle-e2e-"))
     proc = None
     srv = None
+    helper = None
     try:
         fs, disks, locate, led = build_sys(tmp / "root")
         cmds = FakeCommands(tmp / "bin")  # nothing may reach a real ledctl or ipmitool
@@ -119,8 +162,11 @@ def main():
         mounts = [("proc", "/proc", "proc")] + [
             (f"/dev/sd{chr(ord('a') + i)}1", str(d), t) for i, (d, t) in enumerate(data)]
         proc = SwingingProc(proc_root, DISKS, mounts).start()
+        # listening before spindled starts: it asks the helper once, at its start
+        helper = FakeHelper(tmp / "iolat.sock", status=f"ok {len(DISKS)}", second=iolat_second)
         srv = Server(tmp / "state",
                      "--sys-root", fs.root, "--proc-root", proc_root,
+                     "--iolat-socket", helper.path,
                      "--system-led", IDENTIFY, "--led-command-timeout", "1",
                      "--bench-dirs", bench, "--webroot", Path(args.webroot).resolve(),
                      *args.extra, env=cmds.env())
@@ -135,7 +181,9 @@ def main():
             "state_dir": str(srv.state_dir), "bench_dir": str(bench),
             "log": str(srv.log_path), "mounts": [str(d) for d, _ in data],
             "enclosure": ENCLOSURE, "system_led": led, "disks": disks,
-            "locate_files": locate}), flush=True)
+            "locate_files": locate,
+            "iolat": {"socket": helper.path,
+                      "latency_keys": [lat_key(i) for i in (STEADY, *FAST)]}}), flush=True)
         try:
             sys.stdin.read()  # until the harness closes it (or dies)
         except Stop:
@@ -151,6 +199,8 @@ def main():
             srv.kill()
         if proc:
             proc.stop()
+        if helper:
+            helper.close()
         if os.environ.get("SPINDLE_E2E_KEEP"):
             print(f"box: kept {tmp}", file=sys.stderr)
         else:

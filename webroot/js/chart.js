@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: ISC
 // Charts: uPlot, themed from the stylesheet's colours, sized to their box, with times in
-// local time or UTC as the user chose. Every chart of the console goes through here.
+// local time or UTC as the user chose. Every chart of the console goes through here (heat
+// maps through heatmap.js, on the same uPlot, theme and time axis, from here).
 //
 //   const c = chart(el, {series: [{label: 'read', unit: 'ops/s'}], syncKey: 'ws-1'});
 //   c.setData([xs, ys1, ...]);   // xs in epoch seconds (or plain numbers with time: false)
@@ -19,18 +20,19 @@ export function colour(i) {
   return PALETTE[i % PALETTE.length];
 }
 
-function css(name) {
+// A colour (or any value) of the stylesheet's, for the current scheme.
+export function css(name) {
   return getComputedStyle(document.documentElement).getPropertyValue(name).trim();
 }
 
 // Times in the zone the user chose.
-function tzDate(ts) {
+export function tzDate(ts) {
   return prefs.utc ? uPlot.tzDate(new Date(ts * 1e3), 'Etc/UTC') : new Date(ts * 1e3);
 }
 
 // Time axis labels in 24-hour time, as dom.js time() writes them, in the zone the user
 // chose; the date under the first tick and wherever the day changes.
-function timeTicks(u, splits, axisIdx, space, incr) {
+export function timeTicks(u, splits, axisIdx, space, incr) {
   const pad = (n) => String(n).padStart(2, '0');
   let lastDay = null;
   return splits.map((ts) => {

@@ -4,9 +4,10 @@
 // "other", each series' figures for the legend, and the CSV export. Pure functions: no
 // DOM, no requests.
 
-// The data answer (asked with meta=true) -> {xs, step, keys: [{key, values}]}. The grid
-// runs from the window's first sample index (meta.sample) to `end` (epoch seconds,
-// exclusive) in steps of meta.sample_seconds.
+// The data answer (asked with meta=true) -> {xs, step, keys: [{key, values}], sampled}.
+// The grid runs from the window's first sample index (meta.sample) to `end` (epoch
+// seconds, exclusive) in steps of meta.sample_seconds. sampled[i]: the point has a sample
+// with a value (a drilldown's missing key there is a zero, as a heat map's empty bucket).
 // A dataset without a drilldown has one series, named `name`, from each sample's value.
 export function shape(resp, end, name, drilled) {
   const step = Math.max(1, resp.meta.sample_seconds || 1);
@@ -16,6 +17,7 @@ export function shape(resp, end, name, drilled) {
   for (let i = 0; i < n; i++) xs[i] = t0 + i * step;
   let samples = resp.data;
   if (!Array.isArray(samples)) samples = samples ? [samples] : [];
+  const sampled = new Array(n).fill(false);
   const byKey = new Map();
   const column = (key) => {
     let c = byKey.get(key);
@@ -29,13 +31,14 @@ export function shape(resp, end, name, drilled) {
   for (const s of samples) {
     const i = Math.round((s.sample - t0) / step);
     if (i < 0 || i >= n || !s.data) continue;
+    sampled[i] = s.data.value !== null && s.data.value !== undefined;
     if (!drilled) {
       byKey.get(name)[i] = s.data.value;
       continue;
     }
     for (const kv of s.data.data || []) column(kv.key)[i] = kv.value;
   }
-  return { xs, step, keys: [...byKey].map(([key, values]) => ({ key, values })) };
+  return { xs, step, keys: [...byKey].map(([key, values]) => ({ key, values })), sampled };
 }
 
 // Current (newest value), min, max and mean of a series; nulls left out.

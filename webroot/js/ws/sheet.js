@@ -7,12 +7,16 @@
 // never while the page is hidden. Paused, the end stays where the user put it (back,
 // forward, a dragged range). Each chart asks for about one point per pixel of its width
 // (points=), at the finest granularity that the retention still holds for the window.
+// Datasets whose keys are ranges of latency, size, offset or utilization are heat maps
+// (heat.js), as the appliance draws them; the others are lines.
 
 import { ApiError, can, get, post, put, seg, session } from '../api.js';
 import { bytes, download, h, ms, num, timeEl, toast } from '../dom.js';
 import { chart, colour } from '../chart.js';
 import { go } from '../app.js';
 import { askName, chooseKeys } from './dialog.js';
+import { heatKind, rangeText as bucketText } from './buckets.js';
+import { heatChart } from './heat.js';
 import { BASE, cloneWorksheet, deleteWorksheet, mayEdit, mayModify, renameWorksheet } from './list.js';
 import { collapse, csv, OTHER, shape } from './series.js';
 
@@ -287,11 +291,13 @@ export async function renderSheet(main, ctx) {
       shaped: null,
       series: [],
       focusKey: null,
+      kind: null, // a heat map's kind (buckets.js), null for lines
     };
     const id = `ws-chart-${charts.length}-${Math.random().toString(36).slice(2, 7)}`;
     c.heading = h('h2', { id: `${id}-title`, tabindex: '-1', text: dsView.name });
     c.error = h('p', { class: 'error', role: 'alert' });
     c.plotEl = h('div', { class: 'ws-plot', role: 'img', 'aria-label': `Chart of ${dsView.name}` });
+    c.heatFoot = h('div', { class: 'ws-heat-foot', hidden: true });
     c.legendBody = h('tbody');
     const topSel = h('select', { id: `${id}-top`, class: 'ws-top' }, TOPS.map((n) => h('option', { value: n, text: n ? `top ${n}` : 'every key', selected: n === c.top })));
     topSel.addEventListener('change', () => {
@@ -304,12 +310,14 @@ export async function renderSheet(main, ctx) {
       ? h('button', { type: 'button', class: 'small', text: 'Keys', 'aria-label': `Choose the keys of ${dsView.name}`, title: 'Choose which keys to show' })
       : null;
     const topLabel = h('label', { class: 'visually-hidden', for: topSel.id, text: `Series shown in ${dsView.name}` });
+    // a heat map draws every bucket: neither the top N nor a choice of keys applies
     const showTop = () => {
-      const on = c.drilled && !c.view.drilldowns.length;
+      const on = c.drilled && !c.view.drilldowns.length && !c.kind;
       topSel.hidden = !on;
       topLabel.hidden = !on;
+      if (keysBtn) keysBtn.hidden = !!c.kind;
     };
-    showTop();
+    c.showTools = showTop;
     if (keysBtn) {
       keysBtn.addEventListener('click', async () => {
         const seen = c.shaped ? collapse(c.shaped.keys, 0).map((s) => s.key) : [];
@@ -340,14 +348,22 @@ export async function renderSheet(main, ctx) {
           removeBtn)),
       c.error,
       c.plotEl,
-      h('div', { class: 'table-wrap' },
-        h('table', { class: 'legend-table ws-legend' },
-          h('caption', { class: 'visually-hidden', text: `Legend of ${dsView.name}: select a series to focus it` }),
-          h('thead', {}, h('tr', {},
-            h('th', { scope: 'col', text: 'Series' }),
-            ['Current', 'Min', 'Max', 'Average'].map((t) => h('th', { scope: 'col', class: 'num', text: t })))),
-          c.legendBody)),
+      c.heatFoot,
     );
+    c.legendCaption = h('caption', { class: 'visually-hidden' });
+    c.legendHead = h('th', { scope: 'col' });
+    c.tableWrap = h('div', { class: 'table-wrap' },
+      h('table', { class: 'legend-table ws-legend' },
+        c.legendCaption,
+        h('thead', {}, h('tr', {},
+          c.legendHead,
+          ['Current', 'Min', 'Max', 'Average'].map((t) => h('th', { scope: 'col', class: 'num', text: t })))),
+        c.legendBody));
+    // a heat map's figures by range: there may be a hundred ranges, so folded away
+    c.valuesSummary = h('summary', {});
+    c.details = h('details', { class: 'ws-heat-values' }, c.valuesSummary);
+    c.el.append(c.details, c.tableWrap);
+    setKind(c, heatKind(dsView.name));
     if (!catalog.has(dsView.name)) c.error.textContent = `No dataset ${dsView.name}: it is not collected.`;
     charts.push(c);
     stack.append(c.el);
@@ -368,15 +384,43 @@ export async function renderSheet(main, ctx) {
     else if (addBtn) addBtn.focus();
   }
 
+  // Lines or a heat map (kind, from buckets.js; null: lines), and what goes with each: the
+  // tools, the heat map's scale and readout, the legend folded away or not.
+  function setKind(c, kind) {
+    if (c.plot && kind !== c.kind) {
+      c.plot.destroy();
+      c.plot = null;
+    }
+    c.kind = kind;
+    c.legendKeys = null;
+    c.showTools();
+    c.el.classList.toggle('ws-heat', !!kind);
+    c.heatFoot.hidden = !kind;
+    c.details.hidden = !kind;
+    c.plotEl.setAttribute('aria-label', `${kind ? 'Heat map' : 'Chart'} of ${c.view.name}`);
+    c.legendHead.textContent = kind ? 'Range' : 'Series';
+    c.legendCaption.textContent = kind
+      ? `Values of ${c.view.name} by range: select one to outline its row`
+      : `Legend of ${c.view.name}: select a series to focus it`;
+    if (kind) c.details.append(c.tableWrap);
+    else c.details.after(c.tableWrap);
+  }
+
   function exportCsv(c) {
     if (!c.shaped) return toast('No data to export yet.', 'error');
-    const all = collapse(c.shaped.keys, 0, c.view.drilldowns);
+    // a heat map's columns in the order of its ranges
+    const all = c.kind && c.heatRows
+      ? collapse(c.shaped.keys, 0, c.heatRows.map((r) => r.key))
+      : collapse(c.shaped.keys, 0, c.view.drilldowns);
     download(`${fileName(ws.name || 'worksheet')}-${fileName(c.view.name)}.csv`, csv(c.shaped.xs, all));
   }
 
   // Draws c's shaped data: the series to show, the plot, the legend.
   function draw(c) {
     if (!c.shaped) return;
+    const kind = heatKind(c.view.name, c.shaped.keys.map((k) => k.key));
+    if (kind !== c.kind) setKind(c, kind);
+    if (kind) return drawHeat(c);
     const list = collapse(c.shaped.keys, c.drilled ? c.top : 0, c.view.drilldowns);
     c.series = list;
     const spec = list.map((s, i) => ({ label: s.other ? `other (${s.count})` : s.key, colour: s.other ? OTHER_COLOUR : colour(i) }));
@@ -399,7 +443,33 @@ export async function renderSheet(main, ctx) {
     c.plot.focus(fi < 0 ? null : fi);
   }
 
-  function legend(c, spec) {
+  // A heat map: every bucket, the legend's rows its ranges, lowest first, each with the
+  // colour of its largest value.
+  function drawHeat(c) {
+    if (!c.plot) {
+      c.plot = heatChart(c.plotEl, c.heatFoot, {
+        kind: c.kind,
+        name: c.view.name,
+        unit: c.unit,
+        syncKey,
+        height: window.matchMedia('(max-width: 700px)').matches ? 200 : 260,
+        onSelect: (min, max) => setView({ live: false, seconds: max - min, end: max }),
+      });
+    }
+    const rows = c.plot.draw(c.shaped, c.window);
+    c.heatRows = rows;
+    const byKey = new Map(collapse(c.shaped.keys, 0).map((s) => [s.key, s]));
+    c.series = rows.map((r) => byKey.get(r.key));
+    const spec = rows.map((r, i) => ({ label: bucketText(c.kind, r), colour: c.plot.colour(c.series[i].stats.max) }));
+    c.valuesSummary.textContent = `Values by range (${rows.length}${c.plot.noun ? `, ${c.plot.noun}` : ''})`;
+    legend(c, spec, c.plot.format);
+    const fi = rows.findIndex((r) => r.key === c.focusKey);
+    if (c.focusKey !== null && fi < 0) c.focusKey = null;
+    c.plot.focus(fi < 0 ? null : fi);
+  }
+
+  // The legend's rows (spec: their labels and colours), figures through fmt.
+  function legend(c, spec, fmt = c.fmt) {
     const rows = c.legendBody.rows;
     const keysNow = c.series.map((s) => s.key).join('\u0000');
     if (c.legendKeys !== keysNow) {
@@ -427,10 +497,12 @@ export async function renderSheet(main, ctx) {
     }
     c.series.forEach((s, i) => {
       const tds = rows[i].cells;
-      tds[1].textContent = s.stats.cur === null ? '–' : c.fmt(s.stats.cur);
-      tds[2].textContent = s.stats.min === null ? '–' : c.fmt(s.stats.min);
-      tds[3].textContent = s.stats.max === null ? '–' : c.fmt(s.stats.max);
-      tds[4].textContent = s.stats.avg === null ? '–' : c.fmt(Math.round(s.stats.avg * 1000) / 1000);
+      // a heat map's swatches follow its scale, which moves with the window
+      if (c.kind) rows[i].querySelector('.ws-swatch').style.setProperty('--swatch', spec[i].colour);
+      tds[1].textContent = s.stats.cur === null ? '–' : fmt(s.stats.cur);
+      tds[2].textContent = s.stats.min === null ? '–' : fmt(s.stats.min);
+      tds[3].textContent = s.stats.max === null ? '–' : fmt(s.stats.max);
+      tds[4].textContent = s.stats.avg === null ? '–' : fmt(Math.round(s.stats.avg * 1000) / 1000);
     });
     markFocus(c);
   }
