@@ -849,7 +849,8 @@ static void read_pools(struct procfs *p, struct procfs_snapshot *s)
 			s->npools++;
 	}
 	closedir(top);
-	qsort(s->pools, (size_t)s->npools, sizeof(*s->pools), pool_cmp);
+	if (s->npools > 1)
+		qsort(s->pools, (size_t)s->npools, sizeof(*s->pools), pool_cmp);
 }
 
 void procfs_want_pools(struct procfs *p, bool want)
@@ -991,7 +992,8 @@ static void read_lio(struct procfs *p, struct procfs_snapshot *s)
 			closedir(f);
 	}
 	closedir(top);
-	qsort(s->lio, (size_t)s->nlio, sizeof(*s->lio), lio_cmp);
+	if (s->nlio > 1) /* (none: no array at all yet) */
+		qsort(s->lio, (size_t)s->nlio, sizeof(*s->lio), lio_cmp);
 }
 
 void procfs_want_lio(struct procfs *p, bool want)

@@ -268,8 +268,12 @@ def test_a_degraded_pool_is_a_problem_naming_its_vdev_until_it_is_not(box):
     assert "backup" in p["description"] and "sdd UNAVAIL: cannot open" in p["description"]
     assert p["components"][0]["href"] == ST + "/pools/backup"
     assert "sdd" in p["components"][0]["label"] and "sdc" not in p["components"][0]["label"]
-    # the dashboard's capacity tile and /metrics show the pools
-    dash = expect(c.get("/api/status/v1/dashboard"), 200)["dashboard"]
+    # the dashboard's capacity tile and /metrics show the pools (the dashboard is built at
+    # the second's tick, which may come just after the problem was raised)
+    def dash_with_pools():
+        d = expect(c.get("/api/status/v1/dashboard"), 200)["dashboard"]
+        return d if "pools" in d else None
+    dash = wait_for(dash_with_pools, "the dashboard's pools", timeout=5)
     pools = {x["n"]: x for x in dash["pools"]}
     assert pools["tank"] == {"n": "tank", "state": "ONLINE", "size": 1000 * GB,
                              "used": 400 * GB, "avail": 550 * GB}
