@@ -23,6 +23,9 @@ const KINDS = {
   utilization: { log: false, fixed: [0, 100], text: (v) => `${num(v)}${NBSP}%`, of: ' busy' },
 };
 
+// zpool.vdev_ops' waits (zpool iostat -w): nanoseconds, as latency's (a power of two each).
+const ALIASES = { total_wait: 'latency', disk_wait: 'latency', syncq_wait: 'latency', asyncq_wait: 'latency' };
+
 // The drilldown a dataset's name ends with: "io.ops[disk=sda][latency]" -> "latency".
 export function drilldownOf(name) {
   const m = /\[([^[\]]*)\]$/.exec(name || '');
@@ -45,7 +48,8 @@ export function parseKey(key) {
 // draw it as lines: the drilldown must be one of those and every key a range (none yet
 // counts: a new dataset is a heat map before its first second).
 export function heatKind(name, keys = []) {
-  const kind = drilldownOf(name);
+  const drill = drilldownOf(name);
+  const kind = Object.hasOwn(ALIASES, drill) ? ALIASES[drill] : drill;
   if (!Object.hasOwn(KINDS, kind)) return null;
   return keys.every((k) => parseKey(k) !== null) ? kind : null;
 }

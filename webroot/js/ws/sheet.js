@@ -145,13 +145,46 @@ export async function renderSheet(main, ctx) {
     [...groups].map(([g, list]) => h('optgroup', { label: g }, list.map((d) => h('option', { value: d.statistic, text: d.statistic })))),
   );
   const drillSel = h('select', { id: 'ws-add-drill', name: 'drilldown' });
+  // A dataset may be kept to one disk, and a heat map of the disks' (or the pools')
+  // operations to one direction, as the appliance names them: io.ops[disk=sda][latency].
+  const diskSel = h('select', { id: 'ws-add-disk', name: 'disk' }, h('option', { value: '', text: 'every disk' }));
+  const opSel = h('select', { id: 'ws-add-op', name: 'op' }, ['', 'read', 'write'].map((v) => h('option', { value: v, text: v || 'both' })));
+  const diskField = h('div', { class: 'field', hidden: true }, h('label', { for: diskSel.id, text: 'Disk' }), diskSel);
+  const opField = h('div', { class: 'field', hidden: true }, h('label', { for: opSel.id, text: 'Operations' }), opSel);
+  let disksAsked = false;
+  // The disks the collector counts, once: the keys of io.ops[disk]'s newest seconds.
+  const loadDisks = async () => {
+    if (disksAsked) return;
+    disksAsked = true;
+    try {
+      const doc = await get(`${DATASETS}/${seg('io.ops[disk]')}/data?start=-3&seconds=3`, { signal });
+      const samples = Array.isArray(doc.data) ? doc.data : doc.data ? [doc.data] : [];
+      const names = new Set();
+      for (const s of samples) for (const kv of (s && s.data && s.data.data) || []) names.add(kv.key);
+      diskSel.append(...[...names].sort().map((n) => h('option', { value: n, text: n })));
+    } catch (err) {
+      if (err.name !== 'AbortError') disksAsked = false; /* asked again next time */
+    }
+  };
   const statHint = h('p', { class: 'hint', id: 'ws-add-stat-hint' });
   const drillHint = h('p', { class: 'hint', id: 'ws-add-drill-hint' });
   statSel.setAttribute('aria-describedby', statHint.id);
   drillSel.setAttribute('aria-describedby', drillHint.id);
   const addError = h('p', { class: 'error', role: 'alert' });
   const addGo = h('button', { type: 'submit', class: 'primary', text: 'Add' });
-  const chosenName = () => (drillSel.value ? `${statSel.value}[${drillSel.value}]` : statSel.value);
+  const chosenName = () =>
+    statSel.value +
+    (!diskField.hidden && diskSel.value ? `[disk=${diskSel.value}]` : '') +
+    (!opField.hidden && opSel.value ? `[op=${opSel.value}]` : '') +
+    (drillSel.value ? `[${drillSel.value}]` : '');
+  // Which filters the statistic and drilldown take (as the server checks them).
+  const showFilters = () => {
+    const stat = statSel.value;
+    const ofDisks = ['io.ops', 'io.bytes', 'io.latency', 'io.queue', 'io.busy'].includes(stat);
+    diskField.hidden = !ofDisks || drillSel.value === 'disk';
+    opField.hidden = !((stat === 'io.ops' && ['latency', 'size', 'offset'].includes(drillSel.value)) || stat === 'zpool.vdev_ops');
+    if (!diskField.hidden) loadDisks();
+  };
   const showDrill = () => {
     const d = statistics.get(statSel.value);
     if (!d) return;
@@ -162,6 +195,7 @@ export async function renderSheet(main, ctx) {
       ...d.available_drilldowns.map((k) => h('option', { value: k, text: `by ${k}` })),
     );
     if (d.available_drilldowns.includes(keep)) drillSel.value = keep;
+    showFilters();
     showDrillHint();
   };
   const showDrillHint = () => {
@@ -171,14 +205,21 @@ export async function renderSheet(main, ctx) {
     else drillHint.textContent = `${name} is not collected; an administrator can start collecting it.`;
   };
   statSel.addEventListener('change', showDrill);
-  drillSel.addEventListener('change', showDrillHint);
+  drillSel.addEventListener('change', () => {
+    showFilters();
+    showDrillHint();
+  });
+  diskSel.addEventListener('change', showDrillHint);
+  opSel.addEventListener('change', showDrillHint);
   const addForm = h(
     'form',
     { class: 'card ws-add', id: 'ws-add', hidden: true, 'aria-label': 'Add a chart' },
     h('h2', { text: 'Add a chart' }),
     h('div', { class: 'ws-add-fields' },
       h('div', { class: 'field' }, h('label', { for: statSel.id, text: 'Statistic' }), statSel, statHint),
-      h('div', { class: 'field' }, h('label', { for: drillSel.id, text: 'Broken down by' }), drillSel, drillHint)),
+      h('div', { class: 'field' }, h('label', { for: drillSel.id, text: 'Broken down by' }), drillSel, drillHint),
+      diskField,
+      opField),
     addError,
     h('div', { class: 'row' }, addGo, h('button', { type: 'button', text: 'Cancel', on: { click: () => toggleAdd(false) } })),
   );
@@ -198,8 +239,10 @@ export async function renderSheet(main, ctx) {
     try {
       if (!catalog.has(name)) {
         if (!can('settings:modify')) throw new Error(`${name} is not collected; an administrator can start collecting it.`);
-        const body = { statistic: statSel.value };
-        if (drillSel.value) body.drilldown = drillSel.value;
+        // with a filter, the whole name as the statistic (the appliance's way)
+        const filtered = name.includes('=');
+        const body = { statistic: filtered ? name : statSel.value };
+        if (drillSel.value && !filtered) body.drilldown = drillSel.value;
         const d = (await post(DATASETS, body, { signal })).dataset;
         catalog.set(d.name, d);
       }
