@@ -58,6 +58,21 @@ def last_values(admin, name, want_seconds=3, timeout=15):
     pytest.fail(f"{name}: fewer than {want_seconds} seconds with values: {got}")
 
 
+def settled(admin, name, want, timeout=20):
+    """Waits until two seconds in a row of a dataset are exactly want. Not simply the last
+    two: the first second may be partial (a dataset made mid-second), and on a busy machine
+    the scripted helper's line for a second can come after the tick that takes it, so that
+    second reads none and the next twice as much."""
+    deadline = time.monotonic() + timeout
+    got = []
+    while time.monotonic() < deadline:
+        got = last_values(admin, name, want_seconds=2)
+        if any(a == want and b == want for a, b in zip(got, got[1:])):
+            return got
+        time.sleep(0.5)
+    pytest.fail(f"{name}: never two seconds in a row of {want}: {got}")
+
+
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("iohist")
@@ -86,10 +101,7 @@ def test_histogram_datasets_hold_every_bucket_the_helper_sent(served):
     # one connection for all three, kept
     assert served.helper.wait_open(1)
     for name, want in WANT.items():
-        values = last_values(served.admin, name)
-        # the first second may be partial (the datasets came mid-second); the rest exact
-        assert values[-1] == want, name
-        assert values[-2] == want, name
+        settled(served.admin, name, want)
         # sparse: a bucket without operations has no key at all
         d = dataset(served.admin, name)
         assert d["keys"] == len(want) - 1, name
@@ -111,7 +123,7 @@ def test_suspending_the_last_dataset_leaves_the_helper(served):
     assert served.helper.wait_open(0)
     expect(served.admin.put(f"{AN}/datasets/io.ops%5Bsize%5D", json={"suspended": False}), 200)
     assert served.helper.wait_open(1)
-    assert last_values(served.admin, "io.ops[size]")[-1] == WANT["io.ops[size]"]
+    settled(served.admin, "io.ops[size]", WANT["io.ops[size]"])
     for name in names:
         expect(served.admin.delete(f"{AN}/datasets/{name.replace('[', '%5B').replace(']', '%5D')}"),
                204)
@@ -145,8 +157,7 @@ def test_heat_maps_kept_to_one_disk_or_one_op(served):
             "io.ops[op=read][size]": {None: 12, "8192-16384": 12},
             "io.ops[disk=nvme0n1][op=write][offset]": {None: 0}}
     for name, values in want.items():
-        got = last_values(admin, name)
-        assert got[-1] == values and got[-2] == values, (name, got)
+        settled(admin, name, values)
     ops = last_values(admin, "io.ops[disk=nvme0n1][op]")[-1]
     assert set(ops) == {None, "read", "write"} and ops[None] == ops["read"] + ops["write"]
     for statistic, details in [
@@ -173,8 +184,7 @@ def test_heat_maps_kept_to_one_disk_or_one_op(served):
     served.admin = admin = served.srv.admin()
     names = {d["name"] for d in expect(admin.get(f"{AN}/datasets"), 200)["datasets"]}
     assert set(made) <= names, names
-    got = last_values(admin, "io.ops[disk=nvme1n1][latency]")
-    assert got[-1] == want["io.ops[disk=nvme1n1][latency]"], got
+    settled(admin, "io.ops[disk=nvme1n1][latency]", want["io.ops[disk=nvme1n1][latency]"])
     for href in made.values():
         expect(admin.delete(href), 204)
     assert served.helper.wait_open(0)
@@ -256,10 +266,14 @@ def test_a_benchmark_run_keeps_its_disks_latencies_and_sets_them_beside_the_work
             n = lat["seconds"]
             assert 2 <= n <= dev["seconds"], (lat, dev["seconds"])
             assert "write" not in lat  # no writes were completed
-            assert lat["read"]["ops"] == 12 * n  # nvme1n1's are not the job's disk's
+            # 12 a second of nvme0n1's (nvme1n1's are not the job's disk's); on a busy
+            # machine a second's line may come a tick late, so one second at an edge of the
+            # measured ones may hold none, or two
+            k, rest = divmod(lat["read"]["ops"], 12)
+            assert rest == 0 and n - 1 <= k <= n + 1, (lat, n)
             assert lat["read"]["buckets"] == [
-                {"low_ns": 28672, "high_ns": 32768, "ops": 5 * n},
-                {"low_ns": 32768, "high_ns": 40960, "ops": 7 * n}]
+                {"low_ns": 28672, "high_ns": 32768, "ops": 5 * k},
+                {"low_ns": 32768, "high_ns": 40960, "ops": 7 * k}]
             assert lat["read"]["p50_ns"] == {"low": 32768, "high": 40960}  # the 6n-th of 12n
             assert lat["read"]["p99.99_ns"] == {"low": 32768, "high": 40960}
             stack = [f for f in job["result"]["findings"] if f["id"] == "stack"]

@@ -25,6 +25,10 @@ const FAST = [
 ];
 
 const section = (name) => `section.ws-chart[data-dataset="${name}"]`;
+// sdd's 10 reads a second, as a second's cell reads them: the box's helper sends each
+// second at its half, and on a busy machine one comes late, so a second may hold two
+// (20) and the next none; the test box's rates are otherwise exact.
+const STEADY_VALUE = /^[1-9]0\u00a0ops\/s$/;
 
 // Collects a dataset (as the form does when it is not yet), over the box's plain-HTTP
 // listener, so a test needs no other to have added it.
@@ -117,6 +121,19 @@ async function scan(page, name, fx) {
   return seen;
 }
 
+// The first of the columns `backs` (seconds back from the paused window's end) where sdd's
+// steady bucket has its reads (see STEADY_VALUE: a second whose lines came late has none),
+// with what the readout named down that column ({range: {y, value, ...}}).
+async function steadyColumn(page, name, backs) {
+  let seen = new Map();
+  for (const back of backs) {
+    seen = await scan(page, name, 1 - back / 60);
+    const at = seen.get(STEADY[1]);
+    if (at && STEADY_VALUE.test(at.value)) return { back, fx: 1 - back / 60, seen };
+  }
+  assert.fail(`no column ${backs.join(', ')} s back has sdd's reads: ${[...seen].map(([r, v]) => `${r}: ${v.value}`).join('; ')}`);
+}
+
 test('a heat map of one disk and one direction, chosen in the form', async (t) => {
   const page = await openAs(t, 'worksheets/new');
   if (await page.locator('#ws-add').isHidden()) await page.getByRole('button', { name: 'Add chart' }).click();
@@ -140,12 +157,11 @@ test('a heat map of one disk and one direction, chosen in the form', async (t) =
   await page.getByRole('button', { name: '1 min', exact: true }).click();
   await cellsDrawn(page, name, 6); // seconds of sdd's one bucket
   assert.equal(await chart.locator('p.error').textContent(), '');
-  // sdd's reads alone: its steady bucket, none of sda's (paused, a column 2.5 s back)
+  // sdd's reads alone: its steady bucket, none of sda's (paused, a recent column)
   await page.locator('.ws-live').click();
-  const seen = await scan(page, name, 1 - 2.5 / 60);
+  const { seen } = await steadyColumn(page, name, [2.5, 3.5, 4.5, 5.5]);
   assert.deepEqual([...seen.keys()].filter((r) => !r.startsWith('≈')), [STEADY[1]],
     `only sdd's bucket: ${[...seen.keys()].join(', ')}`);
-  assert.equal(seen.get(STEADY[1]).value, '10\u00a0ops/s');
 });
 
 test('io.ops[latency] and io.disks[utilization] as heat maps: add, read, save, reload', async (t) => {
@@ -172,13 +188,12 @@ test('io.ops[latency] and io.disks[utilization] as heat maps: add, read, save, r
   assert.ok(cells <= 60 * 20, `no more cells than seconds x buckets: ${cells}`);
   assert.equal(await lat.locator('p.error').textContent(), '');
 
-  // Paused, so the window holds still while the mouse goes down a column four seconds
+  // Paused, so the window holds still while the mouse goes down a column some seconds
   // back: every bucket the helper sends is a row of the readout, with a value, and its
   // pixels are painted; between them, nothing is.
   await page.locator('.ws-live').click();
   await page.waitForFunction(() => !/ live$/.test(document.querySelector('.ws-range').textContent));
-  const fx = 1 - 4.5 / 60;
-  const seen = await scan(page, LATENCY, fx);
+  const { back, fx, seen } = await steadyColumn(page, LATENCY, [4.5, 6.5, 8.5, 10.5]);
   const alpha = await alphaColumn(page, LATENCY, fx);
   for (const [key, text] of [STEADY, ...FAST]) {
     const at = seen.get(text);
@@ -187,17 +202,16 @@ test('io.ops[latency] and io.disks[utilization] as heat maps: add, read, save, r
     assert.equal(alpha[at.y + 1], 255, `${text}: painted at y ${at.y + 1}: ${alpha.slice(at.y - 2, at.y + 5)}`);
   }
   const steady = seen.get(STEADY[1]);
-  assert.equal(steady.value, '10\u00a0ops/s', 'sdd: 10 reads a second');
   const fast = seen.get(FAST[0][1]);
   const gap = Math.round((steady.y + fast.y) / 2); // 41-131 us: no bucket there
   assert.ok(alpha[gap] < 128, `nothing painted between the rows: alpha ${alpha[gap]} at y ${gap}`);
   // lower latencies lower down
   assert.ok(steady.y > fast.y, `32.8 us (y ${steady.y}) below 131 us (y ${fast.y})`);
 
-  // The readout's time is the column's: four seconds before the window's end.
+  // The readout's time is the column's: `back` seconds before the window's end.
   const [, end] = await page.locator('.ws-range time').evaluateAll((ts) => ts.map((e) => Date.parse(e.getAttribute('datetime')) / 1000));
   const at = Date.parse(steady.time) / 1000;
-  assert.ok(Math.abs(end - 4.5 - at) <= 1, `the cell's second ${at}, the window's end ${end}`);
+  assert.ok(Math.abs(end - back - at) <= 1, `the cell's second ${at}, the window's end ${end}`);
   await page.locator('.ws-live').click();
   await page.waitForFunction(() => / live$/.test(document.querySelector('.ws-range').textContent));
   // It stays when the cursor leaves (a tap pins it so on a phone), through refreshes.
@@ -206,7 +220,9 @@ test('io.ops[latency] and io.disks[utilization] as heat maps: add, read, save, r
   await page.mouse.move(1, 1);
   await page.waitForTimeout(1200); // a refresh goes by
   const kept = await readout(page, LATENCY);
-  assert.deepEqual([kept.hint, kept.range, kept.value], [false, STEADY[1], '10\u00a0ops/s']);
+  assert.deepEqual([kept.hint, kept.range], [false, STEADY[1]]);
+  // (live, the mouse fell on whichever second was there then: one of late lines has none)
+  assert.match(kept.value, /^(0|[1-9]0)\u00a0ops\/s$/);
   // Between the rows, no bucket had any: the readout says where and that it was none.
   await page.mouse.move(over.x + over.width * fx, over.y + gap);
   await page.waitForFunction((s) => /^≈/.test(document.querySelector(s).textContent), `${section(LATENCY)} .ws-heat-range`);
