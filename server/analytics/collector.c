@@ -103,7 +103,7 @@ void collector_tick_at(int64_t t)
 			    0;
 		/* the eBPF helper's second, the same for every subscriber */
 		collector.sample.have_iohist = iohist_take();
-		collector.sample.have_zpoolhist = zpoolhist_take(t);
+		collector.sample.have_zpoolhist = zpoolhist_take();
 		if (collector.fill)
 			collector.fill(collector.fill_arg, &collector.sample);
 		collector.sample.time = t;

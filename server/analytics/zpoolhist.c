@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define ROUND_TIMEOUT_MS 10000 /* a zpool that hangs (a pool suspended) is killed */
 #define WHY_LEN          256
@@ -18,7 +19,7 @@ static struct {
 	bool want, running, stopping;
 	struct zpoolhist_counts *reading; /* the round under way: latency, then sizes */
 	struct zpoolhist_counts *last;    /* the last whole round, cumulative */
-	int64_t last_t, reading_t;        /* the ticks (seconds) they were started at */
+	int64_t last_ms, reading_ms;      /* when their zpool iostat -w ended (monotonic) */
 	struct zpoolhist_counts *pending; /* the newest rates, not taken yet */
 	struct zpoolhist_counts *taken;   /* what zpoolhist_get gives */
 	bool have_pending, have_taken;
@@ -98,7 +99,7 @@ static void round_done(void)
 {
 	zh.running = false;
 	if (zh.last) {
-		double secs = (double)(zh.reading_t - zh.last_t);
+		double secs = (double)(zh.reading_ms - zh.last_ms) / 1000;
 		if (secs > 0) {
 			const double *a = (const double *)zh.last, *b = (const double *)zh.reading;
 			double *r = (double *)zh.pending;
@@ -112,7 +113,7 @@ static void round_done(void)
 		zh.last = xcalloc(1, sizeof(*zh.last));
 	}
 	memcpy(zh.last, zh.reading, sizeof(*zh.last));
-	zh.last_t = zh.reading_t;
+	zh.last_ms = zh.reading_ms;
 	zh.why[0] = '\0';
 }
 
@@ -173,20 +174,29 @@ static void sizes_exit(void *arg, const struct child_result *res)
 		round_done();
 }
 
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static void latency_exit(void *arg, const struct child_result *res)
 {
 	if (zh.stopping)
 		return;
+	/* the counts were read just before zpool printed them and ended: a round that starts
+	 * late or runs long (a busy box) is divided by the time that really passed */
+	zh.reading_ms = now_ms();
 	if (ended_well("zpool iostat -w", res, true))
 		spawn("-r", sizes_exit);
 }
 
-static void round_start(int64_t t)
+static void round_start(void)
 {
 	if (!zh.reading)
 		zh.reading = xcalloc(1, sizeof(*zh.reading));
 	memset(zh.reading, 0, sizeof(*zh.reading));
-	zh.reading_t = t;
 	zh.running = true;
 	spawn("-w", latency_exit);
 }
@@ -225,7 +235,7 @@ void zpoolhist_want(bool on)
 	}
 }
 
-bool zpoolhist_take(int64_t t)
+bool zpoolhist_take(void)
 {
 	zh.have_taken = false;
 	if (!zh.want || zh.stopping || !zh.pending)
@@ -238,7 +248,7 @@ bool zpoolhist_take(int64_t t)
 		zh.have_taken = true;
 	}
 	if (!zh.running)
-		round_start(t);
+		round_start();
 	return zh.have_taken;
 }
 

@@ -3,8 +3,8 @@
  * print them: the heat maps of a ZFS box without the eBPF helper. While a dataset needs
  * them (zpoolhist_want), each tick starts the two commands as children of the loop (one
  * after the other, never two rounds at once); a round's counts, cumulative since each pool
- * was imported, less the round before over the seconds between the ticks that started
- * them (as the collector divides /proc's), are the rates the next tick takes. ZFS keeps a power of
+ * was imported, less the round before over the time between the two `zpool iostat -w`
+ * ending, are the rates the next tick takes. ZFS keeps a power of
  * two per bucket: latency from 1 ns to 2^37 ns, sizes from 512 bytes to 2^25 (what zpool prints).
  * Loop thread only. */
 #ifndef SPINDLE_ZPOOLHIST_H
@@ -35,10 +35,10 @@ void zpoolhist_init(struct event_base *base);
 void zpoolhist_shutdown(void);
 /* A dataset needs them, or none does any more. */
 void zpoolhist_want(bool on);
-/* Once a tick, for the second t (the collector's): the newest round's rates become what
- * zpoolhist_get gives, and a round starts if none is under way; false when there are none
- * (not wanted, zpool missing or failing, or no two rounds yet). */
-bool zpoolhist_take(int64_t t);
+/* Once a tick (the collector's): the newest round's rates become what zpoolhist_get gives,
+ * and a round starts if none is under way; false when there are none (not wanted, zpool
+ * missing or failing, or no two rounds yet). */
+bool zpoolhist_take(void);
 const struct zpoolhist_counts *zpoolhist_get(void);
 /* Why the last round gave nothing ("" when it did). */
 const char *zpoolhist_why(void);
