@@ -58,6 +58,8 @@ struct dev {
 	__u64 sectors;
 	int slot; /* -1: none */
 	bool seen;
+	bool mapped;          /* devs holds it, with map_sectors */
+	__u64 map_sectors;
 	struct iolat_hist prev[IOLAT_DIRS]; /* the counts summed over CPUs at the last read */
 };
 
@@ -212,9 +214,13 @@ static int sync_devs(void)
 			v->slot = s;
 			h.slot_used[s] = true;
 		}
+		if (v->mapped && v->map_sectors == v->sectors)
+			continue;
 		struct iolat_dev val = {.slot = (__u32)v->slot, .sectors = v->sectors};
 		if (bpf_map_update_elem(h.devs_fd, &v->devt, &val, BPF_ANY) < 0)
 			return -1;
+		v->mapped = true;
+		v->map_sectors = v->sectors;
 	}
 	return 0;
 }
