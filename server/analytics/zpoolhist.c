@@ -120,16 +120,7 @@ static void round_done(void)
 static void round_failed(const char *what, const struct child_result *res)
 {
 	zh.running = false;
-	char err[160];
-	snprintf(err, sizeof(err), "%.*s", (int)strcspn(res->err ? res->err : "", "\n"),
-	         res->err ? res->err : "");
-	if (res->timed_out)
-		snprintf(zh.why, sizeof(zh.why), "%s: no answer in %d ms", what, ROUND_TIMEOUT_MS);
-	else if (res->exited)
-		snprintf(zh.why, sizeof(zh.why), "%s: exit status %d%s%s", what, res->exit_code,
-		         *err ? ": " : "", err);
-	else
-		snprintf(zh.why, sizeof(zh.why), "%s: killed by signal %d", what, res->signal);
+	child_result_why(res, what, ROUND_TIMEOUT_MS, zh.why, sizeof(zh.why));
 	log_debug("zpoolhist: %s", zh.why);
 }
 

@@ -437,6 +437,25 @@ static char *child_find(const char *name, char *err, size_t errlen)
 	return NULL;
 }
 
+bool child_result_why(const struct child_result *res, const char *what, int timeout_ms, char *buf,
+                      size_t len)
+{
+	if (res->exited && res->exit_code == 0)
+		return false;
+	const char *err = res->err ? res->err : "";
+	int errlen = (int)strcspn(err, "\n");
+	if (errlen > 160)
+		errlen = 160;
+	if (res->timed_out)
+		snprintf(buf, len, "%s: no answer in %d ms", what, timeout_ms);
+	else if (res->exited)
+		snprintf(buf, len, "%s: exit status %d%s%.*s", what, res->exit_code,
+		         errlen ? ": " : "", errlen, err);
+	else
+		snprintf(buf, len, "%s: killed by signal %d", what, res->signal);
+	return true;
+}
+
 bool child_on_path(const char *name)
 {
 	char err[64];

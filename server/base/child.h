@@ -37,6 +37,12 @@ struct child_opts {
 	void *arg;
 };
 
+/* Why a child did not end well, in one line: "WHAT: exit status 2: <its stderr's first
+ * line>", "WHAT: no answer in N ms" (timeout_ms: the one it was given) or "WHAT: killed by
+ * signal 9". false, and buf untouched, when it exited with 0. */
+bool child_result_why(const struct child_result *res, const char *what, int timeout_ms, char *buf,
+                      size_t len);
+
 /* Once, at start-up: installs the SIGCHLD watcher on the loop. */
 int child_init(struct event_base *base);
 /* Whether child_spawn would find name (on the daemon's PATH, or a path) executable. */

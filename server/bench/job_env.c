@@ -589,19 +589,12 @@ static bool task_spawn(struct env_task *t, char *const *argv,
 /* Did the command do its work? Else a why saying how it ended. */
 static bool command_ok(struct env_task *t, const char *what, const struct child_result *res)
 {
-	if (res->exited && res->exit_code == 0)
+	char why[256];
+	if (!child_result_why(
+	        res, what, env.cfg.command_timeout_ms ? env.cfg.command_timeout_ms : ENV_TIMEOUT_MS,
+	        why, sizeof(why)))
 		return true;
-	char err[160];
-	snprintf(err, sizeof(err), "%.*s", (int)strcspn(res->err ? res->err : "", "\n"),
-	         res->err ? res->err : "");
-	if (res->timed_out)
-		why_add(t->zfs, "%s: no answer in %d ms", what,
-		        env.cfg.command_timeout_ms ? env.cfg.command_timeout_ms : ENV_TIMEOUT_MS);
-	else if (res->exited)
-		why_add(t->zfs, "%s: exit status %d%s%s", what, res->exit_code, *err ? ": " : "",
-		        err);
-	else
-		why_add(t->zfs, "%s: killed by signal %d", what, res->signal);
+	why_add(t->zfs, "%s", why);
 	return false;
 }
 
