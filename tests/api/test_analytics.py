@@ -544,6 +544,12 @@ def test_every_form_of_start_seconds_granularity_points(box):
 
     # min, max, mean and counts against the seconds: on a suspended dataset nothing moves
     # while the two answers are read
+    # (the windows below reach m + 10: run first after the fixture, the test waits for it)
+    deadline = time.monotonic() + 15
+    while not [s for s in rows(expect(admin.get(data_path(name, start=m + 10, seconds=1)), 200))
+               if s and s["data"]["value"] is not None]:
+        assert time.monotonic() < deadline, "second m + 10 was never stored"
+        time.sleep(0.2)
     href = AN + "/datasets/" + enc(name)
     expect(admin.put(href, json={"suspended": True}), 200)
     # A tick that wakes over half a second late counts as the next second's, so its second
@@ -555,7 +561,7 @@ def test_every_form_of_start_seconds_granularity_points(box):
         secs = expect(admin.get(data_path(name, start=hour, seconds=int(time.time()) - hour,
                                           granularity="second")), 200)
         values = {s["sample"]: s["data"]["value"] for s in rows(secs)}
-        assert len(values) >= 8
+        assert len(values) >= 8, (values, m, hour, time.time())
 
         def agg(lo, hi):
             v = [x for t, x in values.items() if lo <= t < hi]
