@@ -2,29 +2,14 @@
 /* The reader of `zpool iostat -w` and `-r` (zpoolhist.h). */
 #define _GNU_SOURCE
 #include "zpoolhist.h"
-#include "base/child.h"
-#include "base/log.h"
-#include "base/util.h"
+#include "cmdpoll.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define ROUND_TIMEOUT_MS 10000 /* a zpool that hangs (a pool suspended) is killed */
-#define WHY_LEN          256
-
-static struct {
-	bool want, running, stopping;
-	struct zpoolhist_counts *reading; /* the round under way: latency, then sizes */
-	struct zpoolhist_counts *last;    /* the last whole round, cumulative */
-	int64_t last_ms, reading_ms;      /* when their zpool iostat -w ended (monotonic) */
-	struct zpoolhist_counts *pending; /* the newest rates, not taken yet */
-	struct zpoolhist_counts *taken;   /* what zpoolhist_get gives */
-	bool have_pending, have_taken;
-	char why[WHY_LEN];
-} zh;
 
 /* --- parsing */
 
@@ -94,161 +79,56 @@ void zpoolhist_key(bool latency, unsigned idx, char *buf, size_t len)
 
 /* --- rounds */
 
-/* The round is whole: its rates against the last round's, over the time between them. */
-static void round_done(void)
+static char *const latency_argv[] = {"zpool", "iostat", "-w", "-H", "-p", NULL};
+static char *const size_argv[] = {"zpool", "iostat", "-r", "-H", "-p", NULL};
+
+static int parse_step(int step, const char *out, double *reading, char *why, size_t len)
 {
-	zh.running = false;
-	if (zh.last) {
-		double secs = (double)(zh.reading_ms - zh.last_ms) / 1000;
-		if (secs > 0) {
-			const double *a = (const double *)zh.last, *b = (const double *)zh.reading;
-			double *r = (double *)zh.pending;
-			size_t n = sizeof(*zh.pending) / sizeof(double);
-			/* a pool exported meanwhile takes its counts along: none goes below 0 */
-			for (size_t i = 0; i < n; i++)
-				r[i] = b[i] >= a[i] ? (b[i] - a[i]) / secs : 0;
-			zh.have_pending = true;
-		}
-	} else {
-		zh.last = xcalloc(1, sizeof(*zh.last));
-	}
-	memcpy(zh.last, zh.reading, sizeof(*zh.last));
-	zh.last_ms = zh.reading_ms;
-	zh.why[0] = '\0';
+	return zpoolhist_parse(out, step == 0, (struct zpoolhist_counts *)reading, why, len);
 }
 
-static void round_failed(const char *what, const struct child_result *res)
-{
-	zh.running = false;
-	child_result_why(res, what, ROUND_TIMEOUT_MS, zh.why, sizeof(zh.why));
-	log_debug("zpoolhist: %s", zh.why);
-}
+static const struct cmdpoll_spec spec = {
+    .what = "zpoolhist",
+    .argv = {latency_argv, size_argv},
+    .step_name = {"zpool iostat -w", "zpool iostat -r"},
+    .n = sizeof(struct zpoolhist_counts) / sizeof(double),
+    .timeout_ms = ROUND_TIMEOUT_MS,
+    .parse = parse_step,
+};
 
-static bool spawn(const char *flag, void (*on_exit)(void *, const struct child_result *))
-{
-	char *argv[] = {"zpool", "iostat", (char *)flag, "-H", "-p", NULL};
-	struct child_opts o = {
-	    .argv = argv,
-	    .timeout_ms = ROUND_TIMEOUT_MS,
-	    .kill_grace_ms = 1000,
-	    .max_output = 1 << 20,
-	    .on_exit = on_exit,
-	};
-	char err[256];
-	if (child_spawn(&o, err, sizeof(err)))
-		return true;
-	snprintf(zh.why, sizeof(zh.why), "zpool: %.200s", err);
-	zh.running = false;
-	return false;
-}
-
-static bool ended_well(const char *what, const struct child_result *res, bool latency)
-{
-	if (!res->exited || res->exit_code != 0) {
-		round_failed(what, res);
-		return false;
-	}
-	if (zpoolhist_parse(res->out ? res->out : "", latency, zh.reading, zh.why, sizeof(zh.why)) <
-	    0) {
-		zh.running = false;
-		log_warn("zpoolhist: %s", zh.why);
-		return false;
-	}
-	return true;
-}
-
-static void sizes_exit(void *arg, const struct child_result *res)
-{
-	if (zh.stopping)
-		return;
-	if (ended_well("zpool iostat -r", res, false))
-		round_done();
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void latency_exit(void *arg, const struct child_result *res)
-{
-	if (zh.stopping)
-		return;
-	/* the counts were read just before zpool printed them and ended: a round that starts
-	 * late or runs long (a busy box) is divided by the time that really passed */
-	zh.reading_ms = now_ms();
-	if (ended_well("zpool iostat -w", res, true))
-		spawn("-r", sizes_exit);
-}
-
-static void round_start(void)
-{
-	if (!zh.reading)
-		zh.reading = xcalloc(1, sizeof(*zh.reading));
-	memset(zh.reading, 0, sizeof(*zh.reading));
-	zh.running = true;
-	spawn("-w", latency_exit);
-}
+static struct cmdpoll *rounds;
 
 /* --- the face */
 
 void zpoolhist_init(struct event_base *base)
 {
 	(void)base;
-	zh.pending = xcalloc(1, sizeof(*zh.pending));
-	zh.taken = xcalloc(1, sizeof(*zh.taken));
-	snprintf(zh.why, sizeof(zh.why), "not read yet");
+	rounds = cmdpoll_new(&spec);
 }
 
 void zpoolhist_shutdown(void)
 {
-	/* children still running are ended by child_shutdown(); their on_exit does nothing */
-	zh.stopping = true;
-	free(zh.reading);
-	free(zh.last);
-	free(zh.pending);
-	free(zh.taken);
-	zh.reading = zh.last = zh.pending = zh.taken = NULL;
-	zh.have_pending = zh.have_taken = false;
+	cmdpoll_free(rounds);
+	rounds = NULL;
 }
 
 void zpoolhist_want(bool on)
 {
-	if (on == zh.want)
-		return;
-	zh.want = on;
-	if (!on) { /* a later start compares with nothing older than itself */
-		free(zh.last);
-		zh.last = NULL;
-		zh.have_pending = false;
-	}
+	if (rounds)
+		cmdpoll_want(rounds, on);
 }
 
 bool zpoolhist_take(void)
 {
-	zh.have_taken = false;
-	if (!zh.want || zh.stopping || !zh.pending)
-		return false;
-	if (zh.have_pending) {
-		struct zpoolhist_counts *old = zh.taken;
-		zh.taken = zh.pending;
-		zh.pending = old;
-		zh.have_pending = false;
-		zh.have_taken = true;
-	}
-	if (!zh.running)
-		round_start();
-	return zh.have_taken;
+	return rounds && cmdpoll_take(rounds);
 }
 
 const struct zpoolhist_counts *zpoolhist_get(void)
 {
-	return zh.have_taken ? zh.taken : NULL;
+	return rounds ? (const struct zpoolhist_counts *)cmdpoll_get(rounds) : NULL;
 }
 
 const char *zpoolhist_why(void)
 {
-	return zh.why;
+	return rounds ? cmdpoll_why(rounds) : "not read yet";
 }

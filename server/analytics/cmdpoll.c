@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: ISC */
+/* Counters a command prints, read as rates (cmdpoll.h). */
+#define _GNU_SOURCE
+#include "cmdpoll.h"
+#include "base/child.h"
+#include "base/log.h"
+#include "base/util.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define WHY_LEN 256
+
+struct cmdpoll {
+	const struct cmdpoll_spec *spec;
+	bool want, running, orphaned, answered;
+	int step;
+	double *reading;         /* the round under way */
+	double *last;            /* the last whole round while wanted, cumulative; NULL: none */
+	int64_t last_ms;         /* when its first step ended (monotonic) */
+	int64_t reading_ms;      /* when the round under way's first step ended */
+	double *pending, *taken; /* the newest rates not taken yet; what cmdpoll_get gives */
+	bool have_pending, have_taken;
+	char why[WHY_LEN];
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+struct cmdpoll *cmdpoll_new(const struct cmdpoll_spec *spec)
+{
+	struct cmdpoll *p = xcalloc(1, sizeof(*p));
+	p->spec = spec;
+	p->reading = xcalloc(spec->n, sizeof(double));
+	p->pending = xcalloc(spec->n, sizeof(double));
+	p->taken = xcalloc(spec->n, sizeof(double));
+	snprintf(p->why, sizeof(p->why), "not read yet");
+	return p;
+}
+
+static void cmdpoll_destroy(struct cmdpoll *p)
+{
+	free(p->reading);
+	free(p->last);
+	free(p->pending);
+	free(p->taken);
+	free(p);
+}
+
+void cmdpoll_free(struct cmdpoll *p)
+{
+	if (!p)
+		return;
+	if (p->running)
+		p->orphaned = true; /* the child's exit (child_shutdown ends it) frees it */
+	else
+		cmdpoll_destroy(p);
+}
+
+/* The round is whole: its rates against the last round's, over the time between them. */
+static void round_done(struct cmdpoll *p)
+{
+	size_t n = p->spec->n;
+	p->running = false;
+	p->answered = true;
+	p->why[0] = '\0';
+	if (!p->want) /* a probe: it only told whether the command answers */
+		return;
+	if (p->last) {
+		double secs = (double)(p->reading_ms - p->last_ms) / 1000;
+		if (secs > 0) {
+			for (size_t i = 0; i < n; i++)
+				p->pending[i] = p->reading[i] >= p->last[i]
+				                    ? (p->reading[i] - p->last[i]) / secs
+				                    : 0;
+			p->have_pending = true;
+		}
+	} else {
+		p->last = xcalloc(n, sizeof(double));
+	}
+	memcpy(p->last, p->reading, n * sizeof(double));
+	p->last_ms = p->reading_ms;
+}
+
+static void step_exit(void *arg, const struct child_result *res);
+
+static void step_start(struct cmdpoll *p)
+{
+	struct child_opts o = {
+	    .argv = p->spec->argv[p->step],
+	    .timeout_ms = p->spec->timeout_ms,
+	    .kill_grace_ms = 1000,
+	    .max_output = 1 << 20,
+	    .on_exit = step_exit,
+	    .arg = p,
+	};
+	char err[200];
+	if (child_spawn(&o, err, sizeof(err)))
+		return;
+	snprintf(p->why, sizeof(p->why), "%s: %s", p->spec->step_name[p->step], err);
+	p->running = false;
+}
+
+static void step_exit(void *arg, const struct child_result *res)
+{
+	struct cmdpoll *p = arg;
+	if (p->orphaned) {
+		cmdpoll_destroy(p);
+		return;
+	}
+	/* the counts were read just before the command printed them and ended: a round that
+	 * starts late or runs long (a busy box) is divided by the time that really passed */
+	if (p->step == 0)
+		p->reading_ms = now_ms();
+	const char *name = p->spec->step_name[p->step];
+	if (child_result_why(res, name, p->spec->timeout_ms, p->why, sizeof(p->why))) {
+		p->running = false;
+		log_debug("%s: %s", p->spec->what, p->why);
+		return;
+	}
+	if (p->spec->parse(p->step, res->out ? res->out : "", p->reading, p->why, sizeof(p->why)) <
+	    0) {
+		p->running = false;
+		log_debug("%s: %s", p->spec->what, p->why);
+		return;
+	}
+	if (++p->step < CMDPOLL_STEPS && p->spec->argv[p->step])
+		step_start(p);
+	else
+		round_done(p);
+}
+
+void cmdpoll_probe(struct cmdpoll *p)
+{
+	if (p->running)
+		return;
+	memset(p->reading, 0, p->spec->n * sizeof(double));
+	p->running = true;
+	p->step = 0;
+	step_start(p);
+}
+
+void cmdpoll_want(struct cmdpoll *p, bool on)
+{
+	if (on == p->want)
+		return;
+	p->want = on;
+	if (!on) {
+		free(p->last);
+		p->last = NULL;
+		p->have_pending = false;
+	}
+}
+
+bool cmdpoll_take(struct cmdpoll *p)
+{
+	p->have_taken = false;
+	if (!p->want)
+		return false;
+	if (p->have_pending) {
+		double *old = p->taken;
+		p->taken = p->pending;
+		p->pending = old;
+		p->have_pending = false;
+		p->have_taken = true;
+	}
+	cmdpoll_probe(p);
+	return p->have_taken;
+}
+
+const double *cmdpoll_get(const struct cmdpoll *p)
+{
+	return p->have_taken ? p->taken : NULL;
+}
+
+bool cmdpoll_ever_answered(const struct cmdpoll *p)
+{
+	return p->answered;
+}
+
+bool cmdpoll_running(const struct cmdpoll *p)
+{
+	return p->running;
+}
+
+const char *cmdpoll_why(const struct cmdpoll *p)
+{
+	return p->why;
+}
