@@ -26,6 +26,7 @@
 #include "analytics/datasets.h"
 #include "analytics/iohist.h"
 #include "analytics/zpoolhist.h"
+#include "analytics/smbstat.h"
 #include "db/dbw.h"
 #include "db/db.h"
 #include "net/http.h"
@@ -235,6 +236,7 @@ int main(int argc, char **argv)
 		fatal("analytics: %s", err);
 	/* The disks' I/O histograms, from the eBPF helper while a dataset needs them. */
 	zpoolhist_init(d.base);
+	smbstat_init();
 	if (iohist_init(d.base, cfg.iolat_socket) < 0)
 		fatal("analytics: cannot set up the I/O histograms' reader");
 	if (datasets_init(db) < 0)
@@ -341,6 +343,7 @@ int main(int argc, char **argv)
 	datasets_shutdown();
 	iohist_shutdown();
 	zpoolhist_shutdown();
+	smbstat_shutdown();
 	series_shutdown();
 	leds_shutdown();
 	problems_shutdown();

@@ -11,6 +11,7 @@
 #include "hardware/problems.h"
 #include "iohist.h"
 #include "zpoolhist.h"
+#include "smbstat.h"
 #include "procfs.h"
 #include "base/util.h"
 
@@ -104,6 +105,8 @@ void collector_tick_at(int64_t t)
 		/* the eBPF helper's second, the same for every subscriber */
 		collector.sample.have_iohist = iohist_take();
 		collector.sample.have_zpoolhist = zpoolhist_take();
+		collector.sample.have_smb = smbstat_take();
+		collector.sample.smb_served = smbstat_served();
 		if (collector.fill)
 			collector.fill(collector.fill_arg, &collector.sample);
 		collector.sample.time = t;

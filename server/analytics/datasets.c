@@ -7,6 +7,7 @@
 #include "collector.h"
 #include "iohist.h"
 #include "zpoolhist.h"
+#include "smbstat.h"
 #include "base/child.h"
 #include "db/db.h"
 #include "base/log.h"
@@ -402,6 +403,34 @@ static void x_nfs3_ops(const struct box_sample *s, int drill, struct emit *e)
 	    "fsstat", "fsinfo",  "pathconf", "commit"};
 	if (s->have_nfs3)
 		nfs_ops(s->nfs3_per_s, procs, NFS3_PROCS, drill, e);
+}
+
+/* Samba's operations per second of one protocol version (smbstat.h), by type as Samba
+ * names them; only the types that had any in the second. */
+static void smb_ops(const struct box_sample *s, enum smb_version want, int drill, struct emit *e)
+{
+	const double *per_s = s->have_smb ? smbstat_get() : NULL;
+	if (!per_s)
+		return;
+	double all = 0;
+	enum smb_version v;
+	for (size_t i = 0; smbstat_op(i, &v); i++)
+		all += v == want ? per_s[i] : 0;
+	put(e, NULL, all);
+	const char *name;
+	for (size_t i = 0; drill == 0 && (name = smbstat_op(i, &v)); i++)
+		if (v == want && per_s[i] > 0)
+			put(e, name, per_s[i]);
+}
+
+static void x_smb_ops(const struct box_sample *s, int drill, struct emit *e)
+{
+	smb_ops(s, SMB_V1, drill, e);
+}
+
+static void x_smb2_ops(const struct box_sample *s, int drill, struct emit *e)
+{
+	smb_ops(s, SMB_V2, drill, e);
 }
 
 static void x_nfs4_ops(const struct box_sample *s, int drill, struct emit *e)
@@ -826,6 +855,25 @@ static const struct statistic statistics[] = {
      {"op"},
      x_nfs4_ops,
      false},
+    {"smb.ops",
+     "Protocol",
+     "SMB: SMB1 requests per second the box's Samba answered, by type of operation as Samba "
+     "names its calls (ntcreateX, readX, writeX, close, trans2 ...), from smbstatus --profile "
+     "(smb.conf must set \"smbd profiling level = count\"); listed once it gives counters",
+     "operations per second",
+     {"op"},
+     x_smb_ops,
+     false},
+    {"smb2.ops",
+     "Protocol",
+     "SMB2: SMB2 and SMB3 requests per second the box's Samba answered (every dialect: "
+     "Samba counts them together), by type of operation (create, read, write, close, "
+     "getinfo, find, ioctl ...), from smbstatus --profile, run each second while such a "
+     "dataset is collected",
+     "operations per second",
+     {"op"},
+     x_smb2_ops,
+     false},
     {"iscsi.ops",
      "Protocol",
      "iSCSI: SCSI commands per second the box's iSCSI targets (LIO) received, by initiator "
@@ -1079,6 +1127,7 @@ static struct {
 	bool arc_created; /* the ARC datasets were made once: deleting them is for good */
 	bool l2_created;  /* and the L2ARC's, which came later */
 	bool nfs_created; /* the NFS server's, once nfsd was seen */
+	bool smb_created; /* Samba's, once smbstatus gave its counters */
 	bool lio_created[LIO_FABRICS]; /* iSCSI's and FC's, once a target was seen */
 	struct series_retention ret;
 } datasets;
@@ -1260,13 +1309,14 @@ static void ingest_value(void *arg, const char *key, double v)
 
 static void create_arc_datasets(void);
 static void create_nfs_datasets(void);
+static void create_smb_datasets(void);
 static void create_lio_datasets(enum lio_fabric f);
 
 /* The helper streams while a dataset it feeds is collected, and only then; so are the
  * pools' objset kstats read. */
 static void helper_want(void)
 {
-	bool want = false, pools = false, lio = false, vdevs = false;
+	bool want = false, pools = false, lio = false, vdevs = false, smb = false;
 	for (size_t i = 0; i < datasets.n; i++) {
 		const struct dataset *d = datasets.all[i];
 		if (d->suspended)
@@ -1274,6 +1324,7 @@ static void helper_want(void)
 		want |= drill_from_helper(d->stat, d->drill);
 		pools |= d->stat->extract == x_zpool_ops || d->stat->extract == x_zpool_bytes;
 		vdevs |= d->stat->extract == x_zpool_vdev_ops;
+		smb |= d->stat->extract == x_smb_ops || d->stat->extract == x_smb2_ops;
 		lio |= d->stat->extract == x_iscsi_ops || d->stat->extract == x_iscsi_bytes ||
 		       d->stat->extract == x_fc_ops || d->stat->extract == x_fc_bytes;
 	}
@@ -1281,6 +1332,7 @@ static void helper_want(void)
 	collector_want_pools(pools);
 	collector_want_lio(lio);
 	zpoolhist_want(vdevs);
+	smbstat_want(smb);
 }
 
 static void datasets_tick(void *arg, const struct box_sample *s)
@@ -1289,6 +1341,8 @@ static void datasets_tick(void *arg, const struct box_sample *s)
 		create_arc_datasets();
 	if ((s->have_nfs3 || s->have_nfs4) && !datasets.nfs_created)
 		create_nfs_datasets();
+	if (s->smb_served && !datasets.smb_created)
+		create_smb_datasets();
 	for (int f = 0; f < LIO_FABRICS; f++)
 		if (s->have_lio[f] && !datasets.lio_created[f])
 			create_lio_datasets(f);
@@ -1384,6 +1438,18 @@ static void create_nfs_datasets(void)
 	log_info("datasets: an NFS server found; collecting nfs3.ops[op] and nfs4.ops[op]");
 }
 
+/* What a fresh appliance serving SMB collects, once smbstatus first gives Samba's counters:
+ * the SMB and SMB2 operations, and each by type of operation. */
+static void create_smb_datasets(void)
+{
+	static const struct dataset_spec smb[] = {
+	    {"smb.ops", -1}, {"smb.ops", 0}, {"smb2.ops", -1}, {"smb2.ops", 0}};
+	datasets.smb_created = true;
+	create_group(smb, nitems(smb), "smb_datasets_created", "SMB");
+	log_info("datasets: Samba's counters found; collecting smb.ops[op] and smb2.ops[op]");
+	helper_want();
+}
+
 /* What a fresh appliance serving iSCSI (or FC) collects, once the box's first target of
  * that fabric is seen: the commands, by initiator, and the bytes by op. */
 static void create_lio_datasets(enum lio_fabric f)
@@ -1469,6 +1535,10 @@ static int filter_check(const struct statistic *st, int drill, const struct dfil
 		return fault_set(f, ERR_INVALID_ARG,
 		                 "statistic: %s needs ZFS: no zpool command on spindled's PATH",
 		                 st->name);
+	if ((st->extract == x_smb_ops || st->extract == x_smb2_ops) && !child_on_path("smbstatus"))
+		return fault_set(
+		    f, ERR_INVALID_ARG,
+		    "statistic: %s needs Samba: no smbstatus command on spindled's PATH", st->name);
 	return 0;
 }
 
@@ -1603,6 +1673,7 @@ int datasets_init(struct db *db)
 	datasets.arc_created = setting("arc_datasets_created", 0) != 0;
 	datasets.l2_created = setting("arc_l2_datasets_created", 0) != 0;
 	datasets.nfs_created = setting("nfs_datasets_created", 0) != 0;
+	datasets.smb_created = setting("smb_datasets_created", 0) != 0;
 	datasets.lio_created[LIO_ISCSI] = setting("iscsi_datasets_created", 0) != 0;
 	datasets.lio_created[LIO_FC] = setting("fc_datasets_created", 0) != 0;
 	datasets.ret.second_h = setting("retain_second_data", 24);

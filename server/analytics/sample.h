@@ -167,6 +167,9 @@ struct box_sample {
 	bool have_iohist;
 	/* The pools' vdev histograms are there, zpoolhist_get()'s (zpoolhist.h) */
 	bool have_zpoolhist;
+	/* Samba's operations per second are there, smbstat_get()'s (smbstat.h); smbstatus has
+	 * given its counters since the start (the box serves SMB) */
+	bool have_smb, smb_served;
 
 	/* The running benchmark jobs' newest interval, as the job supervisor reports it, [0]
 	 * read, [1] write: ops per second summed over the jobs, their mean latency weighted

@@ -20,6 +20,7 @@
 #include "db/db.h"
 #include "analytics/procfs.h"
 #include "analytics/zpoolhist.h"
+#include "analytics/smbstat.h"
 #include "analytics/series.h"
 #include "base/util.h"
 
@@ -376,6 +377,60 @@ static void test_pools(void)
 	remove_file("/proc/spl/kstat/zfs/tank/objset-0x54");
 }
 
+static size_t smb_index(enum smb_version want, const char *name)
+{
+	enum smb_version v;
+	const char *n;
+	for (size_t i = 0; (n = smbstat_op(i, &v)); i++)
+		if (v == want && strcmp(n, name) == 0)
+			return i;
+	return (size_t)-1;
+}
+
+/* `smbstatus --profile` as Samba 4.17 prints it (sections, counts, times and bytes). */
+static void test_smbstat(void)
+{
+	double c[256] = {0};
+	char why[256] = "";
+	ok(smbstat_nops() == 75 + 19 && smbstat_nops() <= nitems(c), "94 types of call");
+	static const char text[] =
+	    "**** SMBD loop ****************************************************************\n"
+	    "connect_count:                                                                1\n"
+	    "**** System Calls *************************************************************\n"
+	    "syscall_pread_count:                                                         12\n"
+	    "**** SMB Calls ****************************************************************\n"
+	    "SMBreadX_count:                                                              16\n"
+	    "SMBreadX_time:                                                             3061\n"
+	    "SMBwriteX_count:                                                              8\n"
+	    "SMBfuture_count:                                                              5\n"
+	    "**** Trans2 Calls *************************************************************\n"
+	    "Trans2_findfirst_count:                                                       2\n"
+	    "**** SMB2 Calls ***************************************************************\n"
+	    "smb2_read_count:                                                              3\n"
+	    "smb2_read_outbytes:                                                     1000080\n"
+	    "smb2_break_count:                                                             1\n";
+	ok(smbstat_parse(text, c, why, sizeof(why)) == 0, "parses (%s)", why);
+	is_num(c[smb_index(SMB_V1, "readX")], 16, "SMBreadX_count: smb.ops readX");
+	is_num(c[smb_index(SMB_V1, "writeX")], 8, "SMBwriteX_count");
+	is_num(c[smb_index(SMB_V2, "read")], 3, "smb2_read_count: smb2.ops read");
+	is_num(c[smb_index(SMB_V2, "break")], 1, "the last SMB2 call");
+	is_num(c[smb_index(SMB_V1, "read")], 0, "SMBread is not SMBreadX");
+	double sum = 0;
+	for (size_t i = 0; i < smbstat_nops(); i++)
+		sum += c[i];
+	is_num(sum, 16 + 8 + 3 + 1,
+	       "system calls, Trans2 subcalls, times, bytes and unknown calls "
+	       "left out");
+	ok(smbstat_parse("Failed to initialise profile memory\n", c, why, sizeof(why)) < 0 &&
+	       strstr(why, "profiling level") && strstr(why, "Failed to initialise"),
+	   "no counters (profiling off): refused, saying why: %s", why);
+	ok(smbstat_parse("smb2_read_count: many\n", c, why, sizeof(why)) < 0 &&
+	       strstr(why, "not a count"),
+	   "a count that is no number is refused: %s", why);
+	ok(smbstat_parse("smb2_read_count: 12 13\n", c, why, sizeof(why)) < 0,
+	   "nor one with more after it");
+}
+
 /* `zpool iostat -wHp` and `-rHp`, as OpenZFS 2.1 (10 and 12 columns) and 2.2 (one more
  * of each) print them. */
 static void test_zpoolhist(void)
@@ -714,6 +769,7 @@ int main(void)
 	test_big_file();
 	test_pools();
 	test_zpoolhist();
+	test_smbstat();
 	test_rates();
 	test_pipeline();
 	char cmd[300];
