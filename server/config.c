@@ -85,6 +85,9 @@ static const struct opt opts[] = {
     {"iolat-socket", OPT_STRING, OFF(iolat_socket), 0, 0, "PATH",
      "the disks' latency, size and offset histograms from the eBPF helper at this socket, "
      "if it is there (/run/spindle/iolat.sock)"},
+    {"smbstatus-socket", OPT_STRING, OFF(smbstatus_socket), 0, 0, "PATH",
+     "Samba's counters from the root helper at this socket, if it is there, rather than "
+     "from running smbstatus (/run/spindle/smbstatus.sock)"},
     {"system-led", OPT_STRING, OFF(system_led), 0, 0, "NAME",
      "the system identify LED under /sys/class/leds (none)"},
     {"system-led-backend", OPT_STRING, OFF(system_led_backend), 0, 0, "BACKEND",
@@ -327,6 +330,7 @@ static void config_defaults(struct config *cfg)
 	cfg->led_command_timeout_s = 10;
 	cfg->ledctl_socket = xstrdup("/run/spindle/ledctl.sock");
 	cfg->iolat_socket = xstrdup("/run/spindle/iolat.sock");
+	cfg->smbstatus_socket = xstrdup("/run/spindle/smbstatus.sock");
 	cfg->bench_concurrency = 1;
 	cfg->bench_max_runtime_s = 86400;
 	cfg->bench_limit_slack_s = 300;

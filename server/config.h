@@ -43,6 +43,7 @@ struct config {
 	bool analytics_partitions;   /* keep partitions in the per-disk analytics series */
 	bool analytics_loop_devices; /* keep loop, ram and zram devices too */
 	char *iolat_socket;          /* the eBPF helper's socket (spindle-iolat.socket) */
+	char *smbstatus_socket;      /* smbstatus's root helper (spindle-smbstatus.socket) */
 
 	char *bench_dirs;   /* where job targets may live, ':'-separated; NULL: STATE/bench */
 	char *bench_worker; /* spindle-worker; NULL: the build tree's, else from PATH */

@@ -236,7 +236,7 @@ int main(int argc, char **argv)
 		fatal("analytics: %s", err);
 	/* The disks' I/O histograms, from the eBPF helper while a dataset needs them. */
 	zpoolhist_init(d.base);
-	smbstat_init();
+	smbstat_init(d.base, cfg.smbstatus_socket);
 	if (iohist_init(d.base, cfg.iolat_socket) < 0)
 		fatal("analytics: cannot set up the I/O histograms' reader");
 	if (datasets_init(db) < 0)

@@ -4,6 +4,7 @@
 #include "cmdpoll.h"
 #include "base/child.h"
 #include "base/log.h"
+#include "base/sockcall.h"
 #include "base/util.h"
 
 #include <stdint.h>
@@ -11,11 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define WHY_LEN 256
 
 struct cmdpoll {
 	const struct cmdpoll_spec *spec;
+	struct event_base *base;
+	char *socket[CMDPOLL_STEPS]; /* a step's helper, when its socket is there */
+	struct sockcall *call;       /* the step under way asks a helper */
 	bool want, running, orphaned, answered;
 	int step;
 	double *reading;         /* the round under way */
@@ -34,10 +39,11 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-struct cmdpoll *cmdpoll_new(const struct cmdpoll_spec *spec)
+struct cmdpoll *cmdpoll_new(struct event_base *base, const struct cmdpoll_spec *spec)
 {
 	struct cmdpoll *p = xcalloc(1, sizeof(*p));
 	p->spec = spec;
+	p->base = base;
 	p->reading = xcalloc(spec->n, sizeof(double));
 	p->pending = xcalloc(spec->n, sizeof(double));
 	p->taken = xcalloc(spec->n, sizeof(double));
@@ -45,8 +51,17 @@ struct cmdpoll *cmdpoll_new(const struct cmdpoll_spec *spec)
 	return p;
 }
 
+void cmdpoll_set_socket(struct cmdpoll *p, int step, const char *path)
+{
+	free(p->socket[step]);
+	p->socket[step] = path ? xstrdup(path) : NULL;
+}
+
 static void cmdpoll_destroy(struct cmdpoll *p)
 {
+	sockcall_cancel(p->call);
+	for (int i = 0; i < CMDPOLL_STEPS; i++)
+		free(p->socket[i]);
 	free(p->reading);
 	free(p->last);
 	free(p->pending);
@@ -58,7 +73,7 @@ void cmdpoll_free(struct cmdpoll *p)
 {
 	if (!p)
 		return;
-	if (p->running)
+	if (p->running && !p->call)
 		p->orphaned = true; /* the child's exit (child_shutdown ends it) frees it */
 	else
 		cmdpoll_destroy(p);
@@ -93,6 +108,23 @@ static void step_exit(void *arg, const struct child_result *res);
 
 static void step_start(struct cmdpoll *p)
 {
+	char err[200];
+	const char *sock = p->socket[p->step];
+	if (sock && access(sock, F_OK) == 0) {
+		struct sockcall_opts so = {
+		    .path = sock,
+		    .timeout_ms = p->spec->timeout_ms,
+		    .max_output = 1 << 20,
+		    .on_exit = step_exit,
+		    .arg = p,
+		};
+		p->call = sockcall_start(p->base, &so, err, sizeof(err));
+		if (p->call)
+			return;
+		snprintf(p->why, sizeof(p->why), "%s: %s", p->spec->step_name[p->step], err);
+		p->running = false;
+		return;
+	}
 	struct child_opts o = {
 	    .argv = p->spec->argv[p->step],
 	    .timeout_ms = p->spec->timeout_ms,
@@ -101,7 +133,6 @@ static void step_start(struct cmdpoll *p)
 	    .on_exit = step_exit,
 	    .arg = p,
 	};
-	char err[200];
 	if (child_spawn(&o, err, sizeof(err)))
 		return;
 	snprintf(p->why, sizeof(p->why), "%s: %s", p->spec->step_name[p->step], err);
@@ -111,6 +142,7 @@ static void step_start(struct cmdpoll *p)
 static void step_exit(void *arg, const struct child_result *res)
 {
 	struct cmdpoll *p = arg;
+	p->call = NULL; /* a helper's call is freed before its on_exit */
 	if (p->orphaned) {
 		cmdpoll_destroy(p);
 		return;

@@ -7,7 +7,9 @@
  * two rounds' first commands ending, gives the rates the next take hands out; a counter
  * that went down (a pool exported, a server restarted) gives 0. A round can also be asked
  * for while not wanted (cmdpoll_probe): it only tells whether the command answers.
- * Loop thread only. */
+ * A step may instead be asked of a root helper behind a socket (cmdpoll_set_socket,
+ * sockcall.h) while that socket is there: the same output, from a command the daemon's
+ * user may not run. Loop thread only. */
 #ifndef SPINDLE_CMDPOLL_H
 #define SPINDLE_CMDPOLL_H
 
@@ -28,9 +30,13 @@ struct cmdpoll_spec {
 };
 
 struct cmdpoll;
+struct event_base;
 
 /* spec is kept (a static). */
-struct cmdpoll *cmdpoll_new(const struct cmdpoll_spec *spec);
+struct cmdpoll *cmdpoll_new(struct event_base *base, const struct cmdpoll_spec *spec);
+/* From now on, while a socket is at path (NULL: never), step reads its output from the
+ * helper there rather than running its argv. */
+void cmdpoll_set_socket(struct cmdpoll *p, int step, const char *path);
 /* A round under way is left to end: its child's exit frees what is left. */
 void cmdpoll_free(struct cmdpoll *p);
 /* A dataset needs the rates, or none does any more (the next start compares with nothing

@@ -1535,10 +1535,12 @@ static int filter_check(const struct statistic *st, int drill, const struct dfil
 		return fault_set(f, ERR_INVALID_ARG,
 		                 "statistic: %s needs ZFS: no zpool command on spindled's PATH",
 		                 st->name);
-	if ((st->extract == x_smb_ops || st->extract == x_smb2_ops) && !child_on_path("smbstatus"))
+	if ((st->extract == x_smb_ops || st->extract == x_smb2_ops) && !smbstat_available())
 		return fault_set(
 		    f, ERR_INVALID_ARG,
-		    "statistic: %s needs Samba: no smbstatus command on spindled's PATH", st->name);
+		    "statistic: %s needs Samba: no smbstatus command on spindled's PATH "
+		    "and no spindle-smbstatus socket",
+		    st->name);
 	return 0;
 }
 

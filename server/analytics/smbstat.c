@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define ROUND_TIMEOUT_MS 5000 /* smbstatus reads a few tdb files: it waits on a lock at most */
 
@@ -125,13 +126,16 @@ static const struct cmdpoll_spec spec = {
 
 static struct {
 	struct cmdpoll *rounds;
+	char *socket;
 	bool want, served;
 	unsigned ticks_to_probe; /* while not wanted: ticks until the next probe */
 } smb;
 
-void smbstat_init(void)
+void smbstat_init(struct event_base *base, const char *socket)
 {
-	smb.rounds = cmdpoll_new(&spec);
+	smb.rounds = cmdpoll_new(base, &spec);
+	smb.socket = socket ? xstrdup(socket) : NULL;
+	cmdpoll_set_socket(smb.rounds, 0, socket);
 	smb.ticks_to_probe = 0; /* the first tick probes */
 }
 
@@ -139,6 +143,13 @@ void smbstat_shutdown(void)
 {
 	cmdpoll_free(smb.rounds);
 	smb.rounds = NULL;
+	free(smb.socket);
+	smb.socket = NULL;
+}
+
+bool smbstat_available(void)
+{
+	return (smb.socket && access(smb.socket, F_OK) == 0) || child_on_path("smbstatus");
 }
 
 void smbstat_want(bool on)
@@ -163,7 +174,7 @@ bool smbstat_take(void)
 		return false;
 	}
 	smb.ticks_to_probe = SMBSTAT_PROBE_SECONDS - 1;
-	if (child_on_path("smbstatus"))
+	if (smbstat_available())
 		cmdpoll_probe(smb.rounds);
 	return false;
 }

@@ -9,7 +9,9 @@
  * of the loop (cmdpoll.h): a round's counts less the round before's, over the time between
  * them, are the rates the next tick takes. While none is, a round every
  * SMBSTAT_PROBE_SECONDS only tells whether the box serves SMB (smbstat_served), and none
- * runs where smbstatus is not installed. Loop thread only. */
+ * runs where smbstatus is not installed. smbstatus runs only as root: where spindled does
+ * not, it asks the root helper behind a socket (spindle-smbstatus.socket runs smbstatus
+ * --profile for each connection) while that socket is there. Loop thread only. */
 #ifndef SPINDLE_SMBSTAT_H
 #define SPINDLE_SMBSTAT_H
 
@@ -20,7 +22,10 @@
 
 enum smb_version { SMB_V1, SMB_V2, SMB_VERSIONS };
 
-void smbstat_init(void);
+struct event_base;
+
+/* socket: the helper's (NULL: none). */
+void smbstat_init(struct event_base *base, const char *socket);
 void smbstat_shutdown(void);
 /* A dataset needs the rates, or none does any more. */
 void smbstat_want(bool on);
@@ -30,6 +35,8 @@ void smbstat_want(bool on);
 bool smbstat_take(void);
 /* Operations per second by type, indexed as smbstat_op names them. */
 const double *smbstat_get(void);
+/* Whether smbstatus can be run: its helper's socket is there, or it is on PATH. */
+bool smbstat_available(void);
 /* smbstatus has given counters since the start. */
 bool smbstat_served(void);
 /* Why the last round gave nothing ("" when it did). */

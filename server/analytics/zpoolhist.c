@@ -102,8 +102,7 @@ static struct cmdpoll *rounds;
 
 void zpoolhist_init(struct event_base *base)
 {
-	(void)base;
-	rounds = cmdpoll_new(&spec);
+	rounds = cmdpoll_new(base, &spec);
 }
 
 void zpoolhist_shutdown(void)

@@ -15,6 +15,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -157,6 +158,16 @@ def listed(admin):
     return {d["name"] for d in expect(admin.get(f"{AN}/datasets"), 200)["datasets"]}
 
 
+def wait_streaming(admin):
+    """Until smb2.ops has seconds with a value, and a round more: the client's operations
+    then come after a round spindled compares the next with."""
+    deadline = time.monotonic() + 20 * SLOW
+    while window(admin, "smb2.ops", int(time.time()) - 3, 3)[2] == 0:
+        assert time.monotonic() < deadline, "smb2.ops got no values"
+        time.sleep(0.2)
+    time.sleep(1.5)
+
+
 def near(got, want):
     """A sum of rates against a count: each second is a round's growth over the time
     spindled measured between two rounds (about a second), so within 10 %, and one
@@ -181,12 +192,7 @@ def test_samba_operations_as_smbstatus_counts_them(samba, spawn, tmp_path):
             doc = expect(admin.get(f"{AN}/datasets/{name.replace('[', '%5B').replace(']', '%5D')}"),
                          200)["dataset"]
             assert doc["statistic"] == name.split("[")[0]
-        # streaming: seconds with a value
-        deadline = time.monotonic() + 20 * SLOW
-        while window(admin, "smb2.ops", int(time.time()) - 3, 3)[2] == 0:
-            assert time.monotonic() < deadline, "smb2.ops got no values"
-            time.sleep(0.2)
-        time.sleep(1.5)
+        wait_streaming(admin)
 
         for version, nt1 in (("smb2", False), ("smb", True)):
             start = int(time.time()) - 1
@@ -246,8 +252,71 @@ def test_a_samba_without_counters_is_not_listed(spawn, tmp_path):
 def test_without_smbstatus_the_statistic_is_refused(spawn, tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
-    srv = spawn("--proc-root", tmp_path / "root", env={**os.environ, "PATH": str(empty)})
+    srv = spawn("--proc-root", tmp_path / "root", "--smbstatus-socket", tmp_path / "none.sock",
+                env={**os.environ, "PATH": str(empty)})
     for name in ("smb.ops", "smb2.ops[op]"):
         fault = expect_fault(srv.admin().post(f"{AN}/datasets", json={"statistic": name}), 400)
         assert fault["details"] == (f"statistic: {name.split('[')[0]} needs Samba: no smbstatus "
-                                    "command on spindled's PATH"), fault
+                                    "command on spindled's PATH and no spindle-smbstatus "
+                                    "socket"), fault
+
+
+class SmbstatusHelper:
+    """spindle-smbstatus.socket as systemd runs it (Accept=yes): for each connection,
+    smbstatus --profile with its output on the connection, then EOF."""
+
+    def __init__(self, path, conf):
+        self.path, self.conf, self.calls = str(path), str(conf), 0
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(self.path)
+        self.sock.listen(4)
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                self.calls += 1
+                subprocess.run([shutil.which("smbstatus"), "-s", self.conf, "--profile"],
+                               stdin=conn, stdout=conn, stderr=conn, check=False)
+
+    def close(self):
+        self.sock.shutdown(socket.SHUT_RDWR)
+        self.sock.close()
+        self.thread.join()
+
+
+def test_the_root_helper_serves_smbstatus(samba, spawn, tmp_path):
+    """spindled not root (smbstatus refuses it) asks the helper's socket instead: with no
+    smbstatus on its PATH, the datasets are listed and count the client's operations."""
+    helper = SmbstatusHelper(tmp_path / "smbstatus.sock", samba.conf)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    try:
+        srv = spawn("--proc-root", tmp_path / "root", "--smbstatus-socket", helper.path,
+                    env={**os.environ, "PATH": str(empty)})
+        admin = srv.admin()
+        deadline = time.monotonic() + 20 * SLOW
+        while not set(SMB_DATASETS) <= listed(admin):
+            assert time.monotonic() < deadline, listed(admin)
+            time.sleep(0.2)
+        wait_streaming(admin)
+        start = int(time.time()) - 1
+        before = samba_counts(samba)
+        smbclient(samba, f"put {samba.big} helper.bin; del helper.bin")
+        want = sum(n - before.get(k, 0) for k, n in samba_counts(samba).items()
+                   if k[0] == "smb2")
+        deadline = time.monotonic() + 30 * SLOW
+        while True:
+            time.sleep(1)
+            total, _, _ = window(admin, "smb2.ops", start, int(time.time()) - start - 1)
+            if near(total, want) or time.monotonic() > deadline:
+                break
+        assert near(total, want), (total, want)
+        assert helper.calls >= 3
+    finally:
+        helper.close()

@@ -13,7 +13,8 @@
 #      services answer (their commands and netlink allowed by the unit); the ledctl helper
 #      answers through its socket; the eBPF helper loads its program under its unit (a user
 #      of its own, CAP_BPF and CAP_PERFMON given to the container), gives them up, streams
-#      io.ops[latency] while the dataset exists and is gone when it does not;
+#      io.ops[latency] while the dataset exists and is gone when it does not; Samba's
+#      counters come through the smbstatus helper's socket (smb2.ops counts smbclient);
 #   4. `systemctl restart` ends a held TLS connection with close_notify; `systemctl stop`
 #      during a job leaves it interrupted;
 #   5. the raw-device drop-in: a job on a loop device bound into the container;
@@ -32,8 +33,9 @@ NEW_DEB=$(realpath -e "${1:?usage: tests/package/boot.sh NEW.deb}")
 CACHE=${SPINDLE_BOOT_CACHE:-/var/cache/spindle-test}
 # What the root is made of: systemd as PID 1, and what the client side needs (python3 for
 # boot_client.py, curl and openssl for an administrator's own checks).
-INCLUDE=systemd,systemd-sysv,dbus,python3,curl,openssl,procps,ca-certificates
-RECIPE=1 # bump when the root's recipe below changes
+# Samba and smbclient: SMB's counters through spindle-smbstatus.socket.
+INCLUDE=systemd,systemd-sysv,dbus,python3,curl,openssl,procps,ca-certificates,samba,smbclient
+RECIPE=2 # bump when the root's recipe below changes
 
 [ "$(id -u)" -eq 0 ] || { echo "$TEST_NAME: needs root (debootstrap, nspawn, losetup)"; exit 1; }
 for tool in systemd-nspawn debootstrap nsenter losetup dpkg-buildpackage fio; do
@@ -361,6 +363,18 @@ fi
 killed=$(inside journalctl -u 'spindle-iolat@*' --no-pager -o cat | grep -ci "refused\|denied\|status=31" || true)
 check "the unit lets spindle-iolat do its work (journal: $killed refusals)" [ "$killed" = 0 ]
 
+# Samba's counters: smbstatus refuses spindled's user, so spindled asks the root helper
+# behind spindle-smbstatus.socket. Profiling on in smb.conf, smbd and spindled restarted
+# (spindled probes at its first second, then once a minute).
+inside sed -i 's/^\[global\]$/[global]\n   smbd profiling level = count/' /etc/samba/smb.conf
+inside systemctl restart smbd
+inside systemctl restart spindled
+client wait || die "spindled did not come back after the restart for Samba"
+check "spindle-smbstatus.socket listens" inside systemctl is-active -q spindle-smbstatus.socket
+client smb || true
+refused=$(inside journalctl -u 'spindle-smbstatus@*' --no-pager -o cat | grep -ci "denied\|status=31\|only works as root\|Failed" || true)
+check "the unit lets smbstatus do its work (journal: $refused refusals)" [ "$refused" = 0 ]
+
 step "restart and stop"
 inside /usr/bin/python3 /root/boot_client.py hold >"$WORK/hold.log" 2>&1 &
 HOLD=$!
@@ -409,7 +423,7 @@ dpkg_wait inside env DEBIAN_FRONTEND=noninteractive apt-get purge -y -q spindle 
 sed -n 's/^spindle: /  | spindle: /p' "$WORK/purge.log"
 warn=$(grep -i -E "^[WE]:|warning|not executed" "$WORK/purge.log" || true)
 check "purge printed no warning${warn:+ ($warn)}" test -z "$warn"
-for path in /run/spindle/ledctl.sock /var/lib/spindle /etc/spindle /usr/sbin/spindled \
+for path in /run/spindle/ledctl.sock /run/spindle/smbstatus.sock /var/lib/spindle /etc/spindle /usr/sbin/spindled \
 	/lib/systemd/system/spindled.service /etc/systemd/system/multi-user.target.wants/spindled.service; do
 	check "no $path" inside sh -c "[ ! -e '$path' ] && [ ! -L '$path' ]"
 done

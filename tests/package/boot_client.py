@@ -19,6 +19,9 @@ spindled on https://127.0.0.1:8215, as admin with the initial password.
                                        and offset; io.ops[latency] made, direct reads done,
                                        and their seconds have buckets
   boot_client.py iolat-off             io.ops[latency] deleted (the helper is left)
+  boot_client.py smb                   Samba's counters through spindle-smbstatus.socket:
+                                       smb.ops and smb2.ops listed, and an smbclient
+                                       session's requests counted in smb2.ops[op]
   boot_client.py start-job OUT         a 120 s job, running; its id goes to OUT
   boot_client.py job-state ID STATE    the job ended in STATE
   boot_client.py hold                  a TLS connection held open until the server closes
@@ -245,6 +248,40 @@ def iolat_on():
        f"{len(busy)} seconds during {reads} direct reads, buckets {sorted(keys)[:4]} ...")
 
 
+def smb():
+    import subprocess
+    c = Client().login()
+    want = {"smb.ops", "smb.ops[op]", "smb2.ops", "smb2.ops[op]"}
+    deadline = time.monotonic() + 20
+    while True:
+        _, doc = c.call("GET", "/api/analytics/v1/datasets", expect=200)
+        names = {d["name"] for d in doc["datasets"]}
+        if want <= names:
+            break
+        if time.monotonic() > deadline:
+            fail(f"no SMB datasets after 20 s: {sorted(n for n in names if 'smb' in n)} "
+                 "(journalctl -u 'spindle-smbstatus@*')")
+        time.sleep(0.5)
+    ok(f"listed: {sorted(want)}")
+    time.sleep(2)  # a round before the client's, to compare with
+    for _ in range(3):
+        run = subprocess.run(["smbclient", "//127.0.0.1/IPC$", "-N", "-c", "help"],
+                             capture_output=True, text=True, timeout=30)
+        if run.returncode != 0:
+            fail(f"smbclient: {run.stdout} {run.stderr}")
+        time.sleep(0.5)
+    time.sleep(2.5)
+    _, data = c.call("GET", "/api/analytics/v1/datasets/smb2.ops%5Bop%5D/data?start=-8",
+                     expect=200)
+    samples = data["data"] if isinstance(data["data"], list) else [data["data"]]
+    busy = [s for s in samples if s and (s["data"].get("value") or 0) > 0]
+    keys = {kv["key"] for s in busy for kv in s["data"]["data"]}
+    if not {"negprot", "sesssetup", "tcon"} <= keys:
+        fail(f"smb2.ops[op] did not count three smbclient sessions: {samples}")
+    ok(f"smb2.ops[op]: {sum(s['data']['value'] for s in busy):.1f} requests in {len(busy)} "
+       f"seconds of three smbclient sessions, {sorted(keys)}")
+
+
 def iolat_off():
     c = Client().login()
     c.call("DELETE", "/api/analytics/v1/datasets/io.ops%5Blatency%5D", expect=204)
@@ -344,6 +381,7 @@ def hold():
 def main(argv):
     cmds = {"wait": wait, "seed": seed, "verify": verify, "jobs": jobs, "values": values,
             "led": led, "services": services, "iolat-on": iolat_on, "iolat-off": iolat_off,
+            "smb": smb,
             "start-job": start_job, "job-state": job_state, "hold": hold}
     if len(argv) < 2 or argv[1] not in cmds:
         print(__doc__)

@@ -34,10 +34,14 @@ done
 cp /bin/true "$root/usr/sbin/spindled"
 cp /bin/true "$root/usr/libexec/spindle/spindle-ledctl-helper"
 cp /bin/true "$root/usr/libexec/spindle/spindle-iolat"
+mkdir -p "$root/usr/bin"
+cp /bin/true "$root/usr/bin/smbstatus"
 cp "$unit" "$src/packaging/systemd/spindle-ledctl.socket" \
 	"$src/packaging/systemd/spindle-ledctl@.service" \
 	"$src/packaging/systemd/spindle-iolat.socket" \
-	"$src/packaging/systemd/spindle-iolat@.service" "$units/"
+	"$src/packaging/systemd/spindle-iolat@.service" \
+	"$src/packaging/systemd/spindle-smbstatus.socket" \
+	"$src/packaging/systemd/spindle-smbstatus@.service" "$units/"
 
 verify() { # what, then units
 	what=$1
@@ -55,6 +59,8 @@ verify spindle-ledctl.socket spindle-ledctl.socket
 verify spindle-ledctl@.service spindle-ledctl@0.service
 verify spindle-iolat.socket spindle-iolat.socket
 verify spindle-iolat@.service spindle-iolat@0.service
+verify spindle-smbstatus.socket spindle-smbstatus.socket
+verify spindle-smbstatus@.service spindle-smbstatus@0.service
 mkdir -p "$root/etc/systemd/system/spindled.service.d"
 cp "$src/packaging/systemd/spindled.service.d-bench-devices.conf" \
 	"$root/etc/systemd/system/spindled.service.d/bench-devices.conf"
@@ -86,6 +92,8 @@ exposure_at_most "$src/packaging/systemd/spindle-ledctl@.service" 3.0
 # The eBPF helper holds CAP_BPF and CAP_PERFMON (a tracing program can read any kernel
 # memory), as a user of its own: printed, and held where it is (0.8).
 exposure_at_most "$src/packaging/systemd/spindle-iolat@.service" 1.0
+# smbstatus runs only as root: root, with no capability, writing only Samba's own state.
+exposure_at_most "$src/packaging/systemd/spindle-smbstatus@.service" 2.0
 # With the bench-devices drop-in (the block devices, the disk group): printed only.
 cat "$unit" "$src/packaging/systemd/spindled.service.d-bench-devices.conf" > "$tmp/spindled.service"
 echo "exposure spindled.service with the bench-devices drop-in: $(exposure "$tmp/spindled.service")"
@@ -121,6 +129,13 @@ hasnt "$unit" "^AmbientCapabilities=."
 f=$src/packaging/systemd/spindle-iolat@.service
 for line in "CapabilityBoundingSet=CAP_BPF CAP_PERFMON" "AmbientCapabilities=CAP_BPF CAP_PERFMON" \
 	"DynamicUser=yes" "SystemCallFilter=@system-service bpf" "RestrictAddressFamilies=AF_UNIX" \
+	"ProtectSystem=strict" "PrivateNetwork=yes" "NoNewPrivileges=yes"; do
+	has "$f" "$line"
+done
+# smbstatus's helper: root, every capability gone, local sockets only, no network.
+f=$src/packaging/systemd/spindle-smbstatus@.service
+for line in "CapabilityBoundingSet=" "ExecStart=/usr/bin/smbstatus --profile" \
+	"SystemCallFilter=@system-service" "RestrictAddressFamilies=AF_UNIX" \
 	"ProtectSystem=strict" "PrivateNetwork=yes" "NoNewPrivileges=yes"; do
 	has "$f" "$line"
 done
