@@ -58,7 +58,7 @@ struct dev {
 	__u64 sectors;
 	int slot; /* -1: none */
 	bool seen;
-	bool mapped;          /* devs holds it, with map_sectors */
+	bool mapped; /* devs holds it, with map_sectors */
 	__u64 map_sectors;
 	struct iolat_hist prev[IOLAT_DIRS]; /* the counts summed over CPUs at the last read */
 };
