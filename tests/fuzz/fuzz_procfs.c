@@ -3,13 +3,16 @@
  * input is up to 16 files separated by the byte 0x1e (ASCII record separator), in the
  * order stat, diskstats, net/dev, meminfo, pressure/cpu, pressure/io, pressure/memory,
  * arcstats (read as /proc/net/rpc/nfsd, /proc/net/snmp, /proc/net/netstat, /proc/net/snmp6
- * and an objset kstat too), then the same eight again a second later. Each file is
+ * and an objset kstat too, and as what smbstatus --profile, zpool iostat -w and -r print),
+ * then the same eight again a second later. Each file is
  * parsed, NUL-terminated, into its snapshot; the disks get their class by name; procfs_rates() then
  * makes the per-second sample of the two, which must hold percentages within 0..100. */
 #include <string.h>
 
 #include "fuzz.h"
 #include "analytics/procfs.h"
+#include "analytics/smbstat.h"
+#include "analytics/zpoolhist.h"
 #include "base/util.h"
 
 #define NFILES 8
@@ -78,6 +81,24 @@ static void parse(const char **p, const char *end, struct procfs_snapshot *s)
 			memset(&s->pools[0], 0, sizeof(s->pools[0]));
 			s->npools = procfs_parse_objset(t, &s->pools[0]) == 0;
 			snprintf(s->pools[0].name, sizeof(s->pools[0].name), "tank");
+			/* as the commands' output: counts that are never negative */
+			{
+				static double smb[128];
+				static struct zpoolhist_counts zc;
+				char why[256];
+				fuzz_assert(smbstat_nops() <= 128);
+				memset(smb, 0, sizeof(smb));
+				if (smbstat_parse(t, smb, why, sizeof(why)) < 0)
+					fuzz_assert(why[0]);
+				for (size_t i = 0; i < smbstat_nops(); i++)
+					fuzz_assert(smb[i] >= 0);
+				memset(&zc, 0, sizeof(zc));
+				if (zpoolhist_parse(t, true, &zc, why, sizeof(why)) < 0)
+					fuzz_assert(why[0]);
+				memset(&zc, 0, sizeof(zc));
+				if (zpoolhist_parse(t, false, &zc, why, sizeof(why)) < 0)
+					fuzz_assert(why[0]);
+			}
 			break;
 		}
 		free(t);
