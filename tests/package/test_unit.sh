@@ -132,10 +132,10 @@ for line in "CapabilityBoundingSet=CAP_BPF CAP_PERFMON" "AmbientCapabilities=CAP
 	"ProtectSystem=strict" "PrivateNetwork=yes" "NoNewPrivileges=yes"; do
 	has "$f" "$line"
 done
-# smbstatus's helper: root, every capability gone, local sockets only, no network.
+# smbstatus's helper: root, every capability gone, a network of its own with no address.
 f=$src/packaging/systemd/spindle-smbstatus@.service
 for line in "CapabilityBoundingSet=" "ExecStart=/usr/bin/smbstatus --profile" \
-	"SystemCallFilter=@system-service" "RestrictAddressFamilies=AF_UNIX" \
+	"SystemCallFilter=@system-service" "IPAddressDeny=any" \
 	"ProtectSystem=strict" "PrivateNetwork=yes" "NoNewPrivileges=yes"; do
 	has "$f" "$line"
 done
