@@ -15,13 +15,13 @@ import shutil
 import signal
 import socket
 import subprocess
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from conftest import SLOW, FakeProc, expect, expect_fault, free_port
+from fixtures.unixsock import UnixListener
 
 AN = "/api/analytics/v1"
 SMB_DATASETS = ["smb.ops", "smb.ops[op]", "smb2.ops", "smb2.ops[op]"]
@@ -261,33 +261,18 @@ def test_without_smbstatus_the_statistic_is_refused(spawn, tmp_path):
                                     "socket"), fault
 
 
-class SmbstatusHelper:
+class SmbstatusHelper(UnixListener):
     """spindle-smbstatus.socket as systemd runs it (Accept=yes): for each connection,
     smbstatus --profile with its output on the connection, then EOF."""
 
     def __init__(self, path, conf):
-        self.path, self.conf, self.calls = str(path), str(conf), 0
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.bind(self.path)
-        self.sock.listen(4)
-        self.thread = threading.Thread(target=self.serve, daemon=True)
-        self.thread.start()
+        self.conf = str(conf)
+        super().__init__(path, self.run)
 
-    def serve(self):
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            with conn:
-                self.calls += 1
-                subprocess.run([shutil.which("smbstatus"), "-s", self.conf, "--profile"],
-                               stdin=conn, stdout=conn, stderr=conn, check=False)
-
-    def close(self):
-        self.sock.shutdown(socket.SHUT_RDWR)
-        self.sock.close()
-        self.thread.join()
+    def run(self, conn):
+        with conn:
+            subprocess.run([shutil.which("smbstatus"), "-s", self.conf, "--profile"],
+                           stdin=conn, stdout=conn, stderr=subprocess.DEVNULL, check=False)
 
 
 def test_the_root_helper_serves_smbstatus(samba, spawn, tmp_path):
@@ -317,6 +302,6 @@ def test_the_root_helper_serves_smbstatus(samba, spawn, tmp_path):
             if near(total, want) or time.monotonic() > deadline:
                 break
         assert near(total, want), (total, want)
-        assert helper.calls >= 3
+        assert helper.accepted >= 3
     finally:
         helper.close()
