@@ -7,7 +7,7 @@ it the test's smb.conf).
 Held: the datasets are listed once smbstatus gives counters, and not on a box whose Samba
 keeps none; a type of operation's seconds add up to what smbstatus counted meanwhile
 (within the slack of the rates: each is a round's growth over the time spindled measured
-between two rounds); SMB1 clients' requests are smb.ops's and SMB2/3 clients' smb2.ops's;
+between two rounds, near()); SMB1 clients' requests are smb.ops's and SMB2/3 clients' smb2.ops's;
 without smbstatus on PATH the statistic is refused by name. Needs root (smbd serves the
 share as root); elsewhere the file is skipped."""
 import os
@@ -170,9 +170,12 @@ def wait_streaming(admin):
 
 def near(got, want):
     """A sum of rates against a count: each second is a round's growth over the time
-    spindled measured between two rounds (about a second), so within 10 %, and one
-    operation either way for a second cut in two."""
-    return abs(got - want) <= 0.1 * want + 2
+    spindled measured between two rounds, about a second, so an operation is counted whole
+    only when the rounds keep time. A client's burst falls in one or two rounds; beside the
+    sanitizers' slower daemon and the soak, a round took from 0.88 to 1.12 s. So within a
+    quarter, and one operation either way for a second cut in two: a version or a type
+    counted twice, or counted in the other's place, still fails."""
+    return abs(got - want) <= 0.25 * want + 2
 
 
 def test_samba_operations_as_smbstatus_counts_them(samba, spawn, tmp_path):
