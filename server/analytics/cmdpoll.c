@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #define WHY_LEN 256
@@ -31,13 +30,6 @@ struct cmdpoll {
 	bool have_pending, have_taken;
 	char why[WHY_LEN];
 };
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 struct cmdpoll *cmdpoll_new(struct event_base *base, const struct cmdpoll_spec *spec)
 {
@@ -104,39 +96,42 @@ static void round_done(struct cmdpoll *p)
 	p->last_ms = p->reading_ms;
 }
 
+bool cmdpoll_helper_there(const struct cmdpoll *p, int step)
+{
+	return p->socket[step] && access(p->socket[step], F_OK) == 0;
+}
+
 static void step_exit(void *arg, const struct child_result *res);
 
 static void step_start(struct cmdpoll *p)
 {
 	char err[200];
-	const char *sock = p->socket[p->step];
-	if (sock && access(sock, F_OK) == 0) {
+	bool started;
+	if (cmdpoll_helper_there(p, p->step)) {
 		struct sockcall_opts so = {
-		    .path = sock,
+		    .path = p->socket[p->step],
 		    .timeout_ms = p->spec->timeout_ms,
 		    .max_output = 1 << 20,
 		    .on_exit = step_exit,
 		    .arg = p,
 		};
 		p->call = sockcall_start(p->base, &so, err, sizeof(err));
-		if (p->call)
-			return;
+		started = p->call != NULL;
+	} else {
+		struct child_opts o = {
+		    .argv = p->spec->argv[p->step],
+		    .timeout_ms = p->spec->timeout_ms,
+		    .kill_grace_ms = 1000,
+		    .max_output = 1 << 20,
+		    .on_exit = step_exit,
+		    .arg = p,
+		};
+		started = child_spawn(&o, err, sizeof(err)) != NULL;
+	}
+	if (!started) {
 		snprintf(p->why, sizeof(p->why), "%s: %s", p->spec->step_name[p->step], err);
 		p->running = false;
-		return;
 	}
-	struct child_opts o = {
-	    .argv = p->spec->argv[p->step],
-	    .timeout_ms = p->spec->timeout_ms,
-	    .kill_grace_ms = 1000,
-	    .max_output = 1 << 20,
-	    .on_exit = step_exit,
-	    .arg = p,
-	};
-	if (child_spawn(&o, err, sizeof(err)))
-		return;
-	snprintf(p->why, sizeof(p->why), "%s: %s", p->spec->step_name[p->step], err);
-	p->running = false;
 }
 
 static void step_exit(void *arg, const struct child_result *res)
@@ -150,7 +145,7 @@ static void step_exit(void *arg, const struct child_result *res)
 	/* the counts were read just before the command printed them and ended: a round that
 	 * starts late or runs long (a busy box) is divided by the time that really passed */
 	if (p->step == 0)
-		p->reading_ms = now_ms();
+		p->reading_ms = (int64_t)(util_mono_ns() / 1000000);
 	const char *name = p->spec->step_name[p->step];
 	if (child_result_why(res, name, p->spec->timeout_ms, p->why, sizeof(p->why))) {
 		p->running = false;
@@ -217,9 +212,9 @@ bool cmdpoll_ever_answered(const struct cmdpoll *p)
 	return p->answered;
 }
 
-bool cmdpoll_running(const struct cmdpoll *p)
+bool cmdpoll_wanted(const struct cmdpoll *p)
 {
-	return p->running;
+	return p->want;
 }
 
 const char *cmdpoll_why(const struct cmdpoll *p)

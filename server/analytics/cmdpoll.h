@@ -49,9 +49,11 @@ bool cmdpoll_take(struct cmdpoll *p);
 const double *cmdpoll_get(const struct cmdpoll *p);
 /* Starts a round now if none is under way, wanted or not. */
 void cmdpoll_probe(struct cmdpoll *p);
-/* Whether a round was ever parsed whole; whether one is under way. */
+/* Whether a round was ever parsed whole; whether the rates are wanted; whether step's
+ * helper socket is there (the step asks it rather than running its argv). */
 bool cmdpoll_ever_answered(const struct cmdpoll *p);
-bool cmdpoll_running(const struct cmdpoll *p);
+bool cmdpoll_wanted(const struct cmdpoll *p);
+bool cmdpoll_helper_there(const struct cmdpoll *p, int step);
 /* Why the last round gave nothing ("" when it did; "not read yet" before the first). */
 const char *cmdpoll_why(const struct cmdpoll *p);
 

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define ROUND_TIMEOUT_MS 5000 /* smbstatus reads a few tdb files: it waits on a lock at most */
 
@@ -126,15 +125,13 @@ static const struct cmdpoll_spec spec = {
 
 static struct {
 	struct cmdpoll *rounds;
-	char *socket;
-	bool want, served;
+	bool served;
 	unsigned ticks_to_probe; /* while not wanted: ticks until the next probe */
 } smb;
 
 void smbstat_init(struct event_base *base, const char *socket)
 {
 	smb.rounds = cmdpoll_new(base, &spec);
-	smb.socket = socket ? xstrdup(socket) : NULL;
 	cmdpoll_set_socket(smb.rounds, 0, socket);
 	smb.ticks_to_probe = 0; /* the first tick probes */
 }
@@ -143,18 +140,15 @@ void smbstat_shutdown(void)
 {
 	cmdpoll_free(smb.rounds);
 	smb.rounds = NULL;
-	free(smb.socket);
-	smb.socket = NULL;
 }
 
 bool smbstat_available(void)
 {
-	return (smb.socket && access(smb.socket, F_OK) == 0) || child_on_path("smbstatus");
+	return (smb.rounds && cmdpoll_helper_there(smb.rounds, 0)) || child_on_path("smbstatus");
 }
 
 void smbstat_want(bool on)
 {
-	smb.want = on;
 	if (smb.rounds)
 		cmdpoll_want(smb.rounds, on);
 }
@@ -167,7 +161,7 @@ bool smbstat_take(void)
 	if (answered && !smb.served)
 		log_info("smbstat: smbstatus --profile gives Samba's counters: the box serves SMB");
 	smb.served = answered;
-	if (smb.want)
+	if (cmdpoll_wanted(smb.rounds))
 		return cmdpoll_take(smb.rounds);
 	if (smb.ticks_to_probe > 0) {
 		smb.ticks_to_probe--;
@@ -187,9 +181,4 @@ const double *smbstat_get(void)
 bool smbstat_served(void)
 {
 	return smb.served;
-}
-
-const char *smbstat_why(void)
-{
-	return smb.rounds ? cmdpoll_why(smb.rounds) : "not read yet";
 }

@@ -39,8 +39,6 @@ const double *smbstat_get(void);
 bool smbstat_available(void);
 /* smbstatus has given counters since the start. */
 bool smbstat_served(void);
-/* Why the last round gave nothing ("" when it did). */
-const char *smbstat_why(void);
 
 /* The types of operation: n of them; the i-th's version and name as Samba names it less
  * its prefix ("readX" for SMBreadX, "read" for smb2_read). NULL past the last. */
