@@ -6,7 +6,7 @@ reads a /proc whose diskstats is the loop device's own line, copied live from th
 so the datasets sum over that device alone.
 
 Held: the histograms count the I/Os fio reports, which the kernel's own diskstats counts
-in the same seconds, but for at most a thousandth the program never saw; every one is
+in the same seconds, but for at most one in 200 the kernel never ran the program for; every one is
 8 KiB; the offsets cover the device evenly; the latency's median lies in fio's median's bucket or just below it (the block
 layer's time is part of the system call's that fio times), and its mean is the kernel's
 own (diskstats' read time over its reads). Needs root and a kernel with BTF that lets the
@@ -217,20 +217,19 @@ def test_the_histograms_count_what_fio_and_the_kernel_count(box):
         time.sleep(1)
         seconds = int(time.time()) - start - 1
         total, lat = window(box.admin, "io.ops[latency]", start, seconds)
-        if (total == last and time.time() - end >= 3) or time.monotonic() > deadline:
+        if total == ios or (total == last and time.time() - end >= 5) or time.monotonic() > deadline:
             break
         last = total
-    # What fio did, less the runs of the program the kernel skipped. The kernel runs a
-    # tracing program at most once at a time on a CPU: a completion that comes in an
-    # interrupt while the program runs there for another is not counted. The loop device
-    # here completes inside the disk's completion under it, so the two are skipped
-    # together. Measured on this machine's kernel (6.18): perf counts block_rq_complete
-    # for the loop device exactly as fio and diskstats do; a counter at the program's
-    # entry is short by 0 to 26 in 60,000; the program's run_cnt beside perf's count
-    # of every device is short by about twice as many; recursion_misses stays 0. A
-    # thousandth is allowed for those; never more than fio did.
+    # What fio did, less the completions the kernel never ran the program for. Measured on
+    # this machine's kernel (6.18) with the program counting its own runs (a counter at its
+    # first instruction, equal to the kernel's run_cnt): perf counts block_rq_complete for
+    # the loop device exactly as fio and diskstats do, the program is entered 0 to 6 times
+    # fewer in 17,000 while two other processes keep both CPUs busy (0 to 3 in 130,000
+    # idle), and recursion_misses stays 0; the CI machine lost 22 in 20,000. The helper and
+    # spindled add nothing to that (the helper's own sums equal the program's counts). One
+    # in 200 is allowed for it, about five times the worst seen; never more than fio did.
     lost = ios - total
-    assert 0 <= lost <= missed + ios // 1000, (
+    assert 0 <= lost <= missed + ios // 200, (
         total, ios, missed, per_second(box.admin, "io.ops[latency]", start, seconds),
         per_second(box.admin, "io.ops", start, seconds))
     assert reads1 - reads0 == ios
