@@ -24,8 +24,9 @@ struct cmdpoll {
 	int step;
 	double *reading;         /* the round under way */
 	double *last;            /* the last whole round while wanted, cumulative; NULL: none */
-	int64_t last_ms;         /* when its first step ended (monotonic) */
-	int64_t reading_ms;      /* when the round under way's first step ended */
+	uint64_t ticks;          /* cmdpoll_take calls while wanted: the collector's seconds */
+	uint64_t last_tick;      /* the tick the last whole round started at */
+	uint64_t reading_tick;   /* the tick the round under way started at */
 	double *pending, *taken; /* the newest rates not taken yet; what cmdpoll_get gives */
 	bool have_pending, have_taken;
 	char why[WHY_LEN];
@@ -71,7 +72,12 @@ void cmdpoll_free(struct cmdpoll *p)
 		cmdpoll_destroy(p);
 }
 
-/* The round is whole: its rates against the last round's, over the time between them. */
+/* The round is whole: its rates against the last round's, over the collector's seconds
+ * between their starts. A round starts at a tick and reads the counters at once, so each
+ * second's value is what was counted in that second and a window's values sum to the
+ * counts: a clock read when a command ended would divide by a time the command's own
+ * start-up and exit stretch or shrink on a busy box (two rounds 0.2 s apart by their
+ * ends once made one second's figure five times what Samba counted). */
 static void round_done(struct cmdpoll *p)
 {
 	size_t n = p->spec->n;
@@ -81,7 +87,7 @@ static void round_done(struct cmdpoll *p)
 	if (!p->want) /* a probe: it only told whether the command answers */
 		return;
 	if (p->last) {
-		double secs = (double)(p->reading_ms - p->last_ms) / 1000;
+		double secs = (double)(p->reading_tick - p->last_tick);
 		if (secs > 0) {
 			for (size_t i = 0; i < n; i++)
 				p->pending[i] = p->reading[i] >= p->last[i]
@@ -93,7 +99,7 @@ static void round_done(struct cmdpoll *p)
 		p->last = xcalloc(n, sizeof(double));
 	}
 	memcpy(p->last, p->reading, n * sizeof(double));
-	p->last_ms = p->reading_ms;
+	p->last_tick = p->reading_tick;
 }
 
 bool cmdpoll_helper_there(const struct cmdpoll *p, int step)
@@ -142,10 +148,6 @@ static void step_exit(void *arg, const struct child_result *res)
 		cmdpoll_destroy(p);
 		return;
 	}
-	/* the counts were read just before the command printed them and ended: a round that
-	 * starts late or runs long (a busy box) is divided by the time that really passed */
-	if (p->step == 0)
-		p->reading_ms = (int64_t)(util_mono_ns() / 1000000);
 	const char *name = p->spec->step_name[p->step];
 	if (child_result_why(res, name, p->spec->timeout_ms, p->why, sizeof(p->why))) {
 		p->running = false;
@@ -170,6 +172,7 @@ void cmdpoll_probe(struct cmdpoll *p)
 		return;
 	memset(p->reading, 0, p->spec->n * sizeof(double));
 	p->running = true;
+	p->reading_tick = p->ticks;
 	p->step = 0;
 	step_start(p);
 }
@@ -191,6 +194,7 @@ bool cmdpoll_take(struct cmdpoll *p)
 	p->have_taken = false;
 	if (!p->want)
 		return false;
+	p->ticks++;
 	if (p->have_pending) {
 		double *old = p->taken;
 		p->taken = p->pending;

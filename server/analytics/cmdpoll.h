@@ -3,8 +3,8 @@
  * (zpoolhist), `smbstatus --profile` (smbstat). While wanted, each tick (cmdpoll_take)
  * starts a round if none is under way: the spec's commands run one after the other as
  * children of the loop (never two rounds at once), each one's output parsed into one
- * reading of n doubles. A whole round, less the round before, over the time between the
- * two rounds' first commands ending, gives the rates the next take hands out; a counter
+ * reading of n doubles. A whole round, less the round before, over the ticks between the
+ * two rounds' starts, gives the rates the next take hands out; a counter
  * that went down (a pool exported, a server restarted) gives 0. A round can also be asked
  * for while not wanted (cmdpoll_probe): it only tells whether the command answers.
  * A step may instead be asked of a root helper behind a socket (cmdpoll_set_socket,

@@ -6,8 +6,8 @@
  * that serves no SMB.
  *
  * While an SMB dataset is collected (smbstat_want), each tick runs smbstatus as a child
- * of the loop (cmdpoll.h): a round's counts less the round before's, over the time between
- * them, are the rates the next tick takes. While none is, a round every
+ * of the loop (cmdpoll.h): a round's counts less the round before's, over the seconds
+ * between them, are the rates the next tick takes. While none is, a round every
  * SMBSTAT_PROBE_SECONDS only tells whether the box serves SMB (smbstat_served), and none
  * runs where smbstatus is not installed. smbstatus runs only as root: where spindled does
  * not, it asks the root helper behind a socket (spindle-smbstatus.socket runs smbstatus

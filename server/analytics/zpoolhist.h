@@ -3,7 +3,7 @@
  * print them: the heat maps of a ZFS box without the eBPF helper. While a dataset needs
  * them (zpoolhist_want), each tick starts the two commands one after the other as
  * children of the loop (cmdpoll.h); a round's counts, cumulative since each pool was
- * imported, less the round before over the time between the two `zpool iostat -w` ending,
+ * imported, less the round before over the seconds between the two rounds' starts,
  * are the rates the next tick takes. ZFS keeps a power of two per bucket: latency from
  * 1 ns to 2^37 ns, sizes from 512 bytes to 2^25 (what zpool prints).
  * Loop thread only. */
