@@ -203,13 +203,17 @@ test('the dashboard\'s tiles lead to their datasets, pages and lists', async (t)
   // the identity line: version, uptime and the sample's time
   await page.waitForFunction(() => /Spindle \S+ · up .+ · sample \d{4}-\d\d-\d\d \d\d:\d\d:\d\d/.test(
     document.querySelector('.ident').textContent));
-  // the problems tile lists the newest problems here: sdh's enclosure fault
+  // the dashboard lists the newest problems: sdh's enclosure fault
   const problems = page.locator('#dash-problems');
-  await page.locator('[data-tile="problems"]').click();
-  await page.waitForFunction(() => document.activeElement && document.activeElement.id === 'dash-problems');
   await problems.locator('.problem').first().waitFor();
   assert.match(await problems.locator('.problem').first().textContent(), /sdh/);
   assert.match(await problems.locator('.problem .badge').first().getAttribute('class'), /sev-/);
+  // and the problems tile opens the Problems page, where it is whole
+  await page.locator('[data-tile="problems"]').click();
+  await page.waitForSelector('body[data-ready="problems"]');
+  assert.match(await page.locator('.problem-card').first().textContent(), /sdh/);
+  await page.goBack();
+  await page.waitForSelector('body[data-ready="dashboard"]');
   // the LEDs tile follows the LEDs lit (from the live document)
   const file = box.locate_files[idOf('sda')];
   const path = `${HW}/${box.enclosure}/disk/${idOf('sda')}`;

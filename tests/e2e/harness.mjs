@@ -56,6 +56,9 @@
 //                      have), and at 390x844 for horizontal scrolling. opts: { axe: false, inPlace: true
 //                      (resize this page instead: keeps transient state, no touch),
 //                      expect: [[urlPart, status], ...] }.
+//   checkNoStrayText(page)
+//                      Throws if the page's text says null, undefined, NaN or [object
+//                      Object] (shots() runs it on every picture).
 //   login(page, base, user, password)
 //                      Logs in through the login form (base: open base/#/login first;
 //                      null: the form already shown) and waits for the next page's
@@ -346,6 +349,17 @@ async function checkNoSideScroll(page, file) {
     throw new Error(`${file}: horizontal scrolling at ${iw} px wide (content ${sw} px)`);
 }
 
+// No placeholder a bug leaves in the page's text: "null" or "undefined" (a null child given
+// to the DOM's own append()), "NaN", "[object Object]".
+export async function checkNoStrayText(page, where = page.url()) {
+  const text = await page.evaluate(() => document.body.innerText);
+  const m = /\b(null|undefined|NaN)\b|\[object Object\]/.exec(text);
+  if (m) {
+    const at = Math.max(0, m.index - 60);
+    throw new Error(`${where}: the page says "${m[0]}": …${text.slice(at, m.index + 60).replace(/\s+/g, ' ')}…`);
+  }
+}
+
 export async function shots(page, name, { axe: runAxe = true, inPlace = false, expect = [] } = {}) {
   mkdirSync(OUT, { recursive: true });
   const url = page.url();
@@ -359,6 +373,7 @@ export async function shots(page, name, { axe: runAxe = true, inPlace = false, e
       await page.emulateMedia({ colorScheme: dark ? 'dark' : 'light' });
       try {
         if (phone) await checkNoSideScroll(page, file);
+        await checkNoStrayText(page, file);
         if (runAxe && axeIt) await axe(page);
       } catch (e) {
         failures.push(`${variant}: ${e.message}`);
@@ -382,6 +397,7 @@ export async function shots(page, name, { axe: runAxe = true, inPlace = false, e
         await settle(p, ready);
         try {
           if (opts.phone) await checkNoSideScroll(p, file);
+          await checkNoStrayText(p, file);
           if (runAxe && axeIt) await axe(p);
         } catch (e) {
           failures.push(`${variant}: ${e.message}`);

@@ -8,6 +8,11 @@
 //   signal  an AbortSignal that fires when the user leaves the page
 //   ready() marks the page as showing its first data (body[data-ready=NAME])
 //   cleanup(fn) runs fn when the user leaves the page
+//   stash(fn)   fn() returns the page's unsaved state (JSON) to keep when the session
+//               expires; after the next login the same route gets it back as ctx.draft
+//   draft       that state, or null
+//   guard(fn)   fn() returns a question ("unsaved changes: leave?") while leaving would lose
+//               work, else null: a link, Back or a reload asks it first
 // render may be async; its errors are shown in the page.
 
 import { can, loggedIn, logout, onExpire, session } from './api.js';
@@ -23,11 +28,16 @@ const routes = {
     (p) => ({ new: 'bench-new', jobs: p.length > 1 ? 'job' : 'bench', compare: 'compare', sweeps: p.length > 1 ? 'sweep' : 'sweeps' })[p[0]] || 'bench',
   ],
   hardware: ['hardware', () => 'hardware'],
+  problems: ['problems', () => 'problems'],
   admin: ['admin', () => 'admin'],
 };
 
 const main = document.getElementById('main');
 let leave = null; // ends the current page
+let guard = null; // the current page's guard (ctx.guard), if it set one
+let shownHash = location.hash; // the route on screen (put back when a guard says stay)
+let stash = null; // the current page's ctx.stash
+const DRAFT = 'spindle.draft'; // sessionStorage: {route, state} kept across a login
 
 export function parseRoute(hash = location.hash) {
   const raw = hash.replace(/^#\/?/, '');
@@ -42,10 +52,48 @@ export function go(route) {
   else location.hash = target;
 }
 
-function toLogin() {
+function toLogin(expired = false) {
+  guard = null; // the session ended: nothing can be saved now, but it can be kept
   const here = parseRoute().raw;
   const next = here && !here.startsWith('login') ? here : '';
-  go(next ? `login?next=${encodeURIComponent(next)}` : 'login');
+  if (next && stash) {
+    try {
+      const state = stash();
+      if (state) sessionStorage.setItem(DRAFT, JSON.stringify({ route: next, state }));
+    } catch {
+      /* a page that cannot say its state loses it, as before */
+    }
+  }
+  stash = null;
+  const q = new URLSearchParams();
+  if (next) q.set('next', next);
+  if (expired) q.set('expired', '1');
+  const qs = q.toString();
+  go(qs ? `login?${qs}` : 'login');
+}
+
+// The state a page kept for this route when the session expired (once).
+function takeDraft(route) {
+  try {
+    const d = JSON.parse(sessionStorage.getItem(DRAFT) || 'null');
+    if (!d || d.route !== route) return null;
+    sessionStorage.removeItem(DRAFT);
+    return d.state;
+  } catch {
+    sessionStorage.removeItem(DRAFT);
+    return null;
+  }
+}
+
+// What the signed-in user may do, in a word: on a shared phone admin and monitor must not
+// look the same.
+function roleOf() {
+  const all = session.authorizations || [];
+  if (can('user:modify')) return { id: 'admin', label: 'admin', title: 'Administrator: may change users, roles and settings' };
+  const writes = all.filter((a) => /:(modify|run)$/.test(a));
+  if (!writes.length)
+    return { id: 'read-only', label: 'read-only', title: can('hardware:locate') ? 'May look at everything and light locator LEDs, nothing else' : 'May look, not change' };
+  return { id: 'operator', label: 'operator', title: `May also: ${writes.join(', ')}` };
 }
 
 function header() {
@@ -54,6 +102,11 @@ function header() {
   top.hidden = !inside;
   if (!inside) return;
   document.getElementById('who-name').textContent = session.user || '';
+  const role = roleOf();
+  const roleEl = document.getElementById('who-role');
+  roleEl.textContent = role.label;
+  roleEl.title = role.title;
+  roleEl.dataset.role = role.id;
   for (const a of top.querySelectorAll('[data-needs]')) a.hidden = !can(a.dataset.needs);
   const section = parseRoute().parts[0] || 'dashboard';
   for (const a of top.querySelectorAll('[data-nav]')) {
@@ -82,8 +135,11 @@ async function show() {
     controller.abort();
     for (const fn of cleanups.splice(0)) fn();
     leave = null;
+    guard = null;
+    stash = null;
   };
   document.getElementById('nav').classList.remove('open');
+  document.getElementById('top').classList.remove('menu-open');
   document.getElementById('nav-toggle').setAttribute('aria-expanded', 'false');
   header();
   clear(main);
@@ -103,6 +159,13 @@ async function show() {
       if (!controller.signal.aborted) document.body.dataset.ready = name;
     },
     cleanup: (fn) => cleanups.push(fn),
+    guard: (fn) => {
+      guard = fn;
+    },
+    stash: (fn) => {
+      stash = fn;
+    },
+    draft: loggedIn() ? takeDraft(parseRoute().raw) : null,
   };
   try {
     const mod = await import(`./pages/${route[0]}.js`);
@@ -114,7 +177,7 @@ async function show() {
   }
 }
 
-onExpire(toLogin);
+onExpire(() => toLogin(true));
 onTimeZone(() => show());
 
 document.getElementById('logout').addEventListener('click', async () => {
@@ -127,8 +190,40 @@ document.getElementById('utc-toggle').addEventListener('click', () => {
 document.getElementById('nav-toggle').addEventListener('click', (e) => {
   const nav = document.getElementById('nav');
   const open = nav.classList.toggle('open');
+  document.getElementById('top').classList.toggle('menu-open', open);
   e.currentTarget.setAttribute('aria-expanded', String(open));
 });
 
-window.addEventListener('hashchange', show);
+// Whatever scrolls into view (a field that refused, a disk's details) clears the sticky
+// header, whose height depends on the screen.
+const topBar = document.getElementById('top');
+new ResizeObserver(() => {
+  document.documentElement.style.scrollPaddingTop = topBar.hidden ? '' : `${topBar.offsetHeight + 8}px`;
+}).observe(topBar);
+
+// Leaving a page with work it would lose asks first; "stay" puts its route back in the
+// address bar without showing the page again.
+window.addEventListener('hashchange', () => {
+  const question = guard && guard();
+  // eslint-disable-next-line no-alert
+  if (question && !window.confirm(question)) {
+    history.replaceState(history.state, '', shownHash || '#/');
+    return;
+  }
+  shownHash = location.hash;
+  show();
+});
+window.addEventListener('beforeunload', (e) => {
+  if (guard && guard()) {
+    e.preventDefault();
+    e.returnValue = ''; // what older browsers look at
+  }
+});
+// A page may rewrite its own route (its window, its filters) without being shown anew.
+export function setRoute(route) {
+  const target = `#/${route.replace(/^#?\/?/, '')}`;
+  if (target === location.hash) return;
+  history.replaceState(history.state, '', target);
+  shownHash = target;
+}
 show();

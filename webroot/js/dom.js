@@ -82,6 +82,17 @@ export function toast(text, kind = 'info') {
 
 // ---- formats
 
+// Names in the order a person counts them: sda .. sdz, sdaa (a disk's letters are a number
+// written in letters), disk2 before disk10.
+const collator = new Intl.Collator('en', { numeric: true, sensitivity: 'base' });
+export function naturalCompare(a, b) {
+  const disk = /^(sd|vd|xvd|hd)([a-z]+)$/;
+  const x = disk.exec(String(a));
+  const y = disk.exec(String(b));
+  if (x && y && x[1] === y[1] && x[2].length !== y[2].length) return x[2].length - y[2].length;
+  return collator.compare(String(a), String(b));
+}
+
 const NBSP = '\u00a0';
 
 export function num(v, digits = 1) {
@@ -89,7 +100,7 @@ export function num(v, digits = 1) {
   const a = Math.abs(v);
   if (a >= 1e9) return `${(v / 1e9).toFixed(digits)}G`;
   if (a >= 1e6) return `${(v / 1e6).toFixed(digits)}M`;
-  if (a >= 1e4) return `${(v / 1e3).toFixed(digits)}k`;
+  if (a >= 1e3) return `${(v / 1e3).toFixed(digits)}k`; // 7.8k beside 35.3k: one form in a column
   return a >= 100 || Number.isInteger(v) ? String(Math.round(v)) : v.toFixed(digits);
 }
 

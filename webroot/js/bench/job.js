@@ -76,7 +76,7 @@ function dl(rows, cls) {
 
 function perSecond(dirs) {
   const iops = chartBox('IOPS per second', 'bench-iops');
-  const p99 = chartBox('p99 latency per second (ms)', 'bench-p99');
+  const p99 = chartBox('p99 latency per second', 'bench-p99');
   iops.fig.append(legend(dirs.map((d) => `${d} IOPS`)));
   p99.fig.append(legend(dirs.map((d) => `${d} p99`)));
   const wrap = h('div', { class: 'bench-charts' }, iops.fig, p99.fig);
@@ -300,6 +300,12 @@ export async function render(main, ctx) {
   let job = await loadJob(id, ctx.signal);
 
   const badge = h('span', { id: 'bench-state' }, stateBadge(job.state));
+  let shownState = job.state;
+  const showState = () => {
+    if (job.state === shownState) return;
+    shownState = job.state;
+    badge.replaceChildren(stateBadge(job.state));
+  };
   const times = h('p', { class: 'muted bench-times' });
   const status = h('div', { class: 'bench-status', id: 'bench-status' });
   const resultBox = h('div', { id: 'bench-result-box' });
@@ -393,7 +399,7 @@ export async function render(main, ctx) {
   const showEnd = async () => {
     clearInterval(ticker);
     clear(status);
-    badge.replaceChildren(stateBadge(job.state));
+    showState();
     drawTimes();
     drawEnv();
     if (job.reason) {
@@ -442,6 +448,12 @@ export async function render(main, ctx) {
         eta = o.eta_s;
         etaAt = Date.now();
         if (!job.started) job.started = new Date(Date.now() - o.t_s * 1000).toISOString();
+        if (job.state === 'queued') {
+          // its seconds come in: it runs (the job's own record says so at its next load)
+          job.state = 'running';
+          showState();
+          drawTimes();
+        }
         if (!job.environment && !envAsked) {
           // it has started, so its environment is stored
           envAsked = true;
@@ -469,6 +481,7 @@ export async function render(main, ctx) {
       eta = job.eta_s;
       etaAt = Date.now();
       bar.value = job.progress_pct || 0;
+      showState();
       drawEnv();
       tick();
     }

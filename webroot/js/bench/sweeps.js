@@ -5,7 +5,7 @@
 // while it runs. Both refresh while a sweep is live.
 
 import { can, del, get, seg } from '../api.js';
-import { clear, h, num, timeEl, toast } from '../dom.js';
+import { append, clear, h, num, timeEl, toast } from '../dom.js';
 import { BASE, nsText, stateBadge } from './common.js';
 
 const REFRESH_MS = 3000;
@@ -138,7 +138,7 @@ async function one(main, ctx, id) {
         .map((r) => r.job),
     );
     clear(tableWrap);
-    tableWrap.append(
+    append(tableWrap, [
       h(
         'table',
         { class: 'stack sweep-table', id: 'sweep-table' },
@@ -161,7 +161,7 @@ async function one(main, ctx, id) {
         ),
       ),
       done.length >= 2 ? h('p', {}, h('a', { href: `#/bench/compare?ids=${done.join(',')}&baseline=${done[0]}`, id: 'sweep-compare', text: `Compare its ${done.length} finished runs` })) : null,
-    );
+    ]);
   };
 
   const load = async () => {

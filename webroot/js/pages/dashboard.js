@@ -8,8 +8,9 @@
 
 import { get } from '../api.js';
 import { sparkline } from '../spark.js';
-import { bytes, duration, h, ms, num, pct, time } from '../dom.js';
+import { bytes, duration, h, ms, num, pct, time, timeEl } from '../dom.js';
 import { subscribe } from '../live.js';
+import { component, hardwareRoute, loadProblems, locateButton, severityBadge, severityClass } from '../problems.js';
 
 const HISTORY = 60; // samples kept for tiles the server sends no sparkline for (yet)
 const STALE_MS = 15000; // no document for this long: say the numbers are old
@@ -71,7 +72,10 @@ const FIGURES = {
     const c = doc.cpu_pct;
     if (!c) return null;
     const n = isNum(doc.ncpus) ? ` · ${doc.ncpus} CPUs` : '';
-    return { value: pct(c.busy, 0), sub: `user ${pct(c.user, 0)} · sys ${pct(c.system, 0)}${n}`, point: c.busy };
+    // Waiting on I/O is idle time here (the CPU could run something); cpu.utilization, the
+    // worksheet this tile opens, counts it as not idle: say so when it makes a difference.
+    const wait = isNum(c.iowait) && c.iowait >= 0.5 ? ` · iowait ${pct(c.iowait, 0)}, not counted` : '';
+    return { value: pct(c.busy, 0), sub: `user ${pct(c.user, 0)} · sys ${pct(c.system, 0)}${wait}${n}`, point: c.busy };
   },
   memory(doc) {
     const m = doc.mem_bytes;
@@ -158,7 +162,7 @@ function tileDefs() {
     { name: 'nic', label: 'Network' },
     { name: 'jobs', label: 'Benchmark jobs', href: '#/bench' },
     { name: 'leds', label: 'Locator LEDs lit', href: '#/hardware' },
-    { name: 'problems', label: 'Problems', section: 'problems' },
+    { name: 'problems', label: 'Problems', href: '#/problems' },
   ];
 }
 
@@ -240,15 +244,87 @@ function chooseDatasets(list) {
   return out;
 }
 
-function severityClass(sev) {
-  return `sev-${String(sev || '').toLowerCase().replace(/[^a-z]/g, '')}`;
+// The line above everything: the worst open problem whole, with its component and a Locate
+// button, or "All good" and when the box was last looked at. On a phone it is the first
+// thing on the screen, so bad news is never below the fold.
+function statusLine(signal) {
+  const headline = h('div', { class: 'status-main', 'aria-live': 'polite' });
+  const extra = h('div', { class: 'status-extra' });
+  const el = h('section', { class: 'status-line', id: 'dash-status', 'aria-label': 'Health' }, headline, extra);
+  let key = null;
+  let loading = false;
+  let again = false;
+
+  const good = () => {
+    el.dataset.state = 'ok';
+    delete el.dataset.severity;
+    headline.replaceChildren(h('span', { class: 'status-ok', 'aria-hidden': 'true', text: '✓' }), h('strong', { text: 'All good' }), ' · no open problems');
+  };
+  const bad = (worst, total) => {
+    el.dataset.state = 'problem';
+    el.dataset.severity = worst.severity || '';
+    const c = component(worst);
+    const where = c && (c.label || c.chassis);
+    const route = c && hardwareRoute(c.href);
+    headline.replaceChildren(
+      severityBadge(worst.severity),
+      h('span', { class: 'status-text', id: 'dash-status-text', text: worst.description }),
+    );
+    extra.replaceChildren(
+      where ? h('span', { class: 'status-where' }, route ? h('a', { href: route, class: 'mono', text: where }) : h('span', { class: 'mono', text: where })) : null,
+      c ? locateButton(c.href, where || 'the component', signal) : null,
+      h('a', { href: '#/problems', id: 'dash-status-more', text: total > 1 ? `All ${total} problems` : 'Details' }),
+    );
+  };
+  const load = async (total) => {
+    if (loading) {
+      again = true;
+      return;
+    }
+    loading = true;
+    try {
+      const list = await loadProblems(signal);
+      if (list.length) bad(list[0], list.length);
+      else good();
+    } catch (e) {
+      if (e.name !== 'AbortError' && e.status !== 401) {
+        // the count is known even when the list is not
+        el.dataset.state = 'problem';
+        headline.replaceChildren(h('strong', { text: `${total} open problem${total === 1 ? '' : 's'}` }));
+        extra.replaceChildren(h('a', { href: '#/problems', text: 'Details' }));
+      }
+    } finally {
+      loading = false;
+      if (again) {
+        again = false;
+        load(total);
+      }
+    }
+  };
+  return {
+    el,
+    update(doc) {
+      if (!isNum(doc.problems)) return;
+      const now = JSON.stringify([doc.problems, (doc.problems_recent || []).map((p) => p.id)]);
+      if (now !== key) {
+        key = now;
+        if (doc.problems === 0) {
+          good();
+          extra.replaceChildren(h('span', { class: 'muted', id: 'dash-status-checked' }));
+        } else load(doc.problems);
+      }
+      const checked = el.querySelector('#dash-status-checked');
+      if (checked && doc.time) checked.replaceChildren('checked ', timeEl(doc.time, { date: false }));
+    },
+  };
 }
 
 // The newest open problems: from the document when it lists them, else asked for.
 function problemsSection(signal) {
   const count = h('span', { class: 'muted' });
   const list = h('ul', { class: 'problem-list' });
-  const more = h('p', { class: 'muted', hidden: true });
+  const moreLink = h('a', { href: '#/problems' });
+  const more = h('p', { class: 'muted', hidden: true }, moreLink);
   const heading = h('h2', { id: 'dash-problems-h' }, 'Open problems ', count);
   const el = h('section', { class: 'dash-section', id: 'dash-problems', tabindex: '-1', 'aria-labelledby': heading.id }, heading, list, more);
   let shownFor = null; // the count the list was fetched for, when the document has no list
@@ -263,14 +339,14 @@ function problemsSection(signal) {
               'li',
               { class: 'problem', dataset: { problem: p.id } },
               h('span', { class: ['badge', severityClass(p.severity)], text: p.severity || 'Unknown' }),
-              h('span', { class: 'problem-summary', text: p.summary || '–' }),
+              h('a', { class: 'problem-summary', href: '#/problems', text: p.summary || '–' }),
             ),
           )
         : [h('li', { class: 'muted', text: total ? 'The list is not available.' : 'No open problems.' })]),
     );
     const rest = isNum(total) ? total - items.length : 0;
     more.hidden = !(rest > 0 && items.length);
-    more.textContent = `and ${rest} more`;
+    moreLink.textContent = `and ${rest} more on the Problems page`;
   }
 
   async function fetchList(total) {
@@ -364,10 +440,12 @@ export function render(main, ctx) {
   const tiles = tileDefs().map((d) => tile(d, focusSection));
   sections.problems = problemsSection(ctx.signal);
   sections.capacity = capacitySection();
+  const status = statusLine(ctx.signal);
 
   main.append(
     h('div', { class: 'dash-head' }, h('h1', { text: 'Dashboard' }), ident),
     stale,
+    status.el,
     h('div', { class: 'tiles' }, tiles.map((t) => t.el)),
     h('div', { class: 'dash-sections' }, sections.problems.el, sections.capacity.el),
   );
@@ -391,6 +469,7 @@ export function render(main, ctx) {
     const parts = [`Spindle ${doc.version || ''}`.trim(), `up ${duration(doc.uptime_s)}`];
     parts.push(doc.time ? `sample ${time(doc.time)}` : 'waiting for the first sample');
     ident.textContent = parts.join(' · ');
+    status.update(doc);
     for (const t of tiles) t.update(doc);
     sections.problems.update(doc);
     sections.capacity.update(doc);

@@ -10,6 +10,7 @@
 import { can, get, put, seg } from '../api.js';
 import { bytes, h, num, toast } from '../dom.js';
 import { subscribe } from '../live.js';
+import { setRoute } from '../app.js';
 
 const HW = '/api/hardware/v1/chassis';
 const REFRESH_MS = 30000;
@@ -49,6 +50,19 @@ function columns(n) {
   return 12;
 }
 
+// What each LED backend lights, in words (the API's name stays beside it).
+const BACKENDS = {
+  ses: 'the enclosure\u2019s slot LED',
+  leds: 'a LED of the kernel\u2019s',
+  ledctl: 'the controller\u2019s LED, through ledctl',
+  ipmi: 'the board\u2019s identify LED, through IPMI',
+  virtual: 'lights nothing physical: the state is only kept',
+};
+
+function backendText(name) {
+  return BACKENDS[name] ? `LED: ${name} (${BACKENDS[name]})` : `LED: ${name || 'unknown'}`;
+}
+
 // A locator: LED, switch, state word, backend and a place for the server's refusal.
 // target: {name, path, locate, led_backend, led_fault}; onChange(obj) gets the updated object.
 function locator(target, onChange) {
@@ -78,7 +92,7 @@ function locator(target, onChange) {
     dot.classList.toggle('on', obj.locate === true);
     word.textContent = obj.locate === true ? 'Locating' : obj.locate === false ? 'Off' : 'Unknown';
     word.classList.toggle('lit', obj.locate === true);
-    backend.textContent = `LED: ${obj.led_backend || 'unknown'}`;
+    backend.textContent = backendText(obj.led_backend);
     backend.title = obj.led_fault ? `Re-applying the LED at start-up failed: ${obj.led_fault}` : '';
     if (obj.led_fault && !error.textContent) error.textContent = obj.led_fault;
   }
@@ -195,14 +209,18 @@ function bay(chassis, d, onSelect, onLed) {
 }
 
 // One chassis: its header with its own locator, the bays, and the details of the chosen disk.
-function chassisCard(c, disks, onLed) {
+function chassisCard(c, disks, onLed, elsewhere = 0) {
   const headingId = nextId('chassis');
   const kind = c.kind === 'enclosure' || c.type === 'storage' ? 'Enclosure' : 'System';
   const title = c.display_name && c.display_name !== c.name ? `${c.name} · ${c.display_name}` : c.name || c.id;
   const meta = [
     [c.manufacturer || c.vendor, c.model].filter(Boolean).join(' '),
     c.serial ? `serial ${c.serial}` : null,
-    c.slot_count !== undefined ? `${c.disk_count} of ${c.slot_count} slots used` : `${c.disk_count} disk${c.disk_count === 1 ? '' : 's'}`,
+    c.slot_count !== undefined
+      ? `${c.disk_count} of ${c.slot_count} slots used`
+      : !c.disk_count && elsewhere
+        ? `no disks of its own; ${elsewhere} in the enclosure${elsewhere === 1 ? '' : 's'} below`
+        : `${c.disk_count} disk${c.disk_count === 1 ? '' : 's'}`,
   ].filter(Boolean);
   const fault = h('span', { class: 'badge sev-critical', text: 'Faulted disk', hidden: !c.faulted });
   const loc = locator({ name: c.name || c.id, path: `${HW}/${seg(c.id)}`, locate: c.locate, led_backend: c.led_backend, led_fault: c.led_fault }, (obj) => {
@@ -233,6 +251,9 @@ function chassisCard(c, disks, onLed) {
     b.open.setAttribute('aria-expanded', 'true');
     showPanel(b);
     panel.hidden = false;
+    // The details are under the whole grid: bring them into view (on a phone they are a
+    // screen or more below the bay that was tapped).
+    panel.scrollIntoView({ block: 'nearest' });
   };
   const ordered = disks.slice().sort((a, b) => (c.slot_count !== undefined ? slotNumber(a) - slotNumber(b) : 0));
   const bays = ordered.map((d) => bay(c, d, select, onLed));
@@ -257,7 +278,17 @@ function chassisCard(c, disks, onLed) {
   );
   return {
     el,
+    bays,
     ids: disks.map((d) => d.id).sort().join(' '),
+    // Opens the details of the disk with this id (a link from a problem); false if none.
+    show(diskId) {
+      const b = bays.find((x) => x.disk.id === diskId);
+      if (!b) return false;
+      if (selected !== b) select(b);
+      b.open.focus({ preventScroll: true });
+      panel.scrollIntoView({ block: 'nearest' });
+      return true;
+    },
     update(cNew, disksNew) {
       loc.update(cNew);
       if (!loc.busy) el.classList.toggle('led-lit', cNew.locate === true);
@@ -283,7 +314,22 @@ export async function render(main, ctx) {
     ? null
     : h('p', { class: 'muted', text: 'Your role may look at the hardware but not change locator LEDs.' });
   const body = h('div', { class: 'chassis-list' });
-  main.append(h('div', { class: 'toolbar' }, h('h1', { text: 'Hardware' }), h('span', { class: 'spacer' }), lit, refresh), ...[note, body].filter(Boolean));
+  // A box of many disks: find one by name, bay, serial or model; only the faulted; only
+  // the lit. Bays that do not match are hidden, chassis without a match folded away.
+  const search = h('input', { type: 'search', id: 'hw-search', placeholder: 'sdc, HDD 3, serial…', autocomplete: 'off', spellcheck: 'false' });
+  const onlyFaulted = h('input', { type: 'checkbox', id: 'hw-faulted' });
+  const onlyLit = h('input', { type: 'checkbox', id: 'hw-lit' });
+  const shown = h('span', { class: 'muted', id: 'hw-shown' });
+  const filters = h(
+    'div',
+    { class: 'toolbar hw-filters', role: 'search', 'aria-label': 'Find disks' },
+    h('label', { for: 'hw-search', class: 'visually-hidden', text: 'Find a disk by name, bay, serial or model' }),
+    search,
+    h('label', { class: 'check' }, onlyFaulted, 'Faulted only'),
+    h('label', { class: 'check' }, onlyLit, 'Locating only'),
+    shown,
+  );
+  main.append(h('div', { class: 'toolbar' }, h('h1', { text: 'Hardware' }), h('span', { class: 'spacer' }), lit, refresh), ...[note, filters, body].filter(Boolean));
 
   let cards = [];
   const countLit = () => {
@@ -292,10 +338,44 @@ export async function render(main, ctx) {
     lit.classList.toggle('on', n > 0);
   };
 
+  // The filters, from the route (#/hardware?q=sdc&faulted=1&lit=1) and into it.
+  search.value = ctx.query.get('q') || '';
+  onlyFaulted.checked = ctx.query.get('faulted') === '1';
+  onlyLit.checked = ctx.query.get('lit') === '1';
+  function applyFilters() {
+    const q = search.value.trim().toLowerCase();
+    const any = q || onlyFaulted.checked || onlyLit.checked;
+    let match = 0;
+    let all = 0;
+    for (const { card } of cards) {
+      let here = 0;
+      for (const b of card.bays) {
+        const d = b.disk;
+        all++;
+        const text = [d.device, d.label, d.slot, d.serial, d.model, d.wwid, d.id].filter(Boolean).join(' ').toLowerCase();
+        const ok = (!q || text.includes(q)) && (!onlyFaulted.checked || !!d.faulted) && (!onlyLit.checked || b.el.classList.contains('led-lit'));
+        b.el.hidden = !ok;
+        if (ok) here++;
+      }
+      match += here;
+      card.el.hidden = !!any && !here;
+    }
+    shown.textContent = any ? `${match} of ${all} bays shown` : '';
+    const p = new URLSearchParams();
+    if (q) p.set('q', search.value.trim());
+    if (onlyFaulted.checked) p.set('faulted', '1');
+    if (onlyLit.checked) p.set('lit', '1');
+    for (const k of ['chassis', 'disk']) if (ctx.query.get(k)) p.set(k, ctx.query.get(k));
+    setRoute(p.toString() ? `hardware?${p}` : 'hardware');
+  }
+  for (const el of [search, onlyFaulted, onlyLit]) el.addEventListener('input', applyFilters);
+
   function build(items) {
-    cards = items.map(({ c, disks }) => ({ id: c.id, card: chassisCard(c, disks, countLit) }));
+    const all = items.reduce((n, it) => n + it.disks.filter((d) => d.present !== false).length, 0);
+    cards = items.map(({ c, disks }) => ({ id: c.id, card: chassisCard(c, disks, countLit, all - disks.length) }));
     body.replaceChildren(...cards.map((x) => x.card.el));
     countLit();
+    applyFilters();
   }
 
   // Fresh states in place; a chassis or disk that came or went rebuilds the page.
@@ -311,6 +391,7 @@ export async function render(main, ctx) {
       if (same) items.forEach((it, i) => cards[i].card.update(it.c, it.disks));
       else build(items);
       countLit();
+      if (onlyFaulted.checked || onlyLit.checked) applyFilters();
     } catch (e) {
       if (e.name !== 'AbortError' && e.status !== 401) toast(`Cannot read the hardware: ${e.details || e.message}`, 'error');
     } finally {
@@ -320,6 +401,12 @@ export async function render(main, ctx) {
   refresh.addEventListener('click', reload);
 
   build(await load(ctx.signal));
+  // #/hardware?chassis=ID&disk=ID (a problem's component): that disk's details open, or
+  // that chassis in view.
+  const wantChassis = ctx.query.get('chassis');
+  const wantDisk = ctx.query.get('disk');
+  const target = cards.find((x) => x.id === wantChassis) || (wantDisk ? cards.find((x) => x.card.ids.split(' ').includes(wantDisk)) : null);
+  if (target && !(wantDisk && target.card.show(wantDisk))) target.card.el.scrollIntoView({ block: 'start' });
   ctx.ready();
 
   // Someone else lighting an LED, or a disk faulting, shows up in the dashboard document;
