@@ -75,7 +75,8 @@ test('a session revoked by the server lands on login, and login returns to the p
   assert.equal(r.status, 204);
   // The events stream ends at its next tick and its reconnection is refused (~3 s).
   await page.waitForSelector('body[data-ready="login"]', { timeout: 15000 });
-  assert.match(page.url(), /#\/login\?next=dashboard$/);
+  assert.match(page.url(), /#\/login\?next=dashboard&expired=1$/);
+  assert.match(await page.locator('#login-expired').textContent(), /session expired/);
   assert.equal(await tokenOf(page), null);
   await login(page, null, 'admin', box.admin_password);
   await page.waitForSelector('body[data-ready="dashboard"]');
@@ -87,7 +88,7 @@ test('a session revoked by the server lands on login, and login returns to the p
   assert.equal((await access('DELETE', { token: await tokenOf(page) })).status, 204);
   await page.reload();
   await page.waitForSelector('body[data-ready="login"]');
-  assert.match(page.url(), /#\/login\?next=hardware$/);
+  assert.match(page.url(), /#\/login\?next=hardware&expired=1$/);
   await login(page, null, 'admin', box.admin_password);
   await page.waitForSelector('body[data-ready="hardware"]');
 });

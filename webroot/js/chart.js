@@ -8,7 +8,7 @@
 //   c.destroy();
 
 import uPlot from '/vendor/uplot-1.6.32.esm.js';
-import { num, prefs } from './dom.js';
+import { append, clear, h, num, prefs, time as timeText } from './dom.js';
 
 export { uPlot };
 
@@ -44,6 +44,48 @@ export function timeTicks(u, splits, axisIdx, space, incr) {
     if (incr >= 86400) return day.slice(5) + (newDay && splits[0] === ts ? `\n${d.getFullYear()}` : '');
     return newDay ? `${clock}\n${day.slice(5)}` : clock;
   });
+}
+
+const TIP_ROWS = 10; // series named in the readout at most (the largest, when more)
+
+// The readout under the cursor (a tap on a touch screen puts the cursor there and leaves
+// it): the time, then each shown series' value at it, in the chart's units. Text only;
+// hidden from screen readers, which have the legend's tables.
+function readout(u, yFormat, xText) {
+  const tip = h('div', { class: 'chart-tip', hidden: true, 'aria-hidden': 'true' });
+  u.over.append(tip);
+  return () => {
+    const i = u.cursor.idx;
+    if (i === null || i === undefined || u.cursor.left < 0) {
+      tip.hidden = true;
+      return;
+    }
+    const rows = [];
+    for (let s = 1; s < u.series.length; s++) {
+      const v = u.data[s] ? u.data[s][i] : null;
+      if (u.series[s].show && v !== null && v !== undefined) rows.push([s, v]);
+    }
+    if (rows.length > TIP_ROWS) rows.sort((a, b) => b[1] - a[1]);
+    const shown = rows.slice(0, TIP_ROWS);
+    append(clear(tip), [
+      h('div', { class: 'chart-tip-x', text: xText(u.data[0][i]) }),
+      ...shown.map(([s, v]) => {
+        const sw = h('span', { class: 'chart-tip-sw' });
+        const stroke = u.series[s]._stroke || u.series[s].stroke;
+        if (typeof stroke === 'string') sw.style.setProperty('--swatch', stroke);
+        return h('div', { class: 'chart-tip-row', dataset: { series: String(s - 1) } }, sw, h('span', { class: 'chart-tip-label', text: u.series[s].label }), h('span', { class: 'chart-tip-value', text: yFormat(v) }));
+      }),
+      rows.length > shown.length ? h('div', { class: 'chart-tip-more', text: `and ${rows.length - shown.length} more` }) : null,
+      rows.length ? null : h('div', { class: 'chart-tip-more', text: 'no sample' }),
+    ]);
+    tip.hidden = false;
+    const w = tip.offsetWidth;
+    const room = u.over.clientWidth;
+    let left = u.cursor.left + 14;
+    if (left + w > room) left = Math.max(0, u.cursor.left - 14 - w);
+    tip.style.left = `${left}px`;
+    tip.style.top = `${Math.max(0, Math.min(u.cursor.top + 14, u.over.clientHeight - tip.offsetHeight))}px`;
+  };
 }
 
 // opts:
@@ -82,8 +124,14 @@ export function chart(el, opts = {}) {
       value: (u, v) => (v === null || v === undefined ? '–' : yFormat(v)),
     })),
   ];
-  const make = (list, data) =>
-    new uPlot(
+  const make = (list, data) => {
+    let showReadout = () => {};
+    // A tap leaves the readout where it was tapped (the page moving under the finger, or
+    // the browser's own mouse events after a tap, would otherwise hide it) until a tap or
+    // click elsewhere.
+    let pinned = false;
+    let unpin = null;
+    return new uPlot(
       {
         width: width(),
         height: opts.height || 220,
@@ -104,6 +152,11 @@ export function chart(el, opts = {}) {
         cursor: {
           sync: opts.syncKey ? { key: opts.syncKey, setSeries: false } : undefined,
           drag: { x: !!opts.onSelect, y: false, setScale: false },
+          bind: {
+            mouseleave: (self, targ, handler) => (e) => {
+              if (!pinned && e.target === targ) handler(e);
+            },
+          },
           focus: { prox: 16 },
         },
         focus: { alpha: 0.3 },
@@ -113,6 +166,23 @@ export function chart(el, opts = {}) {
           { ...axis, size: 60, values: (u, vals) => vals.map((v) => yFormat(v)) },
         ],
         hooks: {
+          init: [
+            (u) => {
+              showReadout = readout(u, yFormat, (x) => (time ? timeText(x) : opts.xFormat ? opts.xFormat(x) : num(x)));
+              u.over.addEventListener('pointerdown', (e) => {
+                pinned = e.pointerType === 'touch';
+              });
+              unpin = (e) => {
+                if (!pinned || u.over.contains(e.target)) return;
+                pinned = false;
+                u.setCursor({ left: -10, top: -10 });
+              };
+              document.addEventListener('pointerdown', unpin, true);
+            },
+          ],
+          destroy: [() => document.removeEventListener('pointerdown', unpin, true)],
+          setCursor: [() => showReadout()],
+          setData: [() => showReadout()], // live data moves under a still cursor
           setSelect: [
             (u) => {
               if (!opts.onSelect || u.select.width < 5) return;
@@ -127,6 +197,7 @@ export function chart(el, opts = {}) {
       data || [[], ...list.map(() => [])],
       el,
     );
+  };
   let u = make(spec);
   const ro = new ResizeObserver(() => {
     const w = width();

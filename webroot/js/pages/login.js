@@ -20,8 +20,16 @@ export function render(main, ctx) {
   const user = field('login-user', 'User name', h('input', { name: 'user', autocomplete: 'username', required: true, autocapitalize: 'none', spellcheck: 'false' }));
   const pass = field('login-password', 'Password', h('input', { name: 'password', type: 'password', autocomplete: 'current-password', required: true }));
   const error = h('p', { id: 'login-error', class: 'error', role: 'alert' });
+  // Sent here because the session ended under the user's feet: say so, and that the page
+  // (with what was not saved on it) comes back after logging in.
+  const next = ctx.query.get('next');
+  const expired = ctx.query.get('expired') === '1'
+    ? h('p', { class: 'note', id: 'login-expired', role: 'status' },
+        'Your session expired. ',
+        next ? 'Log in again to go back to where you were, with what you had not saved.' : 'Log in again.')
+    : null;
   const submit = h('button', { type: 'submit', class: 'primary', text: 'Log in' });
-  const form = h('form', { class: 'login card', novalidate: true }, h('h1', { text: 'Spindle' }), h('p', { class: 'muted', text: 'Storage management console' }), user.wrap, pass.wrap, error, submit);
+  const form = h('form', { class: 'login card', novalidate: true }, h('h1', { text: 'Spindle' }), h('p', { class: 'muted', text: 'Storage management console' }), expired, user.wrap, pass.wrap, error, submit);
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     error.textContent = '';
@@ -33,7 +41,6 @@ export function render(main, ctx) {
     submit.disabled = true;
     try {
       await login(user.input.value, pass.input.value);
-      const next = ctx.query.get('next');
       go(next && !next.startsWith('login') ? next : 'dashboard');
     } catch (e) {
       error.textContent = message(e);

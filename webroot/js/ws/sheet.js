@@ -11,9 +11,9 @@
 // (heat.js), as the appliance draws them; the others are lines.
 
 import { ApiError, can, get, post, put, seg, session } from '../api.js';
-import { bytes, download, h, ms, num, timeEl, toast } from '../dom.js';
+import { append, bytes, download, h, ms, naturalCompare, num, timeEl, toast } from '../dom.js';
 import { chart, colour } from '../chart.js';
-import { go } from '../app.js';
+import { go, setRoute } from '../app.js';
 import { askName, chooseKeys } from './dialog.js';
 import { heatKind, rangeText as bucketText } from './buckets.js';
 import { heatChart } from './heat.js';
@@ -92,6 +92,9 @@ export async function renderSheet(main, ctx) {
     ws = wsDoc.worksheet;
   }
   const edit = isNew ? mayModify() : mayEdit(ws);
+  // What was on the page, unsaved, when the session expired: back as it was.
+  const draft = edit && ctx.draft && Array.isArray(ctx.draft.datasets) ? ctx.draft : null;
+  if (draft) ws = { ...ws, datasets: draft.datasets };
   const syncKey = `ws-${++sheetSeq}`;
   const view = {
     live: true,
@@ -99,7 +102,29 @@ export async function renderSheet(main, ctx) {
     end: null, // paused: the window's end, epoch seconds
     edge: null, // the server's newest sample + 1, as last seen
   };
-  let dirty = isNew && ws.datasets.length > 0;
+  // The window from the route (a reload, a bookmark, a link someone sent): ?seconds=N and,
+  // paused, &end=T (epoch seconds).
+  const qSeconds = Number(ctx.query.get('seconds'));
+  if (Number.isInteger(qSeconds) && qSeconds > 0) view.seconds = Math.min(allSeconds, Math.max(MIN_SECONDS, qSeconds));
+  const qEnd = Number(ctx.query.get('end'));
+  if (ctx.query.has('end') && Number.isInteger(qEnd) && qEnd > 0) {
+    view.live = false;
+    view.end = qEnd;
+  }
+  // ... and back into the route whenever it changes, so a reload keeps it.
+  const routeNow = () => {
+    const q = new URLSearchParams();
+    if (!ws.uuid && ctx.query.get('dataset')) q.set('dataset', ctx.query.get('dataset'));
+    // the worksheet's own window, live, needs no words in the address
+    const own = (ws.datasets[0] && ws.datasets[0].seconds) || DEFAULT_SECONDS;
+    if (view.seconds !== own || !view.live) q.set('seconds', String(view.seconds));
+    if (!view.live && view.end !== null) q.set('end', String(view.end));
+    const qs = q.toString();
+    return `worksheets/${ws.uuid ? seg(ws.uuid) : 'new'}${qs ? `?${qs}` : ''}`;
+  };
+  let dirty = (isNew && ws.datasets.length > 0) || !!draft;
+  ctx.stash(() => (dirty && edit ? { datasets: body().datasets } : null));
+  ctx.guard(() => (dirty && edit ? `${ws.name ? `“${ws.name}”` : 'This worksheet'} has unsaved changes. Leave it and lose them?` : null));
   const charts = [];
 
   // ---- the head: name, owner, and what can be done with it
@@ -161,7 +186,7 @@ export async function renderSheet(main, ctx) {
       const samples = Array.isArray(doc.data) ? doc.data : doc.data ? [doc.data] : [];
       const names = new Set();
       for (const s of samples) for (const kv of (s && s.data && s.data.data) || []) names.add(kv.key);
-      diskSel.append(...[...names].sort().map((n) => h('option', { value: n, text: n })));
+      diskSel.append(...[...names].sort(naturalCompare).map((n) => h('option', { value: n, text: n })));
     } catch (err) {
       if (err.name !== 'AbortError') disksAsked = false; /* asked again next time */
     }
@@ -294,6 +319,8 @@ export async function renderSheet(main, ctx) {
       view.end = Number.isFinite(end) ? Math.round(clampEnd(end)) : null;
       view.live = view.end === null;
     }
+    if (view.live) view.end = null;
+    setRoute(routeNow());
     showTimebar();
     refresh();
   }
@@ -364,7 +391,7 @@ export async function renderSheet(main, ctx) {
     if (keysBtn) {
       keysBtn.addEventListener('click', async () => {
         const seen = c.shaped ? collapse(c.shaped.keys, 0).map((s) => s.key) : [];
-        const keys = [...c.view.drilldowns, ...seen.filter((k) => !c.view.drilldowns.includes(k))];
+        const keys = [...c.view.drilldowns, ...seen.filter((k) => !c.view.drilldowns.includes(k)).sort(naturalCompare)];
         const chosen = await chooseKeys({ title: `Keys of ${dsView.name}`, keys, chosen: c.view.drilldowns });
         keysBtn.focus();
         if (chosen === null) return;
@@ -680,7 +707,7 @@ export async function renderSheet(main, ctx) {
         });
         if (!w) return;
         saved(w);
-        history.replaceState(null, '', `#/worksheets/${seg(w.uuid)}`);
+        setRoute(routeNow());
         toast(`Saved “${w.name}”.`);
         return;
       }
@@ -707,13 +734,16 @@ export async function renderSheet(main, ctx) {
   if (cloneBtn) {
     cloneBtn.addEventListener('click', async () => {
       const w = await cloneWorksheet(ws.uuid, ws.name, body().datasets);
-      if (w) go(`worksheets/${seg(w.uuid)}`);
+      if (!w) return;
+      dirty = false; // the clone holds the changes
+      go(`worksheets/${seg(w.uuid)}`);
     });
   }
   if (deleteBtn) {
     deleteBtn.addEventListener('click', async () => {
       if (await deleteWorksheet(ws.uuid, ws.name)) {
         toast(`Deleted “${ws.name}”.`);
+        dirty = false;
         go('worksheets');
       }
     });
@@ -722,7 +752,7 @@ export async function renderSheet(main, ctx) {
 
   // ---- the page
 
-  main.append(
+  append(main, [
     h('nav', { class: 'ws-crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: '#/worksheets', text: 'Worksheets' })),
     h('div', { class: 'ws-head' },
       h('div', { class: 'ws-head-text' }, title, meta),
@@ -731,12 +761,13 @@ export async function renderSheet(main, ctx) {
     timebar,
     empty,
     stack,
-  );
+  ]);
   showHead();
   showTimebar();
   for (const v of ws.datasets) addChart(v);
   empty.hidden = charts.length > 0;
   if (edit && !charts.length) toggleAdd(true);
+  if (draft) toast('Your unsaved changes are back: save them to keep them.');
   if (!charts.some((c) => catalog.has(c.view.name))) markReady();
   await refresh();
 }
