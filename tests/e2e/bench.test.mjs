@@ -110,6 +110,8 @@ test('a short job: live progress, then its result', async (t) => {
   assert.ok(await page.getByRole('button', { name: 'Cancel run' }).isVisible());
   await page.waitForFunction(() => Number(document.querySelector('.bench-charts').dataset.points) >= 1, null, { timeout: RUN_MS });
   assert.match(await page.locator('#bench-elapsed').textContent(), /\d+s|queue/);
+  // its seconds come in: the badge says running (it said queued for the whole run once)
+  await page.waitForFunction(() => ['running', 'done'].includes(document.querySelector('#bench-state').textContent.trim()), null, { timeout: 3000 });
   // one picture while it runs (the four of shots() take longer than the run), and axe
   mkdirSync(OUT, { recursive: true });
   await page.screenshot({ path: join(OUT, 'bench-job-live-desktop-light.png'), fullPage: true });
@@ -208,6 +210,34 @@ test('a second run compared with the first', async (t) => {
   await page.waitForFunction((id) => location.hash.endsWith(`baseline=${id}`), second);
   await page.waitForSelector('body[data-ready="compare"]');
   assert.match(await page.locator('#bench-compare-table thead').textContent(), /e2e-b\s*baseline/);
+});
+
+test('run again with changes: the form filled from a run, past the page cache by default', async (t) => {
+  assert.ok(first, 'the first run exists');
+  const page = await newPage(t);
+  await loginTo(page, 'bench/new');
+  await page.waitForSelector('body[data-ready="bench-new"]');
+  // a plain pattern starts with Direct I/O on
+  await page.selectOption('#bench-pattern', 'randread');
+  assert.ok(await page.isChecked('#bench-direct'), 'Direct I/O is on for a new plain run');
+
+  await open(page, `#/bench/jobs/${first}`, 'job');
+  await page.getByRole('link', { name: 'Run again with changes' }).click();
+  await page.waitForSelector('body[data-ready="bench-new"]');
+  assert.match(page.url(), new RegExp(`#/bench/new\\?from=${first}$`));
+  assert.equal(await page.locator('#bench-pattern').inputValue(), 'slob');
+  assert.equal(await page.getByLabel('Label').inputValue(), 'e2e-a');
+  assert.equal(await page.getByLabel('Sessions').inputValue(), '2');
+  assert.match(await page.locator('h1').textContent(), new RegExp(`from run #${first}`));
+  await page.getByLabel('Label').fill('e2e-again');
+  await page.getByRole('button', { name: 'Start run' }).click();
+  await page.waitForSelector('body[data-ready="job"]');
+  const again = Number(/#\/bench\/jobs\/(\d+)/.exec(page.url())[1]);
+  assert.ok(again > first);
+  const doc = await (await fetch(`${box.http}${JOBS}/${again}`, { headers: { Authorization: `Basic ${Buffer.from(`admin:${box.admin_password}`).toString('base64')}` } })).json();
+  assert.equal(doc.job.spec.label, 'e2e-again');
+  assert.equal(doc.job.spec.sessions, 2);
+  await page.waitForSelector('#bench-result', { timeout: RUN_MS });
 });
 
 test('a sweep: its table fills, its knee is explained, its runs compare', async (t) => {

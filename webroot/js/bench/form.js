@@ -7,7 +7,7 @@
 import { ApiError, can, get, post } from '../api.js';
 import { field, h, showFault } from '../dom.js';
 import { go } from '../app.js';
-import { BASE } from './common.js';
+import { BASE, loadJob } from './common.js';
 
 const PLAIN = {
   randread: 'Random reads by reader threads',
@@ -181,9 +181,12 @@ export async function render(main, ctx) {
       if (lab && c.f.alias) lab.textContent = keyFor(c.f, p) === c.f.key ? c.f.label : `${c.f.label} (${keyFor(c.f, p)})`;
     }
     if (fromExample) {
-      // a preset starts from its example, kept short and small: a test run, not a study
+      // a preset starts from its example, kept short and small: a test run, not a study;
+      // past the page cache unless it says otherwise (through the cache, a first 8k random
+      // read measures memory, not the disks)
       const ex = preset ? { ...preset.example } : {};
       delete ex.pattern;
+      if (ex.direct === undefined) ex.direct = true;
       fill(ex);
     }
     showFault(null, faultFields, fallback);
@@ -191,6 +194,23 @@ export async function render(main, ctx) {
   pattern.input.addEventListener('change', () => choose(true));
   pattern.input.value = ctx.query.get('pattern') && (byName[ctx.query.get('pattern')] || PLAIN[ctx.query.get('pattern')]) ? ctx.query.get('pattern') : presets[0].name;
   choose(true);
+  // #/bench/new?from=ID: run again with changes, the form filled with that run's spec
+  const from = ctx.query.get('from');
+  if (/^[1-9]\d*$/.test(from || '')) {
+    try {
+      const job = await loadJob(from, ctx.signal);
+      if (job.spec && (byName[job.spec.pattern] || PLAIN[job.spec.pattern])) {
+        pattern.input.value = job.spec.pattern;
+        choose(false);
+        fill(job.spec);
+        main.querySelector('h1').textContent = `New run from run #${job.id}`;
+        if (controls.some((c) => c.f.more && !c.wrap.hidden && (c.f.kind === 'bool' ? c.input.checked : c.input.value))) more.open = true;
+      }
+    } catch (e) {
+      if (e.name === 'AbortError') return;
+      fallback.textContent = `Cannot read run ${from} to start from it: ${e.details || e.message}`;
+    }
+  }
 
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();

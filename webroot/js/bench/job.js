@@ -334,7 +334,8 @@ export async function render(main, ctx) {
 
   main.append(
     h('p', { class: 'crumbs' }, h('a', { href: '#/bench', text: 'Benchmarks' })),
-    h('div', { class: 'toolbar' }, h('h1', { text: `Run ${jobTitle(job)}` }), badge),
+    h('div', { class: 'toolbar' }, h('h1', { text: `Run ${jobTitle(job)}` }), badge, h('span', { class: 'spacer' }),
+      can('bench:run') && job.spec ? h('a', { class: 'button', id: 'bench-again', href: `#/bench/new?from=${job.id}`, text: 'Run again with changes' }) : null),
     times,
     spec,
     status,
