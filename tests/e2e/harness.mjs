@@ -67,6 +67,9 @@
 //                      Copies fromPage's sessionStorage into toPage (an init script, so
 //                      before toPage's next navigation): toPage is logged in too, with no
 //                      login of its own (e.g. a cold load in a fresh context).
+//   until(what, fn, timeout)
+//                      Resolves once fn() (may be async) is truthy, polling every 50 ms;
+//                      throws "timed out waiting for WHAT" after timeout ms (5000).
 //   figure(name, value, unit)
 //                      Prints "FIGURE name: value unit" and appends it to out/figures.txt.
 //
@@ -415,6 +418,14 @@ export async function shots(page, name, { axe: runAxe = true, inPlace = false, e
 }
 
 // ---- flows and figures -------------------------------------------------------------
+
+export async function until(what, fn, timeout = 5000) {
+  const end = Date.now() + timeout;
+  while (!(await fn())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
 
 export async function login(page, base, user, password) {
   if (base) await page.goto(`${base}/#/login`);

@@ -7,7 +7,7 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { request } from 'playwright-core';
-import { checkNoStrayText, login, shots, start } from './harness.mjs';
+import { checkNoStrayText, login, shots, start, until } from './harness.mjs';
 
 const { box, newPage } = await start();
 const MONITOR = { name: 'pocket', password: 'Monitor-e2e-password-2' };
@@ -24,14 +24,6 @@ assert.equal(made.status(), 201, await made.text());
 
 const idOf = (device) => Object.keys(box.disks).find((id) => box.disks[id] === device);
 const readLed = (path) => readFileSync(path, 'utf8').trim();
-
-async function until(what, fn, timeout = 5000) {
-  const end = Date.now() + timeout;
-  while (!(await fn())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 // The faulted disk's problem as the API has it.
 async function sdhProblem() {

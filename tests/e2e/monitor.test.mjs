@@ -5,7 +5,7 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { request } from 'playwright-core';
-import { login, start } from './harness.mjs';
+import { login, start, until } from './harness.mjs';
 
 const { box, newPage } = await start();
 const HW = '/api/hardware/v1/chassis';
@@ -35,14 +35,6 @@ const { worksheet } = await expectStatus(
 
 const idOf = (device) => Object.keys(box.disks).find((id) => box.disks[id] === device);
 const readLed = (path) => readFileSync(path, 'utf8').trim();
-
-async function until(what, fn, timeout = 5000) {
-  const end = Date.now() + timeout;
-  while (!(await fn())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const sideScroll = (page) => page.evaluate(() => document.documentElement.scrollWidth);
 
