@@ -76,6 +76,15 @@ test('build, save, reload, rename, clone, delete a worksheet; CSV and legend', a
   const top4 = await io.locator('.ws-legend tbody tr').evaluateAll((rows) => rows.map((r) => r.dataset.key));
   assert.equal(top4.length, 5);
   assert.equal(top4[4], 'other');
+  // "other" sums four disks: not drawn until asked (its scale would flatten the four)
+  const other = io.locator('.ws-legend tbody tr[data-key="other"] button');
+  assert.equal(await other.getAttribute('aria-pressed'), 'false');
+  assert.match(await other.textContent(), /other \(4\) · not drawn/);
+  await other.click();
+  assert.equal(await other.getAttribute('aria-pressed'), 'true');
+  assert.match(await other.textContent(), /· drawn$/);
+  await other.click();
+  assert.equal(await other.getAttribute('aria-pressed'), 'false');
 
   // CSV: time and one column per disk.
   const [dl] = await Promise.all([page.waitForEvent('download'), io.getByRole('button', { name: /CSV/ }).click()]);

@@ -357,6 +357,7 @@ export async function renderSheet(main, ctx) {
       unit,
       fmt,
       top: 8,
+      showOther: false, // "other" sums the rest: drawn on demand, its scale would flatten them
       plot: null,
       shaped: null,
       series: [],
@@ -493,7 +494,7 @@ export async function renderSheet(main, ctx) {
     if (kind) return drawHeat(c);
     const list = collapse(c.shaped.keys, c.drilled ? c.top : 0, c.view.drilldowns);
     c.series = list;
-    const spec = list.map((s, i) => ({ label: s.other ? `other (${s.count})` : s.key, colour: s.other ? OTHER_COLOUR : colour(i) }));
+    const spec = list.map((s, i) => ({ label: s.other ? `other (${s.count})` : s.key, colour: s.other ? OTHER_COLOUR : colour(i), show: s.other ? c.showOther : true }));
     const data = [c.shaped.xs, ...list.map((s) => s.values)];
     if (!c.plot) {
       c.plot = chart(c.plotEl, {
@@ -507,6 +508,8 @@ export async function renderSheet(main, ctx) {
     }
     c.plot.setWindow(c.window[0], c.window[1]);
     c.plot.setSeries(spec, data);
+    const oi = list.findIndex((s) => s.other);
+    if (oi >= 0) c.plot.show(oi, c.showOther);
     legend(c, spec);
     const fi = list.findIndex((s) => s.key === c.focusKey);
     if (c.focusKey !== null && fi < 0) c.focusKey = null;
@@ -554,6 +557,19 @@ export async function renderSheet(main, ctx) {
           const tr = h('tr', { dataset: { key: s.key } },
             h('th', { scope: 'row' }, btn),
             h('td', { class: 'num' }), h('td', { class: 'num' }), h('td', { class: 'num' }), h('td', { class: 'num' }));
+          if (s.other) {
+            // the sum of the rest, drawn only when asked: its row says so and draws it
+            btn.setAttribute('aria-pressed', String(c.showOther));
+            btn.title = 'The sum of the keys not shown; drawn on its own scale it would flatten the others: press to draw it';
+            btn.append(h('span', { class: 'ws-other-note', text: c.showOther ? ' · drawn' : ' · not drawn' }));
+            tr.addEventListener('click', () => {
+              c.showOther = !c.showOther;
+              btn.setAttribute('aria-pressed', String(c.showOther));
+              btn.querySelector('.ws-other-note').textContent = c.showOther ? ' · drawn' : ' · not drawn';
+              c.plot.show(i, c.showOther);
+            });
+            return tr;
+          }
           tr.addEventListener('click', () => {
             c.focusKey = c.focusKey === s.key ? null : s.key;
             const idx = c.series.findIndex((x) => x.key === c.focusKey);
@@ -579,6 +595,7 @@ export async function renderSheet(main, ctx) {
 
   function markFocus(c) {
     for (const tr of c.legendBody.rows) {
+      if (tr.dataset.key === OTHER && c.series.some((s) => s.other)) continue; // its own toggle
       const on = tr.dataset.key !== undefined && tr.dataset.key === c.focusKey;
       tr.classList.toggle('focus', on);
       const b = tr.querySelector('button');
