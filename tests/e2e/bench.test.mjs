@@ -275,6 +275,9 @@ test('a sweep: its table fills, its knee is explained, its runs compare', async 
   await page.waitForSelector('body[data-ready="compare"]');
   // (threads of a randread run are its readers in the spec as stored)
   assert.match(await page.locator("#bench-differences").textContent(), /readers 1 → 2/);
+  // reads only: no write rows, which would be zero in every run
+  assert.ok((await page.locator('#bench-compare-table tr[data-figure^="read."]').count()) > 0);
+  assert.equal(await page.locator('#bench-compare-table tr[data-figure^="write."]').count(), 0);
 });
 
 test('a cancelled run says so, and keeps what it did', async (t) => {

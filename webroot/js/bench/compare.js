@@ -69,7 +69,9 @@ function diffEl(fig, d) {
 
 function table(cmp) {
   const { jobs, figures, baseline } = cmp;
-  const shown = figures.filter((f) => f.values.some((v) => v !== null && v !== undefined));
+  // a direction no run did (the writes of reads-only runs) says nothing: left out
+  const direction = (f) => /^(read|write)\./.test(f.name);
+  const shown = figures.filter((f) => f.values.some((v) => v !== null && v !== undefined && !(direction(f) && v === 0)));
   const head = (j) => h('th', { scope: 'col', class: 'num' }, h('a', { href: `#/bench/jobs/${j.id}`, text: jobTitle(j) }), j.id === baseline ? h('span', { class: 'badge bench-base', text: 'baseline' }) : null);
   return h(
     'div',
