@@ -277,14 +277,14 @@ test('the manifest and icons are served, parse, and no service worker is registe
   assert.match(m.background_color, /^#[0-9a-f]{6}$/);
   // The page's theme colour and the manifest's agree.
   assert.equal(await page.getAttribute('meta[name="theme-color"]', 'content'), m.theme_color);
-  assert.deepEqual(m.icons.map((i) => i.purpose).sort(), ['any', 'maskable']);
+  // SVGs for the browsers that draw them, PNGs (192 and 512) for those that do not
+  assert.deepEqual(m.icons.map((i) => `${i.type} ${i.purpose}`).sort(),
+    ['image/png any', 'image/png any', 'image/png maskable', 'image/svg+xml any', 'image/svg+xml maskable']);
   for (const icon of m.icons) {
     const r = await page.request.get(new URL(icon.src, box.https).href);
     assert.equal(r.status(), 200, icon.src);
-    assert.match(r.headers()['content-type'], /^image\/svg\+xml/, icon.src);
-    assert.equal(icon.type, 'image/svg+xml');
-    assert.equal(icon.sizes, 'any');
-    // Drawn by the browser, under the page's CSP.
+    assert.equal(r.headers()['content-type'].split(';')[0], icon.type, icon.src);
+    // Drawn by the browser, under the page's CSP, at the size the manifest says.
     const size = await page.evaluate(
       (src) => new Promise((resolve, reject) => {
         const img = new Image();
@@ -294,11 +294,18 @@ test('the manifest and icons are served, parse, and no service worker is registe
       }),
       icon.src,
     );
-    assert.deepEqual(size, [512, 512], icon.src);
+    const want = icon.sizes === 'any' ? [512, 512] : icon.sizes.split('x').map(Number);
+    assert.deepEqual(size, want, icon.src);
   }
+  // iOS's home screen icon (no manifest icons there): 180 px, opaque
+  const touch = await page.getAttribute('link[rel="apple-touch-icon"]', 'href');
+  assert.equal(touch, '/icons/apple-touch-icon.png');
+  const tr = await page.request.get(new URL(touch, box.https).href);
+  assert.equal(tr.status(), 200);
+  assert.equal(tr.headers()['content-type'].split(';')[0], 'image/png');
   // The page links the manifest and the icon; the console caches no API answer.
   assert.equal(await page.getAttribute('link[rel="manifest"]', 'href'), '/manifest.webmanifest');
-  assert.equal(await page.getAttribute('link[rel="icon"]', 'href'), '/icons/spindle.svg');
+  assert.equal(await page.getAttribute('link[rel="icon"][type="image/svg+xml"]', 'href'), '/icons/spindle.svg');
   assert.equal(await page.evaluate(async () => (await navigator.serviceWorker.getRegistrations()).length), 0);
 });
 
