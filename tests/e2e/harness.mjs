@@ -40,7 +40,9 @@
 //                      answers >= 400, and CSP violations. Returns a watcher:
 //                        .expect(urlPart, status)  answers of that status to URLs holding
 //                                                  urlPart are expected, not errors (and
-//                                                  so is the browser's console line on them)
+//                                                  so is the browser's console line on them);
+//                                                  status 'failed': requests that never got
+//                                                  an answer (a network made to fail)
 //                        .problems()               what was collected so far
 //                        .assertClean()            throws listing every problem
 //   watcher(page)      The watcher of a page made by newPage().
@@ -244,6 +246,7 @@ export async function watch(page) {
     const url = msg.location()?.url || '';
     const m = /status of (\d{3})/.exec(msg.text());
     if (m && isAllowed(url, Number(m[1]))) return;
+    if (/net::ERR_/.test(msg.text()) && isAllowed(url, 'failed')) return;
     add(`console ${msg.type()}: ${msg.text()}${url ? ` (${url})` : ''}`);
   });
   page.on('pageerror', (err) => add(`page error: ${err.stack || err.message || err}`));
@@ -253,6 +256,7 @@ export async function watch(page) {
     // The page's own AbortController (a stream closed on leaving a page) or a navigation
     // cancelling what the old page had in flight: not a failure of the server.
     if (why === 'net::ERR_ABORTED') return;
+    if (isAllowed(req.url(), 'failed')) return;
     add(`request failed: ${req.method()} ${req.url()}: ${why}`);
   });
   page.on('response', (resp) => {

@@ -14,6 +14,9 @@ export const session = {
 };
 
 const expireHandlers = new Set();
+const reachHandlers = new Set();
+let reachable = true; // the last request got an answer (of any status)
+let unreachableSince = null;
 
 function restore() {
   try {
@@ -50,6 +53,24 @@ export function can(what) {
 export function onExpire(fn) {
   expireHandlers.add(fn);
   return () => expireHandlers.delete(fn);
+}
+
+// Called with true or false when the server stops or starts answering at all (the network,
+// the box down): fn(on, since), since the Date of the first unanswered request.
+export function onReachable(fn) {
+  reachHandlers.add(fn);
+  return () => reachHandlers.delete(fn);
+}
+
+export function isReachable() {
+  return reachable;
+}
+
+function setReachable(on) {
+  if (on === reachable) return;
+  reachable = on;
+  unreachableSince = on ? null : new Date();
+  for (const fn of reachHandlers) fn(on, unreachableSince);
 }
 
 // A fault from the server: {status, code, message ("ERR_..."), details ("field: what")}.
@@ -93,13 +114,25 @@ function expired() {
 // fetch() with the session; the answer as it came (for streams, ETags, CSV).
 // A 401 to a request that carried a token ends the session.
 export async function request(method, path, { body, headers, signal } = {}) {
-  const res = await fetch(path, {
-    method,
-    headers: headersFor(headers, body),
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal,
-    cache: 'no-store',
-  });
+  let res;
+  try {
+    res = await fetch(path, {
+      method,
+      headers: headersFor(headers, body),
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal,
+      cache: 'no-store',
+    });
+  } catch (e) {
+    if (e.name === 'AbortError' || (signal && signal.aborted)) throw e;
+    // no answer at all: not the browser's "Failed to fetch", but what it means
+    setReachable(false);
+    const err = new Error('the box does not answer (the network, or spindled down)');
+    err.unreachable = true;
+    err.details = err.message;
+    throw err;
+  }
+  setReachable(true);
   if (res.status === 401 && session.token) {
     const err = await faultOf(res, path);
     expired();

@@ -15,8 +15,8 @@
 //               work, else null: a link, Back or a reload asks it first
 // render may be async; its errors are shown in the page.
 
-import { can, loggedIn, logout, onExpire, session } from './api.js';
-import { clear, h, onTimeZone, prefs } from './dom.js';
+import { can, loggedIn, logout, onExpire, onReachable, session } from './api.js';
+import { clear, h, onTimeZone, prefs, time } from './dom.js';
 
 // first segment -> [module, page name for a given route]
 const routes = {
@@ -178,6 +178,14 @@ async function show() {
 }
 
 onExpire(() => toLogin(true));
+
+// The box not answering: said once, at the top, until it answers again (the pages try
+// again less and less often meanwhile), rather than "Failed to fetch" in every corner.
+onReachable((on, since) => {
+  const el = document.getElementById('offline');
+  el.hidden = on;
+  el.textContent = on ? '' : `Cannot reach the box since ${time(since, { date: false })}: what the page shows is from before. Trying again…`;
+});
 onTimeZone(() => show());
 
 document.getElementById('logout').addEventListener('click', async () => {

@@ -10,6 +10,7 @@ import { request, session } from './api.js';
 
 const POLL_MS = 5000;
 const RETRY_MS = 2000;
+const MAX_RETRY_MS = 30000;
 
 const subscribers = new Set();
 let current = null; // the newest document ({dashboard: {...}}'s inner object)
@@ -72,22 +73,27 @@ const sleep = (ms, signal) =>
 
 async function run(signal) {
   let streamFailures = 0;
+  let unanswered = 0; // tries in a row the box did not answer at all: each waits longer
+  const backoff = () => Math.min(MAX_RETRY_MS, RETRY_MS * 2 ** Math.max(0, unanswered - 1));
   while (!signal.aborted) {
     if (streamFailures < 3) {
       try {
         await stream(signal);
         streamFailures = 0; // it ended cleanly (server restart, idle close): reconnect
+        unanswered = 0;
       } catch (e) {
         if (signal.aborted || e.status === 401) return;
-        streamFailures++;
+        if (e.unreachable) unanswered++;
+        else streamFailures++; // a refusal or a proxy that buffers: poll instead
       }
-      await sleep(RETRY_MS, signal);
+      await sleep(backoff(), signal);
     } else {
       try {
         await poll(signal);
       } catch (e) {
         if (signal.aborted || e.status === 401) return;
-        await sleep(RETRY_MS, signal);
+        unanswered = e.unreachable ? unanswered + 1 : 0;
+        await sleep(backoff(), signal);
       }
     }
   }

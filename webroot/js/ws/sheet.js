@@ -614,6 +614,7 @@ export async function renderSheet(main, ctx) {
 
   let timer = 0;
   let inflight = null;
+  let failures = 0; // refreshes in a row the box did not answer: each waits twice longer
   let readyDone = false;
   const markReady = () => {
     if (!readyDone) {
@@ -668,9 +669,13 @@ export async function renderSheet(main, ctx) {
         view.live ? ' · live' : '',
       );
       markReady();
+      failures = 0;
     } catch (err) {
       if (err.name === 'AbortError' || err.status === 401) return;
-      rangeText.textContent = `Cannot read the data: ${err.details || err.message}`;
+      if (err.unreachable) failures++;
+      rangeText.textContent = err.unreachable
+        ? `The box does not answer: trying again in ${Math.round(retryMs() / 1000)} s`
+        : `Cannot read the data: ${err.details || err.message}`;
       markReady();
     } finally {
       if (inflight === ac) inflight = null;
@@ -678,8 +683,17 @@ export async function renderSheet(main, ctx) {
     }
   }
 
+  function retryMs() {
+    return Math.min(30000, 1000 * 2 ** failures);
+  }
+
   function schedule() {
     clearTimeout(timer);
+    if (failures) {
+      // unanswered: again later (1, 2, 4 ... 30 s), paused windows too, until it answers
+      if (!document.hidden && !signal.aborted && charts.length) timer = setTimeout(refresh, retryMs());
+      return;
+    }
     if (!view.live || document.hidden || signal.aborted || !charts.length) return;
     let every = 1000;
     if (view.seconds > LIVE_EVERY_SECOND) {
