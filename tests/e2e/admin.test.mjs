@@ -223,6 +223,14 @@ test('audit log: newest first, fifty to a page', async (t) => {
   // The start is the API's: an hour back still holds them, and the summary counts them.
   await page.getByLabel('Since').selectOption({ label: 'Last hour' });
   await page.waitForFunction(() => /^60 of \d+ entries match/.test(document.querySelector('#audit-summary').textContent));
+  // the filters are in the address: a reload shows the same entries
+  assert.match(page.url(), /#\/admin\/audit\?since=3600&action=token.create&q=batch-$/);
+  await page.reload();
+  await page.waitForSelector('body[data-ready="admin"]');
+  await page.waitForFunction(() => /^60 of \d+ entries match/.test(document.querySelector('#audit-summary').textContent));
+  assert.equal(await page.getByLabel('Action').inputValue(), 'token.create');
+  assert.equal(await page.getByLabel('Search').inputValue(), 'batch-');
+  assert.equal(await page.getByLabel('Since').inputValue(), '3600');
 });
 
 test('retention: a bad value is refused next to its field, a good one is saved', async (t) => {

@@ -6,6 +6,7 @@
 import { get, qs } from '../api.js';
 import { field, h, showFault, timeEl } from '../dom.js';
 import { stackTable } from './common.js';
+import { setRoute } from '../app.js';
 
 const PAGE = 50;
 const BATCH = 1000; // the API's largest limit
@@ -80,6 +81,22 @@ export async function render(section, ctx) {
   let complete = true;
   let page = 0;
 
+  // The filters from the route (#/admin/audit?since=86400&user=bob&action=...&result=
+  // failure&q=sdc), and into it as they change: a reload or a link shows the same entries.
+  const q0 = ctx.query;
+  if (SINCE.some(([v]) => v === q0.get('since'))) since.input.value = q0.get('since');
+  if (['success', 'failure'].includes(q0.get('result'))) result.input.value = q0.get('result');
+  text.input.value = q0.get('q') || '';
+  let pending = { user: q0.get('user') || '', action: q0.get('action') || '' }; // once their choices are known
+  function toRoute() {
+    const p = new URLSearchParams();
+    if (since.input.value !== '604800') p.set('since', since.input.value);
+    for (const [k, el] of [['user', user.input], ['action', action.input], ['result', result.input]]) if (el.value) p.set(k, el.value);
+    if (text.input.value.trim()) p.set('q', text.input.value.trim());
+    const qs = p.toString();
+    setRoute(`admin/audit${qs ? `?${qs}` : ''}`);
+  }
+
   function setChoices(select, values) {
     const keep = select.value;
     const all = select.options[0].textContent;
@@ -135,6 +152,13 @@ export async function render(section, ctx) {
       complete = got.complete;
       setChoices(user.input, [...new Set(entries.map((e) => e.user).filter(Boolean))].sort());
       setChoices(action.input, [...new Set(entries.map((e) => e.action))].sort());
+      if (pending) {
+        for (const [k, el] of [['user', user.input], ['action', action.input]]) {
+          if (pending[k] && ![...el.options].some((o) => o.value === pending[k])) el.append(h('option', { value: pending[k], text: pending[k] }));
+          if (pending[k]) el.value = pending[k];
+        }
+        pending = null;
+      }
       showFault(null, { start: since }, error);
       page = 0;
       draw();
@@ -147,9 +171,21 @@ export async function render(section, ctx) {
   }
 
   form.addEventListener('submit', (ev) => ev.preventDefault());
-  since.input.addEventListener('change', load);
-  for (const f of [user, action, result]) f.input.addEventListener('change', () => ((page = 0), draw()));
-  text.input.addEventListener('input', () => ((page = 0), draw()));
+  since.input.addEventListener('change', () => {
+    toRoute();
+    load();
+  });
+  for (const f of [user, action, result])
+    f.input.addEventListener('change', () => {
+      page = 0;
+      toRoute();
+      draw();
+    });
+  text.input.addEventListener('input', () => {
+    page = 0;
+    toRoute();
+    draw();
+  });
   refresh.addEventListener('click', load);
   // A new page starts at its top: the pager sits below a long list.
   const turn = (by) => {
