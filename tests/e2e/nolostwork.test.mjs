@@ -86,6 +86,37 @@ test('a paused window is in the address: a reload opens the same minutes', async
   await page.waitForFunction(() => !/[?&]end=/.test(location.hash) && /[?&]seconds=60/.test(location.hash));
 });
 
+test('keys move the window: [ and ] back and forward, - and + zoom, l live, ? lists them', async (t) => {
+  const page = await newPage(t);
+  await page.goto(`${box.https}/#/login?next=${encodeURIComponent(`worksheets/${uuid}`)}`);
+  await login(page, null, 'admin', box.admin_password);
+  await page.waitForSelector('section.ws-chart[data-dataset="io.ops"] .ws-legend tbody tr[data-key]');
+  await page.keyboard.press('[');
+  await page.waitForFunction(() => /[?&]end=\d+/.test(location.hash));
+  const end1 = Number(/end=(\d+)/.exec(page.url())[1]);
+  await page.keyboard.press('[');
+  await page.waitForFunction((e) => Number(/end=(\d+)/.exec(location.hash)?.[1]) === e - 300, end1);
+  await page.keyboard.press(']');
+  await page.waitForFunction((e) => Number(/end=(\d+)/.exec(location.hash)?.[1]) === e, end1);
+  await page.keyboard.press('-');
+  await page.waitForFunction(() => /seconds=1200/.test(location.hash));
+  await page.keyboard.press('+');
+  await page.waitForFunction(() => !/seconds=1200/.test(location.hash));
+  await page.keyboard.press('l');
+  await page.waitForFunction(() => !/end=/.test(location.hash));
+  await page.keyboard.press('?');
+  const help = page.getByRole('dialog', { name: 'Keyboard shortcuts' });
+  await help.waitFor();
+  assert.match(await help.textContent(), /back half a window/);
+  await page.keyboard.press('Escape');
+  await help.waitFor({ state: 'detached' });
+  // typing in a field is typing, not a shortcut
+  await page.getByRole('button', { name: 'Add chart' }).click();
+  await page.locator('#ws-add-stat').focus();
+  await page.keyboard.press('[');
+  assert.doesNotMatch(page.url(), /end=/);
+});
+
 test('a session expiring under an unsaved worksheet: the login says why, and it comes back', async (t) => {
   const page = await newPage(t);
   watcher(page).expect('/api/', 401); // the refusal after the revocation is the point

@@ -290,6 +290,41 @@ export async function renderSheet(main, ctx) {
   presetBtns.push(h('button', { type: 'button', class: 'small', text: 'All', 'aria-pressed': 'false', title: 'As far back as the retention keeps data', dataset: { seconds: allSeconds } }));
   const rangeText = h('p', { class: 'ws-range', 'aria-live': 'off' });
   const ctl = (text, label, fn) => h('button', { type: 'button', class: 'small', text, 'aria-label': label, title: label, on: { click: fn } });
+  // The keys that move the window (help with ?), as the appliance's worksheets have them.
+  const KEYS = [
+    ['[', 'back half a window', () => move(-0.5)],
+    [']', 'forward half a window', () => move(0.5)],
+    ['-', 'zoom out (twice the window)', () => zoom(2)],
+    ['+', 'zoom in (half the window)', () => zoom(0.5)],
+    ['l', 'live, or pause where it is', () => (view.live ? setView({ live: false, end: view.edge }) : setView({ live: true, end: null }))],
+    ['?', 'these keys', () => showKeys()],
+  ];
+  function showKeys() {
+    const dlg = h(
+      'dialog',
+      { class: 'ws-dialog ws-keys-help', 'aria-labelledby': 'ws-keys-title' },
+      h('h2', { id: 'ws-keys-title', text: 'Keyboard shortcuts' }),
+      h('table', {}, h('tbody', {}, KEYS.map(([k, what]) => h('tr', {}, h('th', { scope: 'row' }, h('kbd', { text: k })), h('td', { text: what }))))),
+      h('div', { class: 'row ws-dialog-buttons' }, h('button', { type: 'button', class: 'primary', text: 'Close', on: { click: () => dlg.close() } })),
+    );
+    dlg.addEventListener('close', () => dlg.remove());
+    document.body.append(dlg);
+    dlg.showModal();
+  }
+  const onKey = (e) => {
+    if (e.ctrlKey || e.metaKey || e.altKey || e.defaultPrevented) return;
+    const t = e.target;
+    if (t && (t.isContentEditable || /^(INPUT|SELECT|TEXTAREA)$/.test(t.tagName))) return; // typing
+    if (document.querySelector('dialog[open]')) return;
+    const key = e.key === '=' ? '+' : e.key === 'L' ? 'l' : e.key;
+    const k = KEYS.find(([x]) => x === key);
+    if (!k) return;
+    e.preventDefault();
+    k[2]();
+  };
+  document.addEventListener('keydown', onKey);
+  ctx.cleanup(() => document.removeEventListener('keydown', onKey));
+  const helpBtn = h('button', { type: 'button', class: 'small', text: '?', 'aria-label': 'Keyboard shortcuts', title: 'Keyboard shortcuts (?)', on: { click: () => showKeys() } });
   const timebar = h(
     'div',
     { class: 'ws-timebar', role: 'group', 'aria-label': 'Time window' },
@@ -300,7 +335,7 @@ export async function renderSheet(main, ctx) {
       ctl('Now', 'Now (go live)', () => setView({ live: true, end: null })),
       ctl('−', 'Zoom out', () => zoom(2)),
       ctl('+', 'Zoom in', () => zoom(0.5))),
-    h('div', { class: 'row ws-presets', role: 'group', 'aria-label': 'Window length' }, presetBtns),
+    h('div', { class: 'row ws-presets', role: 'group', 'aria-label': 'Window length' }, presetBtns, helpBtn),
     rangeText,
   );
   liveBtn.addEventListener('click', () => {
