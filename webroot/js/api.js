@@ -62,10 +62,6 @@ export function onReachable(fn) {
   return () => reachHandlers.delete(fn);
 }
 
-export function isReachable() {
-  return reachable;
-}
-
 function setReachable(on) {
   if (on === reachable) return;
   reachable = on;

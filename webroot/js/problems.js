@@ -36,9 +36,24 @@ export function component(p) {
   return Array.isArray(c) ? c[0] || null : c || null;
 }
 
+// What tells that the open problems changed, from the dashboard document: their count
+// and the newest ones' ids (a problem raised or cleared changes one or the other).
+export function problemsKey(doc) {
+  return JSON.stringify([doc.problems, (doc.problems_recent || []).map((p) => p.id)]);
+}
+
+// The component's name, linked to its place on the Hardware page when it has one; null
+// for a problem without a component.
+export function componentLink(c) {
+  const where = c && (c.label || c.chassis);
+  if (!where) return null;
+  const route = hardwareRoute(c.href);
+  return route ? h('a', { href: route, class: 'mono', text: where }) : h('span', { class: 'mono', text: where });
+}
+
 // The console's place for a hardware API path: the Hardware page with that disk (or
 // chassis) opened. null for a component that is not hardware.
-export function hardwareRoute(href) {
+function hardwareRoute(href) {
   if (typeof href !== 'string' || !href.startsWith(HW)) return null;
   const [chassis, kind, disk] = href.slice(HW.length).split('/').map(decodeURIComponent);
   if (!chassis) return null;

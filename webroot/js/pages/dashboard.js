@@ -10,7 +10,7 @@ import { get } from '../api.js';
 import { sparkline } from '../spark.js';
 import { bytes, duration, h, ms, num, pct, time, timeEl } from '../dom.js';
 import { subscribe } from '../live.js';
-import { component, hardwareRoute, loadProblems, locateButton, severityBadge, severityClass } from '../problems.js';
+import { component, componentLink, loadProblems, locateButton, problemsKey, severityBadge, severityClass } from '../problems.js';
 
 const HISTORY = 60; // samples kept for tiles the server sends no sparkline for (yet)
 const STALE_MS = 15000; // no document for this long: say the numbers are old
@@ -264,15 +264,14 @@ function statusLine(signal) {
     el.dataset.state = 'problem';
     el.dataset.severity = worst.severity || '';
     const c = component(worst);
-    const where = c && (c.label || c.chassis);
-    const route = c && hardwareRoute(c.href);
+    const link = componentLink(c);
     headline.replaceChildren(
       severityBadge(worst.severity),
       h('span', { class: 'status-text', id: 'dash-status-text', text: worst.description }),
     );
     extra.replaceChildren(
-      where ? h('span', { class: 'status-where' }, route ? h('a', { href: route, class: 'mono', text: where }) : h('span', { class: 'mono', text: where })) : null,
-      c ? locateButton(c.href, where || 'the component', signal) : null,
+      link ? h('span', { class: 'status-where' }, link) : null,
+      c ? locateButton(c.href, link ? link.textContent : 'the component', signal) : null,
       h('a', { href: '#/problems', id: 'dash-status-more', text: total > 1 ? `All ${total} problems` : 'Details' }),
     );
   };
@@ -305,7 +304,7 @@ function statusLine(signal) {
     el,
     update(doc) {
       if (!isNum(doc.problems)) return;
-      const now = JSON.stringify([doc.problems, (doc.problems_recent || []).map((p) => p.id)]);
+      const now = problemsKey(doc);
       if (now !== key) {
         key = now;
         if (doc.problems === 0) {

@@ -6,13 +6,11 @@
 
 import { h, timeEl } from '../dom.js';
 import { subscribe } from '../live.js';
-import { component, hardwareRoute, loadProblems, locateButton, severityBadge } from '../problems.js';
+import { component, componentLink, loadProblems, locateButton, problemsKey, severityBadge } from '../problems.js';
 
 function card(p, signal) {
   const c = component(p);
-  const where = c && (c.label || c.chassis);
-  const route = c && hardwareRoute(c.href);
-  const name = where || 'the component';
+  const link = componentLink(c);
   return h(
     'li',
     { class: 'card problem-card', dataset: { problem: p.uuid, severity: p.severity } },
@@ -22,13 +20,11 @@ function card(p, signal) {
       { class: 'problem-facts' },
       p.impact && p.impact !== p.description ? [h('dt', { text: 'Impact' }), h('dd', { text: p.impact })] : null,
       p.action && p.action !== 'None.' ? [h('dt', { text: 'Action' }), h('dd', { text: p.action })] : null,
-      where
-        ? [h('dt', { text: 'Component' }), h('dd', {}, route ? h('a', { href: route, class: 'mono', text: where }) : h('span', { class: 'mono', text: where }))]
-        : null,
+      link ? [h('dt', { text: 'Component' }), h('dd', {}, link)] : null,
       [h('dt', { text: 'Since' }), h('dd', {}, timeEl(p.first_seen), p.last_seen && p.last_seen !== p.first_seen ? [' · last seen ', timeEl(p.last_seen)] : null)],
       [h('dt', { text: 'Code' }), h('dd', { class: 'mono muted', text: [p.code, p.type].filter(Boolean).join(' · ') })],
     ),
-    c ? locateButton(c.href, name, signal) : null,
+    c ? locateButton(c.href, link ? link.textContent : 'the component', signal) : null,
   );
 }
 
@@ -63,7 +59,7 @@ export async function render(main, ctx) {
   ctx.cleanup(
     subscribe((doc) => {
       if (doc.time) checkedEl.replaceChildren('Checked ', timeEl(doc.time), '.');
-      const now = JSON.stringify([doc.problems, (doc.problems_recent || []).map((p) => p.id)]);
+      const now = problemsKey(doc);
       if (key !== null && now !== key) load();
       key = now;
     }),
