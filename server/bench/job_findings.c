@@ -228,8 +228,10 @@ static json_t *read_amplification(const json_t *spec, const json_t *env, const j
 	               pool ? "pool's disks" : "disk", amp, why);
 }
 
-/* The ARC's figures are the whole box's: alone they speak for a target on ZFS only. */
-static json_t *cache_served(const json_t *env, const json_t *res)
+/* The ARC's figures are the whole box's: alone they speak for a target on ZFS only. A run
+ * without Direct I/O (spec "direct" false) whose reads mostly missed the disk measured the
+ * page cache, and says so by name with what to change. */
+static json_t *cache_served(const json_t *spec, const json_t *env, const json_t *res)
 {
 	double app, disk = 0, hits = 0, misses = 0, hit_pct = 0;
 	if (!num(res, "read", "iops", &app) || app <= 0)
@@ -265,6 +267,21 @@ static json_t *cache_served(const json_t *env, const json_t *res)
 	if (share < 0)
 		share = 0;
 	double pct = share * 100;
+	const json_t *direct = json_object_get(spec, "direct");
+	bool buffered = json_is_false(direct);
+	if (json_is_boolean(direct))
+		json_object_set_new(in, "direct", json_boolean(!buffered));
+	if (buffered && pct >= CACHE_FLAG)
+		return finding(
+		    "cache_served", "The page cache answered", json_real(r1(pct)), "%", true,
+		    "1 - disk reads per second / application reads per second over the measured "
+		    "seconds, for a run without Direct I/O; flagged at 50 % or more: then the run "
+		    "measured the page cache (memory) more than the disk",
+		    in,
+		    "The page cache answered %.1f %% of the job's reads: the disk saw %.0f reads/s "
+		    "of the %.0f reads/s asked, so this run measured memory, not the disk. Run it "
+		    "with Direct I/O (\"direct\": true) to measure the disk.%s",
+		    pct, disk, app, arc_text);
 	return finding(
 	    "cache_served", "Served from cache", json_real(r1(pct)), "%", pct >= CACHE_FLAG,
 	    have_arc ? "1 - disk reads per second / application reads per second over the "
@@ -511,7 +528,7 @@ json_t *findings_compute(const json_t *spec, const json_t *environment, const js
 	double *v = per_second(intervals, &n);
 	json_t *each[] = {
 	    read_amplification(spec, environment, result),
-	    cache_served(environment, result),
+	    cache_served(spec, environment, result),
 	    sys_cpu_per_io(result),
 	    limit(result),
 	    tail(result),

@@ -460,12 +460,53 @@ static void test_stack(void)
 	json_decref(res);
 }
 
+/* A run without Direct I/O whose reads the disk mostly did not see measured the page cache:
+ * the finding says so by name and says what to change; with Direct I/O it is a cache below. */
+static void test_page_cache(void)
+{
+	json_t *res = J("{\"read\":{\"ops\":5000,\"iops\":558000.0,\"bytes_per_s\":4571136000},"
+	                "\"device\":{\"seconds\":5,\"reads_per_s\":12.0,"
+	                "\"read_bytes_per_s\":98304}}");
+	json_t *buffered = J("{\"pattern\":\"randread\",\"direct\":false}");
+	json_t *fs = findings_compute(buffered, NULL, res, NULL);
+	const json_t *f = find(fs, "cache_served");
+	is_str(json_string_value(json_object_get(f, "title")), "The page cache answered",
+	       "buffered, the disk saw almost nothing: the page cache answered");
+	ok(flag(f), "flagged");
+	is_num(value(f), 100, "1 - 12 / 558000 = 100.0 %%");
+	ok(json_is_false(json_object_get(json_object_get(f, "inputs"), "direct")),
+	   "direct false is an input");
+	ok(strstr(text(f), "Direct I/O") && strstr(text(f), "12 reads/s"), "the text: %s", text(f));
+	json_decref(fs);
+
+	json_t *direct = J("{\"pattern\":\"randread\",\"direct\":true}");
+	fs = findings_compute(direct, NULL, res, NULL);
+	f = find(fs, "cache_served");
+	is_str(json_string_value(json_object_get(f, "title")), "Served from cache",
+	       "with Direct I/O: a cache below the job, not the page cache");
+	ok(!strstr(text(f), "page cache"), "not named the page cache: %s", text(f));
+	json_decref(fs);
+
+	/* buffered, but the disk saw every read: nothing to warn of */
+	json_object_set_new(json_object_get(res, "device"), "reads_per_s", json_real(558000));
+	fs = findings_compute(buffered, NULL, res, NULL);
+	f = find(fs, "cache_served");
+	is_str(json_string_value(json_object_get(f, "title")), "Served from cache",
+	       "buffered, every read on the disk: the plain finding");
+	ok(!flag(f), "not flagged");
+	json_decref(fs);
+	json_decref(direct);
+	json_decref(buffered);
+	json_decref(res);
+}
+
 int main(void)
 {
 	test_stack();
 	test_zfs_randread();
 	test_absent_inputs();
 	test_cache_and_limit();
+	test_page_cache();
 	test_stability_and_warmup();
 	test_differences();
 	test_significance();
