@@ -577,12 +577,45 @@ static void flatten(const json_t *o, const char *prefix, json_t *flat)
 	}
 }
 
-static char *value_text(const json_t *v)
+/* Whether the leaf at path holds a size in bytes: the spec's size, block_size and io_size,
+ * the dataset's recordsize and volblocksize, the filesystem's block_size, any "*_bytes". */
+static bool is_size(const char *path)
+{
+	const char *leaf = strrchr(path, '.');
+	leaf = leaf ? leaf + 1 : path;
+	static const char *const names[] = {"size", "block_size", "io_size", "recordsize",
+	                                    "volblocksize"};
+	for (size_t i = 0; i < nitems(names); i++)
+		if (strcmp(leaf, names[i]) == 0)
+			return true;
+	size_t n = strlen(leaf);
+	return n > 6 && strcmp(leaf + n - 6, "_bytes") == 0;
+}
+
+/* A size as the spec takes it, 8192 "8k", 131072 "128k", 2097152 "2M"; one that is no whole
+ * number of KiB stays in bytes. */
+static char *size_text(long long v)
+{
+	static const char units[] = "kMGTP";
+	if (v < 1024 || v % 1024)
+		return xasprintf("%lld", v);
+	size_t u = 0;
+	v /= 1024;
+	while (u + 1 < sizeof(units) - 1 && v >= 1024 && v % 1024 == 0) {
+		v /= 1024;
+		u++;
+	}
+	return xasprintf("%lld%c", v, units[u]);
+}
+
+static char *value_text(const char *path, const json_t *v)
 {
 	if (!v || json_is_null(v))
 		return xstrdup("(none)");
 	if (json_is_string(v))
 		return xstrdup(json_string_value(v));
+	if (json_is_integer(v) && is_size(path))
+		return size_text((long long)json_integer_value(v));
 	if (json_is_integer(v))
 		return xasprintf("%lld", (long long)json_integer_value(v));
 	if (json_is_real(v))
@@ -641,7 +674,7 @@ static void differ(const char *in, json_t *const *flat, size_t n, size_t base, j
 		for (size_t i = 0; strcmp(in, "environment") == 0 && i < nitems(drop); i++)
 			if (strncmp(key, drop[i], strlen(drop[i])) == 0)
 				shown = key + strlen(drop[i]);
-		char *text = xasprintf("%s ", shown), *bt = value_text(b);
+		char *text = xasprintf("%s ", shown), *bt = value_text(key, b);
 		append(&text, bt);
 		free(bt);
 		append(&text, " →");
@@ -652,7 +685,7 @@ static void differ(const char *in, json_t *const *flat, size_t n, size_t base, j
 			json_array_append_new(vals, v ? json_incref((json_t *)v) : json_null());
 			if (k == base)
 				continue;
-			char *vt = value_text(v);
+			char *vt = value_text(key, v);
 			append(&text, first ? " " : " / ");
 			append(&text, vt);
 			free(vt);
@@ -722,9 +755,10 @@ json_t *findings_significance(const json_t *base_stab, const json_t *stab)
 	json_t *o = json_pack("{s:f, s:f, s:f, s:f, s:f}", "baseline_iops_mean", mb, "iops_mean",
 	                      mk, "diff", round(diff * 10) / 10, "diff_pct", round(pct * 10) / 10,
 	                      "stderr", round(se * 100) / 100);
-	char text[400];
+	char text[400], summary[200];
+	bool beyond;
 	if (se <= 0) {
-		bool beyond = diff != 0;
+		beyond = diff != 0;
 		json_object_set_new(o, "t", json_null());
 		json_object_set_new(o, "df", json_null());
 		json_object_set_new(o, "critical_t", json_null());
@@ -740,7 +774,7 @@ json_t *findings_significance(const json_t *base_stab, const json_t *stab)
 		double den = (nk > 1 ? a * a / (nk - 1) : 0) + (nb > 1 ? b * b / (nb - 1) : 0);
 		double df = den > 0 ? (a + b) * (a + b) / den : nb + nk - 2;
 		double crit = t_critical(df);
-		bool beyond = fabs(t) > crit;
+		beyond = fabs(t) > crit;
 		json_object_set_new(o, "t", json_real(round(t * 100) / 100));
 		json_object_set_new(o, "df", json_real(round(df * 10) / 10));
 		json_object_set_new(o, "critical_t", json_real(crit));
@@ -754,6 +788,21 @@ json_t *findings_significance(const json_t *base_stab, const json_t *stab)
 		    beyond ? "beyond the noise of these runs"
 		           : "within the noise of these runs: it may be chance");
 	}
+	/* the same verdict in words, the statistics left to text */
+	if (!beyond)
+		snprintf(summary, sizeof(summary),
+		         diff == 0
+		             ? "The same IOPS as the baseline."
+		             : "%+.1f %% IOPS against the baseline, within the noise of these "
+		               "runs: no difference they can show.",
+		         pct);
+	else
+		snprintf(
+		    summary, sizeof(summary),
+		    "%.1f %% %s IOPS than the baseline, clearly beyond the noise of these runs: "
+		    "a real difference.",
+		    fabs(pct), diff > 0 ? "more" : "fewer");
+	json_object_set_new(o, "summary", json_string(summary));
 	json_object_set_new(o, "text", json_string(text));
 	return o;
 }

@@ -148,7 +148,7 @@ def test_compare_says_what_changed_and_whether_it_is_noise(runs):
     # the same dataset: only the spec changed (the target's path, which always does, is
     # listed but not in the line)
     cmp = expect(admin.get(f"{BENCH}/compare?jobs={a['id']},{b['id']}"), 200)["comparison"]
-    assert cmp["differences"]["text"] == "block_size 4096 → 8192"
+    assert cmp["differences"]["text"] == "block_size 4k → 8k"
     assert {f["name"] for f in cmp["differences"]["fields"]} >= {"block_size", "name",
                                                                 "target", "target.path"}
     # another dataset's properties, written into the store as the resolver would have
@@ -163,11 +163,11 @@ def test_compare_says_what_changed_and_whether_it_is_noise(runs):
     db.close()
     cmp = expect(admin.get(f"{BENCH}/compare?jobs={a['id']},{b['id']}"), 200)["comparison"]
     diff = cmp["differences"]
-    assert diff["text"] == ("block_size 4096 → 8192, recordsize 131072 → 8192, "
+    assert diff["text"] == ("block_size 4k → 8k, recordsize 128k → 8k, "
                             "primarycache all → metadata")
     fields = {f["name"]: f for f in diff["fields"]}
     assert fields["block_size"] == {"name": "block_size", "in": "spec", "values": [4096, 8192],
-                                    "text": "block_size 4096 → 8192"}
+                                    "text": "block_size 4k → 8k"}
     assert fields["name"]["values"] == ["find-4k", "find-8k"]  # listed, not in the line
     assert fields["zfs.recordsize"]["in"] == "environment"
     assert "system.cpus" not in fields and "zfs.dataset" not in fields
@@ -185,9 +185,12 @@ def test_compare_says_what_changed_and_whether_it_is_noise(runs):
         assert note["t"] == pytest.approx(t, abs=0.006)
         assert note["beyond_noise"] == (abs(t) > note["critical_t"])
     assert ("beyond the noise" in note["text"]) == note["beyond_noise"]
+    # the verdict in words, without the statistics
+    assert ("clearly beyond the noise" in note["summary"]) == note["beyond_noise"]
+    assert "Welch" not in note["summary"] and "standard error" not in note["summary"]
 
     # the other way round: the 8k run the baseline
     cmp = expect(admin.get(f"{BENCH}/compare?jobs={a['id']},{b['id']}&baseline={b['id']}"),
                  200)["comparison"]
-    assert cmp["differences"]["text"].startswith("block_size 8192 → 4096, recordsize 8192 → ")
+    assert cmp["differences"]["text"].startswith("block_size 8k → 4k, recordsize 8k → 128k")
     assert [n["job"] for n in cmp["significance"]] == [a["id"]]

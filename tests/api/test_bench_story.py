@@ -9,7 +9,7 @@ reporting what a database's own report would.
    8k, reached) and its limit.
 2. `zfs set recordsize=8k`, a new file, the same job: 74,000 IOPS for the job, 60,000 a
    second from the disks (8k each). No amplification; 19 % served from cache.
-3. The comparison says what changed (recordsize 131072 → 8192) and that the IOPS
+3. The comparison says what changed (recordsize 128k → 8k) and that the IOPS
    difference is far beyond the noise of per-second IOPS.
 
 The collector samples the synthetic counters once a second while they are rewritten every
@@ -182,12 +182,14 @@ def test_the_comparison_says_what_changed_and_that_it_is_no_noise(box, story):
                  200)["comparison"]
     diff = cmp["differences"]
     print(f"\nwhat changed: {diff['text']}")
-    assert "recordsize 131072 → 8192" in diff["text"]
+    assert "recordsize 128k → 8k" in diff["text"]
     assert "block_size" not in diff["text"] and "threads" not in diff["text"]
     iops = next(f for f in cmp["figures"] if f["name"] == "summary.iops")
     assert iops["values"] == [6000, 74000] and iops["diff_pct"] == [0, 1133.3]
     note, = cmp["significance"]
-    print(f"significance: {note['text']}")
+    print(f"significance: {note['summary']} {note['text']}")
     assert note["job"] == after["id"] and note["beyond_noise"] is True
+    assert note["summary"] == ("1133.3 % more IOPS than the baseline, clearly beyond the "
+                               "noise of these runs: a real difference.")
     assert [f["id"] for f in cmp["findings"][0]] == [f["id"] for f in
                                                      before["result"]["findings"]]

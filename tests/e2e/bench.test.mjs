@@ -202,6 +202,14 @@ test('a second run compared with the first', async (t) => {
   // what changed between them, and a note on the second's IOPS against the noise
   assert.match(await page.locator('#bench-differences').textContent(), /update_pct 0 → 50/);
   assert.equal(await page.locator(`#bench-significance li[data-job="${second}"]`).count(), 1);
+  // the verdict in words first, the statistics behind a click
+  const note = page.locator(`#bench-significance li[data-job="${second}"]`);
+  const words = await note.evaluate((el) => [...el.childNodes].filter((c) => c.nodeName !== 'DETAILS').map((c) => c.textContent).join(''));
+  assert.match(words, /IOPS|Not known/);
+  assert.doesNotMatch(words, /Welch|standard errors/);
+  assert.equal(await note.locator('details').getAttribute('open'), null, 'the statistics closed');
+  await note.locator('details summary').click();
+  assert.match(await note.locator('details p').textContent(), /Welch's t|noise is not known/);
   assert.ok((await page.locator('#bench-cmp-findings tr[data-finding="tail"] td').count()) === 2, 'the findings side by side');
   await shots(page, 'bench-compare');
 

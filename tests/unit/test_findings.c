@@ -336,7 +336,7 @@ static void test_differences(void)
 	json_t *d =
 	    findings_differences((const json_t *const *)specs, (const json_t *const *)envs, 2, 0);
 	is_str(json_string_value(json_object_get(d, "text")),
-	       "block_size 4096 → 8192, recordsize 131072 → 8192, primarycache all → metadata, "
+	       "block_size 4k → 8k, recordsize 128k → 8k, primarycache all → metadata, "
 	       "sda.scheduler none → mq-deadline, cpus (none) → 2",
 	       "the line of what changed");
 	const json_t *fields = json_object_get(d, "fields");
@@ -352,8 +352,7 @@ static void test_differences(void)
 
 	/* the baseline second: its values first in the text */
 	d = findings_differences((const json_t *const *)specs, (const json_t *const *)envs, 2, 1);
-	ok(strncmp(json_string_value(json_object_get(d, "text")), "block_size 8192 → 4096", 22) ==
-	       0,
+	ok(strncmp(json_string_value(json_object_get(d, "text")), "block_size 8k → 4k", 20) == 0,
 	   "baseline first: %s", json_string_value(json_object_get(d, "text")));
 	json_decref(d);
 
@@ -363,12 +362,29 @@ static void test_differences(void)
 	is_str(json_string_value(json_object_get(d, "text")), "", "one job: no differences");
 	json_decref(d);
 	d = findings_differences(same_s, same_e, 2, 0);
-	ok(strstr(json_string_value(json_object_get(d, "text")), "recordsize 131072 → (none)"),
+	ok(strstr(json_string_value(json_object_get(d, "text")), "recordsize 128k → (none)"),
 	   "an environment not recorded: (none)");
 	json_decref(d);
 	for (int k = 0; k < 2; k++) {
 		json_decref(specs[k]);
 		json_decref(envs[k]);
+	}
+
+	/* sizes as the spec takes them; one that is no whole number of KiB in bytes */
+	json_t *sz[2] = {J("{\"size\":2147483648,\"io_size\":1000,\"threads\":8192}"),
+	                 J("{\"size\":3145728,\"io_size\":1536,\"threads\":4}")};
+	json_t *fs_env[2] = {
+	    J("{\"filesystem\":{\"block_size\":4096,\"size_bytes\":1099511627776}}"),
+	    J("{\"filesystem\":{\"block_size\":65536,\"size_bytes\":5000}}")};
+	d = findings_differences((const json_t *const *)sz, (const json_t *const *)fs_env, 2, 0);
+	is_str(json_string_value(json_object_get(d, "text")),
+	       "size 2G → 3M, io_size 1000 → 1536, threads 8192 → 4, filesystem.block_size 4k → "
+	       "64k, filesystem.size_bytes 1T → 5000",
+	       "sizes in k, M, G, T; a count stays a count");
+	json_decref(d);
+	for (int k = 0; k < 2; k++) {
+		json_decref(sz[k]);
+		json_decref(fs_env[k]);
 	}
 }
 
@@ -388,14 +404,28 @@ static void test_significance(void)
 	ok(json_is_true(json_object_get(s, "beyond_noise")), "beyond the noise");
 	ok(strstr(json_string_value(json_object_get(s, "text")), "beyond the noise"), "%s",
 	   json_string_value(json_object_get(s, "text")));
+	is_str(json_string_value(json_object_get(s, "summary")),
+	       "2.0 % more IOPS than the baseline, clearly beyond the noise of these runs: a real "
+	       "difference.",
+	       "the verdict in words, no statistics");
 	json_decref(s);
 	json_decref(up);
+	json_t *down = J("{\"seconds\":10,\"iops_mean\":900.0,\"iops_stddev\":10.0}");
+	s = findings_significance(base, down);
+	ok(strncmp(json_string_value(json_object_get(s, "summary")), "10.0 % fewer IOPS", 17) == 0,
+	   "%s", json_string_value(json_object_get(s, "summary")));
+	json_decref(s);
+	json_decref(down);
 
 	json_t *near = J("{\"seconds\":10,\"iops_mean\":1003.0,\"iops_stddev\":10.0}");
 	s = findings_significance(base, near);
 	ok(json_is_false(json_object_get(s, "beyond_noise")), "3 in 1000 with spread 10: noise");
 	ok(strstr(json_string_value(json_object_get(s, "text")), "may be chance"), "%s",
 	   json_string_value(json_object_get(s, "text")));
+	is_str(json_string_value(json_object_get(s, "summary")),
+	       "+0.3 % IOPS against the baseline, within the noise of these runs: no difference "
+	       "they can show.",
+	       "within the noise, in words");
 	json_decref(s);
 	json_decref(near);
 

@@ -117,7 +117,8 @@ function explain(cmp) {
               'li',
               { class: n.beyond_noise === true ? 'beyond' : n.beyond_noise === false ? 'within' : 'unknown', dataset: { job: String(n.job), beyond: String(n.beyond_noise) } },
               h('strong', { text: `${title.get(n.job) || `#${n.job}`}: ` }),
-              n.text,
+              n.summary || n.text,
+              n.summary && n.text ? h('details', { class: 'bench-stats' }, h('summary', { text: 'The statistics' }), h('p', { text: n.text })) : null,
             ),
           ),
         )
