@@ -3,7 +3,8 @@
 // short job is followed live (its charts get points) to its result (IOPS, percentiles,
 // histogram, findings), a second one is compared with it (percent differences, what changed,
 // the significance note, overlaid charts), a sweep's table and knee are read and its runs
-// compared, a long one is cancelled and says so, and a
+// compared, a sweep made in the form runs and its chart marks the knee, a long one is
+// cancelled and says so, and a
 // monitor user reads runs but may not start or cancel one. Jobs run 2-3 s on an 8 MiB file in the box's bench dir.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -286,6 +287,64 @@ test('a sweep: its table fills, its knee is explained, its runs compare', async 
   // reads only: no write rows, which would be zero in every run
   assert.ok((await page.locator('#bench-compare-table tr[data-figure^="read."]').count()) > 0);
   assert.equal(await page.locator('#bench-compare-table tr[data-figure^="write."]').count(), 0);
+});
+
+test('a sweep made in the form: a refused axis said at its row, then it runs, and its chart marks the knee', async (t) => {
+  const page = await newPage(t);
+  watcher(page).expect('/api/bench/v1/sweeps', 400);
+  await loginTo(page, 'bench/sweeps');
+  await page.waitForSelector('body[data-ready="sweeps"]');
+  await page.locator('#sweep-new').click();
+  await page.waitForSelector('body[data-ready="sweep-new"]');
+  assert.equal(await page.locator('h1').textContent(), 'New sweep');
+  await page.selectOption('#bench-pattern', 'randread');
+  // the first axis offered: the thread count doubling, its own field swept
+  const axis = page.locator('.sweep-axis').first();
+  assert.equal(await axis.locator('select').inputValue(), 'threads');
+  assert.equal(await page.locator('#bench-threads').isDisabled(), true, 'a swept field is set by its axis');
+  await page.locator('#sweep-name').fill('e2e-form-sweep');
+  await page.locator('#bench-size').fill('8M');
+  await page.locator('#bench-block_size').fill('4k');
+  await page.locator('#bench-runtime_s').fill('1');
+  // through the page cache, on purpose: on two CPUs more threads soon add no IOPS, only waiting
+  await page.locator('#bench-direct').uncheck();
+  await axis.locator('input').fill('1, 2, 2');
+  assert.match(await page.locator('#sweep-axes-count').textContent(), /^3 runs/);
+  await page.getByRole('button', { name: 'Start sweep' }).click();
+  await page.waitForFunction(() => document.querySelector('.sweep-axis .field-error')?.textContent.length > 0);
+  assert.match(await axis.locator('.field-error').textContent(), /^axes\.threads: value 2 is value 1 again/);
+  assert.equal(await axis.locator('input').getAttribute('aria-invalid'), 'true');
+  assert.match(page.url(), /#\/bench\/sweeps\/new/, 'nothing made');
+  // a second axis, added and removed again
+  await page.locator('#sweep-axis-add').click();
+  assert.equal(await page.locator('.sweep-axis').count(), 2);
+  await page.locator('.sweep-axis').nth(1).getByRole('button', { name: 'Remove this axis' }).click();
+  assert.equal(await page.locator('.sweep-axis').count(), 1);
+  await axis.locator('input').fill('1, 2, 4, 8, 16');
+  assert.match(await page.locator('#sweep-axes-count').textContent(), /^5 runs/);
+  await shots(page, 'bench-sweep-form', { inPlace: true });
+  await page.getByRole('button', { name: 'Start sweep' }).click();
+  await page.waitForSelector('main[data-page="sweep"]');
+  await page.waitForSelector('body[data-ready="sweep"]');
+  assert.match(await page.locator('h1').textContent(), /e2e-form-sweep/);
+  await page.waitForFunction(() => [...document.querySelectorAll('#sweep-table tbody tr')].every((r) => r.dataset.state === 'done'), null, { timeout: RUN_MS * 4 });
+  const rows = page.locator('#sweep-table tbody tr');
+  assert.deepEqual(await rows.locator('td[data-label="threads"]').allTextContents(), ['1', '2', '4', '8', '16']);
+  // the chart: a point per run on the threads axis, and the knee the server found marked
+  const fig = page.locator('figure:has(.sweep-iops)');
+  await page.waitForFunction(() => document.querySelector('figure:has(.sweep-iops)')?.dataset.points === '5');
+  assert.equal(await fig.getAttribute('data-axis'), 'threads');
+  const knee = await page.locator('#sweep-knees li').first().getAttribute('data-threads');
+  const marked = JSON.parse(await fig.getAttribute('data-knees'));
+  t.diagnostic(`knee: ${knee}; ${await page.locator('#sweep-knees li').first().textContent()}`);
+  assert.deepEqual(marked, knee === 'null' ? [] : [Number(knee)], 'the mark is the server\'s knee');
+  if (knee !== 'null') assert.equal(await page.locator(`#sweep-table tr.knee td[data-label="threads"]`).textContent(), knee);
+  // the readout names the thread count under the cursor
+  const box = await page.locator('.sweep-iops').boundingBox();
+  await page.mouse.move(box.x + box.width - 75, box.y + 60);
+  await page.waitForSelector('.sweep-iops .chart-tip:not([hidden])');
+  assert.match(await page.locator('.sweep-iops .chart-tip-x').textContent(), /^(1|2|4|8|16)$/);
+  await shots(page, 'bench-sweep-chart');
 });
 
 test('a cancelled run says so, and keeps what it did', async (t) => {

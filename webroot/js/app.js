@@ -25,7 +25,7 @@ const routes = {
   worksheets: ['worksheets', (p) => (p.length ? 'worksheet' : 'worksheets')],
   bench: [
     'bench',
-    (p) => ({ new: 'bench-new', jobs: p.length > 1 ? 'job' : 'bench', compare: 'compare', sweeps: p.length > 1 ? 'sweep' : 'sweeps' })[p[0]] || 'bench',
+    (p) => ({ new: 'bench-new', jobs: p.length > 1 ? 'job' : 'bench', compare: 'compare', sweeps: p[1] === 'new' ? 'sweep-new' : p.length > 1 ? 'sweep' : 'sweeps' })[p[0]] || 'bench',
   ],
   hardware: ['hardware', () => 'hardware'],
   problems: ['problems', () => 'problems'],

@@ -88,6 +88,35 @@ function readout(u, yFormat, xText) {
   };
 }
 
+// Dashed vertical lines at marks' x inside the plot, each labelled at its top.
+function drawMarks(u, marks) {
+  if (!marks.length) return;
+  const { ctx } = u;
+  const { top, height, left, width } = u.bbox;
+  const dpr = devicePixelRatio || 1;
+  ctx.save();
+  ctx.font = `${Math.round(11 * dpr)}px system-ui, sans-serif`;
+  ctx.textBaseline = 'top';
+  for (const m of marks) {
+    const x = Math.round(u.valToPos(m.x, 'x', true));
+    if (x < left || x > left + width) continue;
+    const stroke = m.colour || css('--text');
+    ctx.strokeStyle = stroke;
+    ctx.fillStyle = stroke;
+    ctx.lineWidth = 1.5 * dpr;
+    ctx.setLineDash([5 * dpr, 4 * dpr]);
+    ctx.beginPath();
+    ctx.moveTo(x, top);
+    ctx.lineTo(x, top + height);
+    ctx.stroke();
+    if (m.label) {
+      const w = ctx.measureText(m.label).width;
+      ctx.fillText(m.label, Math.min(x + 4 * dpr, left + width - w), top + 2 * dpr);
+    }
+  }
+  ctx.restore();
+}
+
 // opts:
 //   series   [{label, unit, colour, width, fill, bars, show}]
 //   height   px (default 220)
@@ -98,7 +127,10 @@ function readout(u, yFormat, xText) {
 //   xFormat  value -> text when time is false
 //   bars     draw every series as bars
 //   yZero    the y axis starts at 0 unless a value is below it
+//   marks    [{x, label, colour}]: dashed vertical lines at those x, labelled at the top
+//            (a sweep's knee); setMarks() replaces them
 //
+// A series may ask for points: true (a few measured points, each shown).
 // Beyond setData: setSeries() replaces the series (a drilldown's keys change as disks come
 // and go), setWindow() pins x to a time window however the data falls in it, and
 // plotWidth() is the drawing area in CSS pixels (to ask the server for as many points).
@@ -108,6 +140,7 @@ export function chart(el, opts = {}) {
   const axis = { stroke: css('--muted'), grid: { stroke: css('--chart-grid'), width: 1 }, ticks: { stroke: css('--chart-grid') } };
   const barPaths = uPlot.paths && uPlot.paths.bars ? uPlot.paths.bars({ size: [0.8, 60] }) : undefined;
   let spec = opts.series || [];
+  let marks = opts.marks || [];
   let win = null; // [min, max] of x, or null to fit the data
   const width = () => Math.max(200, Math.floor(el.clientWidth || el.getBoundingClientRect().width || 600));
   const seriesOf = (list) => [
@@ -120,7 +153,7 @@ export function chart(el, opts = {}) {
       paths: opts.bars || s.bars ? barPaths : undefined,
       show: s.show !== false,
       spanGaps: false,
-      points: { show: false },
+      points: s.points ? { show: true, size: 7 } : { show: false },
       value: (u, v) => (v === null || v === undefined ? '–' : yFormat(v)),
     })),
   ];
@@ -181,6 +214,7 @@ export function chart(el, opts = {}) {
             },
           ],
           destroy: [() => document.removeEventListener('pointerdown', unpin, true)],
+          draw: [(u) => drawMarks(u, marks)],
           setCursor: [() => showReadout()],
           setData: [() => showReadout()], // live data moves under a still cursor
           setSelect: [
@@ -221,6 +255,10 @@ export function chart(el, opts = {}) {
       u.destroy();
       u = make(spec, data);
       api.plot = u;
+    },
+    setMarks(list) {
+      marks = list || [];
+      u.redraw(false);
     },
     // Pins the x scale to [min, max] (null: fit the data); applies with the next setData.
     setWindow(min, max) {

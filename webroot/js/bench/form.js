@@ -2,10 +2,11 @@
 // #/bench/new: a job spec from a form. The patterns come from the presets (SLOB-like,
 // iozone-like) and the plain ones; each shows the fields that apply to it, with its unit and
 // the limits server/worker/spec.c enforces as hints. The server checks the spec; its fault
-// shows next to the field it names.
+// shows next to the field it names. #/bench/sweeps/new is the same form with axes: up to
+// four of its fields, each given a list of values, every combination a run (POST .../sweeps).
 
 import { ApiError, can, get, post } from '../api.js';
-import { field, h, showFault } from '../dom.js';
+import { clear, field, h, showFault } from '../dom.js';
 import { go } from '../app.js';
 import { BASE, loadJob } from './common.js';
 
@@ -99,8 +100,139 @@ function passesField(id) {
   return { wrap: h('div', { class: 'field' }, group, hint, error), input: group, error, hint };
 }
 
+const MAX_AXES = 4; // server/bench/sweeps.c
+const NOT_AXES = new Set(['label', 'name', 'passes', 'confirm']);
+
+// An axis' values as typed ("1, 2, 4" or "4k 8k"), each as the spec wants it.
+function axisValues(f, text) {
+  return text
+    .split(/[\s,]+/)
+    .filter(Boolean)
+    .map((v) => {
+      if (f.kind === 'bool') return v === 'true' ? true : v === 'false' ? false : v;
+      if (f.kind === 'int' || f.kind === 'size') return /^\d+$/.test(v) ? Number(v) : v;
+      if (f.kind === 'duration') return /^\d+(\.\d+)?$/.test(v) ? Number(v) : v;
+      return v;
+    });
+}
+
+// The axes of a sweep: a row per axis (a field and its values), Add and Remove, and the
+// number of runs they make. onChange() after any change.
+function axesEditor(controls, patternOf, onChange) {
+  const rows = h('div', { class: 'sweep-axes-rows' });
+  const error = h('p', { class: 'field-error', id: 'sweep-axes-error', role: 'alert' });
+  const count = h('p', { class: 'hint', id: 'sweep-axes-count', 'aria-live': 'polite' });
+  const add = h('button', { type: 'button', id: 'sweep-axis-add', text: 'Add an axis' });
+  const box = h('fieldset', { class: 'sweep-axes', id: 'sweep-axes', tabindex: '-1', 'aria-describedby': 'sweep-axes-count sweep-axes-error' }, h('legend', { text: 'Axes: the fields to vary, each with its values; every combination is a run' }), rows, add, count, error);
+  let serial = 0;
+  const list = []; // {select, values, wrap, error}
+  const options = () => controls.filter((c) => !c.wrap.hidden && !NOT_AXES.has(c.f.key));
+  const byKey = (k) => controls.find((c) => keyFor(c.f, patternOf()) === k || c.f.key === k);
+  const fillOptions = (row, keep) => {
+    clear(row.select);
+    for (const c of options()) row.select.append(h('option', { value: keyFor(c.f, patternOf()), text: c.f.label }));
+    const offered = (k) => [...row.select.options].some((o) => o.value === k);
+    // a field the pattern lacks gives way to its thread count (SLOB's sessions), as a new
+    // sweep starts
+    const pick = [keep, 'threads', 'sessions'].find((k) => k && offered(k));
+    if (pick) row.select.value = pick;
+  };
+  const changed = () => {
+    add.disabled = list.length >= MAX_AXES;
+    for (const r of list) r.remove.disabled = list.length === 1;
+    const n = list.reduce((m, r) => m * Math.max(1, axisValues(byKey(r.select.value)?.f || {}, r.values.value).length), 1);
+    count.textContent = `${n} run${n === 1 ? '' : 's'}, one after another (at most 256).`;
+    onChange();
+  };
+  const addRow = (key, values = '') => {
+    const id = `sweep-axis-${++serial}`;
+    const select = h('select', { id: `${id}-field` });
+    const input = h('input', { type: 'text', id: `${id}-values`, autocomplete: 'off', spellcheck: 'false', autocapitalize: 'none', value: values, 'aria-describedby': `${id}-hint ${id}-error` });
+    const rowError = h('p', { class: 'field-error', id: `${id}-error`, role: 'alert' });
+    const row = { select, values: input, error: rowError };
+    row.remove = h('button', {
+      type: 'button',
+      class: 'sweep-axis-remove',
+      'aria-label': 'Remove this axis',
+      text: 'Remove',
+      on: {
+        click: () => {
+          list.splice(list.indexOf(row), 1);
+          row.wrap.remove();
+          changed();
+        },
+      },
+    });
+    row.wrap = h(
+      'div',
+      { class: 'sweep-axis' },
+      h('div', { class: 'field' }, h('label', { for: select.id, text: 'Field' }), select),
+      h('div', { class: 'field sweep-axis-values' }, h('label', { for: input.id, text: 'Values' }), input, h('p', { class: 'hint', id: `${id}-hint`, text: 'separated by commas or spaces: 1, 2, 4, 8 or 4k 8k 64k' }), rowError),
+      row.remove,
+    );
+    fillOptions(row, key);
+    // an edited axis no longer holds what was refused
+    const edited = () => {
+      rowError.textContent = '';
+      input.removeAttribute('aria-invalid');
+      error.textContent = '';
+      changed();
+    };
+    select.addEventListener('change', edited);
+    input.addEventListener('input', edited);
+    list.push(row);
+    rows.append(row.wrap);
+    changed();
+    return row;
+  };
+  add.addEventListener('click', () => {
+    const used = new Set(list.map((r) => r.select.value));
+    const free = options().find((c) => !used.has(keyFor(c.f, patternOf())));
+    addRow(free ? keyFor(free.f, patternOf()) : undefined).select.focus();
+  });
+  return {
+    el: box,
+    error,
+    input: box,
+    rows: list,
+    addRow,
+    // the pattern changed: each row offers its fields, keeping what it had where it can
+    refresh() {
+      for (const r of list) fillOptions(r, r.select.value);
+      changed();
+    },
+    swept: () => new Set(list.map((r) => r.select.value)),
+    // {field: [values]}, or a fault at the first row that has none
+    read() {
+      const axes = {};
+      for (const r of list) {
+        const c = byKey(r.select.value);
+        axes[r.select.value] = axisValues(c ? c.f : {}, r.values.value);
+      }
+      return axes;
+    },
+    clearFaults() {
+      error.textContent = '';
+      for (const r of list) {
+        r.error.textContent = '';
+        r.values.removeAttribute('aria-invalid');
+      }
+    },
+    // a fault naming an axis goes to its row; true if a row took it
+    show(key, text) {
+      const r = list.find((x) => x.select.value === key);
+      if (!r) return false;
+      r.error.textContent = text;
+      r.values.setAttribute('aria-invalid', 'true');
+      r.values.focus();
+      return true;
+    },
+  };
+}
+
 export async function render(main, ctx) {
-  main.append(h('h1', { text: 'New benchmark run' }));
+  const sweepMode = ctx.parts[0] === 'sweeps';
+  main.append(h('h1', { text: sweepMode ? 'New sweep' : 'New benchmark run' }));
   if (!can('bench:run')) {
     main.append(h('p', { class: 'muted', text: 'Your role may read runs and results but not start runs.' }), h('p', {}, h('a', { href: '#/bench', text: 'Back to the runs' })));
     ctx.ready();
@@ -146,15 +278,30 @@ export async function render(main, ctx) {
   const moreGrid = h('div', { class: 'bench-form-grid' });
   const more = h('details', { class: 'bench-more', id: 'bench-more' }, h('summary', { text: 'More settings: engine, queue depth, fsync, ramp-up, amount, seed, name' }), moreGrid);
   const fallback = h('p', { class: 'error', role: 'alert', id: 'bench-form-error' });
-  const submit = h('button', { type: 'submit', class: 'primary', id: 'bench-submit', text: 'Start run' });
+  const submit = h('button', { type: 'submit', class: 'primary', id: 'bench-submit', text: sweepMode ? 'Start sweep' : 'Start run' });
+  // a sweep's own name and label, and its axes
+  const sweepName = sweepMode ? field('sweep-name', 'Sweep name', h('input', { type: 'text', autocomplete: 'off', spellcheck: 'false', autocapitalize: 'none', maxlength: 64 }), 'optional: names the file its runs share; default the spec’s name, else “sweep”') : null;
+  const sweepLabel = sweepMode ? field('sweep-label', 'Sweep label', h('input', { type: 'text', autocomplete: 'off', maxlength: 256 }), 'what the sweep looks for, e.g. the knee of 8k random reads') : null;
+  const markSwept = () => {
+    if (!axes) return;
+    const swept = axes.swept();
+    for (const c of controls) {
+      const on = swept.has(keyFor(c.f, pattern.input.value));
+      c.input.disabled = on;
+      c.wrap.classList.toggle('swept', on);
+    }
+  };
+  const axes = sweepMode ? axesEditor(controls, () => pattern.input.value, () => markSwept()) : null;
   const form = h(
     'form',
     { class: 'card bench-form', novalidate: true, 'aria-labelledby': 'bench-new-title' },
     h('h2', { id: 'bench-new-title', class: 'visually-hidden', text: 'Job spec' }),
+    sweepMode ? h('div', { class: 'bench-form-grid' }, sweepName.wrap, sweepLabel.wrap) : null,
     pattern.wrap,
     describe,
     general,
     more,
+    axes ? axes.el : null,
     fallback,
     h('div', { class: 'row' }, submit, h('a', { class: 'button', href: '#/bench', text: 'Cancel' })),
   );
@@ -189,11 +336,17 @@ export async function render(main, ctx) {
       if (ex.direct === undefined) ex.direct = true;
       fill(ex);
     }
+    if (axes) {
+      axes.refresh();
+      axes.clearFaults();
+    }
     showFault(null, faultFields, fallback);
   };
   pattern.input.addEventListener('change', () => choose(true));
   pattern.input.value = ctx.query.get('pattern') && (byName[ctx.query.get('pattern')] || PLAIN[ctx.query.get('pattern')]) ? ctx.query.get('pattern') : presets[0].name;
   choose(true);
+  // a sweep starts as the usual one: the thread count doubling (SLOB's are sessions)
+  if (axes) axes.addRow(pattern.input.value === 'slob' ? 'sessions' : 'threads', '1, 2, 4, 8, 16');
   // #/bench/new?from=ID: run again with changes, the form filled with that run's spec
   const from = ctx.query.get('from');
   if (/^[1-9]\d*$/.test(from || '')) {
@@ -203,7 +356,7 @@ export async function render(main, ctx) {
         pattern.input.value = job.spec.pattern;
         choose(false);
         fill(job.spec);
-        main.querySelector('h1').textContent = `New run from run #${job.id}`;
+        main.querySelector('h1').textContent = `${sweepMode ? 'New sweep' : 'New run'} from run #${job.id}`;
         if (controls.some((c) => c.f.more && !c.wrap.hidden && (c.f.kind === 'bool' ? c.input.checked : c.input.value))) more.open = true;
       }
     } catch (e) {
@@ -212,22 +365,57 @@ export async function render(main, ctx) {
     }
   }
 
+  // A sweep's fault: "axes.threads: ..." at that axis; "axes: threads 1000 (with ...):
+  // threads: ..." (a combination the job checks refused) at the axis or field it names;
+  // name and label at the sweep's own. True when it was shown.
+  const sweepFault = (e) => {
+    if (e.field === 'name' || e.field === 'label') return showFault(e, { name: sweepName, label: sweepLabel }, fallback);
+    if (!e.field || !e.field.startsWith('axes')) return false;
+    const direct = /^axes\.(\w+):/.exec(e.details);
+    const inner = /^axes: .*?\): (\w+):|^axes: [^:()]*: (\w+):/.exec(e.details);
+    const key = direct ? direct[1] : inner ? inner[1] || inner[2] : null;
+    if (key && axes.show(key, e.details)) return true;
+    if (key && faultFields[key] && !faultFields[key].wrap.hidden) {
+      if (more.contains(faultFields[key].wrap)) more.open = true;
+      return showFault({ ...e, field: key, details: e.details }, faultFields, fallback);
+    }
+    axes.error.textContent = e.details;
+    axes.el.focus();
+    return true;
+  };
+
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     const p = pattern.input.value;
     const spec = { pattern: p };
+    const swept = axes ? axes.swept() : new Set();
     for (const c of controls) {
-      if (c.wrap.hidden) continue;
+      if (c.wrap.hidden || swept.has(keyFor(c.f, p))) continue;
       const v = valueOf(c.f, c.input);
       if (v !== undefined) spec[keyFor(c.f, p)] = v;
     }
     submit.disabled = true;
     try {
-      const doc = await post(`${BASE}/jobs`, spec, { signal: ctx.signal });
-      go(`bench/jobs/${doc.job.id}`);
+      if (axes) {
+        const body = { spec, axes: axes.read() };
+        const name = sweepName.input.value.trim();
+        const label = sweepLabel.input.value.trim();
+        if (name) body.name = name;
+        if (label) body.label = label;
+        const doc = await post(`${BASE}/sweeps`, body, { signal: ctx.signal });
+        go(`bench/sweeps/${doc.sweep.id}`);
+      } else {
+        const doc = await post(`${BASE}/jobs`, spec, { signal: ctx.signal });
+        go(`bench/jobs/${doc.job.id}`);
+      }
     } catch (e) {
       if (e.name === 'AbortError') return;
       if (e instanceof ApiError && e.code === 'ERR_CONFIRM_REQUIRED') e.field = 'confirm';
+      if (axes) {
+        axes.clearFaults();
+        showFault(null, faultFields, fallback);
+        if (sweepFault(e)) return;
+      }
       // a field folded away is shown before its fault goes next to it
       const at = e.field && faultFields[e.field];
       if (at && more.contains(at.wrap)) more.open = true;

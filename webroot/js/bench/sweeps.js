@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: ISC
 // #/bench/sweeps: the sweeps, newest first; #/bench/sweeps/<id>: one sweep's table (a row
 // per combination of its axes, with the run's state, IOPS and p99), the knee of its threads
-// axis per group of the other axes' values, a link comparing its finished runs, and Cancel
-// while it runs. Both refresh while a sweep is live.
+// axis per group of the other axes' values, IOPS and p99 charted against that axis with the
+// knee marked, a link comparing its finished runs, and Cancel while it runs. Both refresh
+// while a sweep is live. (#/bench/sweeps/new, the form, is bench/form.js.)
 
 import { can, del, get, seg } from '../api.js';
 import { append, clear, h, num, timeEl, toast } from '../dom.js';
-import { BASE, nsText, stateBadge } from './common.js';
+import { chart, colour } from '../chart.js';
+import { BASE, chartBox, legend, nsText, stateBadge } from './common.js';
 
 const REFRESH_MS = 3000;
 const LIVE = new Set(['queued', 'running']);
@@ -33,11 +35,11 @@ function refresh(ctx, load, live) {
 
 async function list(main, ctx) {
   const tbody = h('tbody');
-  const empty = h('p', { class: 'muted', hidden: true, id: 'sweeps-empty', text: 'No sweeps yet. POST one to /api/bench/v1/sweeps (README: Benchmarks).' });
+  const empty = h('p', { class: 'muted', hidden: true, id: 'sweeps-empty', text: can('bench:run') ? 'No sweeps yet: make one with New sweep, or POST one to /api/bench/v1/sweeps (README: Benchmarks).' : 'No sweeps yet.' });
   const error = h('p', { class: 'error', role: 'alert' });
   main.append(
     h('p', {}, h('a', { href: '#/bench', text: 'Benchmarks' })),
-    h('h1', { text: 'Sweeps' }),
+    h('div', { class: 'toolbar' }, h('h1', { text: 'Sweeps' }), h('span', { class: 'spacer' }), can('bench:run') ? h('a', { class: 'button primary', href: '#/bench/sweeps/new', id: 'sweep-new', text: 'New sweep' }) : null),
     h('p', { class: 'hint', text: 'A sweep runs one spec over a matrix of values, each combination a run of its own, and finds the knee of its thread counts.' }),
     error,
     h(
@@ -90,7 +92,8 @@ async function one(main, ctx, id) {
   const knees = h('ul', { class: 'sweep-knees', id: 'sweep-knees' });
   const tableWrap = h('div', { class: 'table-wrap' });
   const error = h('p', { class: 'error', role: 'alert' });
-  main.append(h('p', {}, h('a', { href: '#/bench/sweeps', text: 'Sweeps' })), head, error, h('h2', { text: 'The knee' }), knees, h('h2', { text: 'Runs' }), tableWrap);
+  const charts = sweepCharts(ctx);
+  main.append(h('p', {}, h('a', { href: '#/bench/sweeps', text: 'Sweeps' })), head, error, h('h2', { text: 'The knee' }), knees, charts.el, h('h2', { text: 'Runs' }), tableWrap);
 
   let sweep = null;
   const cancel = can('bench:run')
@@ -137,6 +140,7 @@ async function one(main, ctx, id) {
         .filter(Boolean)
         .map((r) => r.job),
     );
+    charts.draw(sweep);
     clear(tableWrap);
     append(tableWrap, [
       h(
@@ -177,4 +181,69 @@ async function one(main, ctx, id) {
   const run = refresh(ctx, load, () => sweep && LIVE.has(sweep.state));
   await run();
   ctx.ready();
+}
+
+// IOPS and p99 against the knee's axis (threads, readers, writers or sessions; else the first
+// axis), a line per group of the other axes' values, each knee the server found marked.
+// The axis' values stand evenly spaced in the order given (1, 2, 4, 8 ... as on a log
+// scale); a run not done yet is a gap.
+function sweepCharts(ctx) {
+  const iops = chartBox('IOPS', 'sweep-iops');
+  const p99 = chartBox('p99 latency', 'sweep-p99');
+  const key = h('div');
+  const el = h('section', { class: 'bench-section', 'aria-labelledby': 'sweep-charts-title' }, h('h2', { id: 'sweep-charts-title', class: 'visually-hidden', text: 'IOPS and p99 against the swept axis' }), key, h('div', { class: 'bench-charts' }, iops.fig, p99.fig));
+  let xs = [];
+  const xFormat = (v) => (Number.isInteger(v) && v >= 0 && v < xs.length ? valueText(xs[v]) : '');
+  const ic = chart(iops.plot, { time: false, height: 220, yZero: true, xFormat, series: [] });
+  const pc = chart(p99.plot, { time: false, height: 220, yZero: true, xFormat, yFormat: nsText, series: [] });
+  ctx.cleanup(() => {
+    ic.destroy();
+    pc.destroy();
+  });
+  let last = '';
+  const draw = (sweep) => {
+    const axes = Object.keys(sweep.axes);
+    const kneed = sweep.knee.find((k) => k.axis);
+    const axis = kneed ? kneed.axis : axes[0];
+    xs = sweep.axes[axis];
+    const others = axes.filter((a) => a !== axis);
+    const groupOf = (values) => JSON.stringify(others.map((a) => values[a]));
+    const groups = [];
+    for (const r of sweep.table) if (r.values && !groups.includes(groupOf(r.values))) groups.push(groupOf(r.values));
+    const groupText = (g) => JSON.parse(g).map((v, i) => `${others[i]} ${valueText(v)}`).join(', ');
+    const labels = groups.length > 1 || others.length ? groups.map(groupText) : ['this sweep'];
+    const column = (g, pick) =>
+      xs.map((x) => {
+        const r = sweep.table.find((row) => row.values && row.state === 'done' && JSON.stringify(row.values[axis]) === JSON.stringify(x) && groupOf(row.values) === g);
+        return r ? pick(r) : null;
+      });
+    const data = (pick) => [xs.map((x, i) => i), ...groups.map((g) => column(g, pick))];
+    const marks = sweep.knee
+      .filter((k) => k.threads !== null && k.axis === axis)
+      .map((k) => {
+        const g = groupOf(k.group);
+        const i = groups.indexOf(g);
+        return { x: xs.findIndex((x) => x === k.threads), label: groups.length > 1 ? `knee ${labels[i]}` : `knee: ${k.threads} ${axis}`, colour: groups.length > 1 ? colour(i) : undefined };
+      })
+      .filter((m) => m.x >= 0);
+    const series = labels.map((l) => ({ label: l, points: true }));
+    const state = JSON.stringify([axis, labels, sweep.table, marks]);
+    if (state === last) return;
+    last = state;
+    iops.fig.querySelector('figcaption').textContent = `IOPS by ${axis}`;
+    p99.fig.querySelector('figcaption').textContent = `p99 latency by ${axis}`;
+    clear(key);
+    if (labels.length > 1) key.append(legend(labels));
+    ic.setSeries(series);
+    pc.setSeries(series);
+    ic.setData(data((r) => r.iops));
+    pc.setData(data((r) => r.p99_ns));
+    ic.setMarks(marks);
+    pc.setMarks(marks);
+    const points = groups.reduce((n, g) => n + column(g, (r) => r.iops).filter((v) => v !== null).length, 0);
+    iops.fig.dataset.points = String(points);
+    iops.fig.dataset.knees = JSON.stringify(marks.map((m) => xs[m.x]));
+    iops.fig.dataset.axis = axis;
+  };
+  return { el, draw };
 }
