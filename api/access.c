@@ -109,40 +109,52 @@ static void login_done(void *arg, const struct auth_login_result *res, const str
 	}
 	char expires[32];
 	reply_header(r, "X-Auth-Session", res->token);
-	reply_json(r, 201,
-	           json_pack("{s:{s:s, s:s, s:s, s:o, s:o}}", "access", "token", res->token,
-	                     "expires", util_iso8601(res->expires, expires, sizeof(expires)),
-	                     "user", res->user, "authorizations", perm_json(res->perms), "services",
-	                     services_json(r)));
+	json_t *access =
+	    json_pack("{s:s, s:s, s:s, s:o, s:o}", "token", res->token, "expires",
+	              util_iso8601(res->expires, expires, sizeof(expires)), "user", res->user,
+	              "authorizations", perm_json(res->perms), "services", services_json(r));
+	if (res->device)
+		json_object_set(access, "device", res->device);
+	reply_json(r, 201, json_pack("{s:o}", "access", access));
 }
 
-/* Credentials from X-Auth-User/X-Auth-Key, Basic authorization, or a JSON body. */
-static int login_credentials(struct request *r, char *user, size_t ulen, char *pass, size_t plen,
-                             struct fault *f)
+/* A login: credentials from X-Auth-User/X-Auth-Key or Basic authorization, or a JSON body
+ * with user and password (and a device to keep signed in), or a device's signed challenge. */
+static const struct field login_fields[] = {
+    {"user", FIELD_STRING, false, 1, 64},
+    {"password", FIELD_STRING, false, 1, 1024},
+    {"device", FIELD_OBJECT, false, 0, 0},
+    {"device_id", FIELD_STRING, false, 1, 64},
+    {"challenge", FIELD_STRING, false, 1, 128},
+    {"signature", FIELD_STRING, false, 1, 256},
+    FIELDS_END,
+};
+
+static const struct field device_fields[] = {
+    {"name", FIELD_STRING, true, 1, 64},
+    {"public_key", FIELD_STRING, true, 1, 256},
+    FIELDS_END,
+};
+
+/* A device login: device_id, challenge and signature, and nothing else. */
+static int device_login_body(const json_t *body, struct fault *f)
 {
-	static const struct field fields[] = {
-	    {"user", FIELD_STRING, false, 1, 64},
-	    {"password", FIELD_STRING, false, 1, 1024},
-	    FIELDS_END,
-	};
-	int rc = request_credentials(r, user, ulen, pass, plen, f);
-	if (rc != 0)
-		return rc < 0 ? -1 : 0;
-	json_t *body;
-	if (request_body(r, fields, &body, f) < 0)
-		return -1;
-	const char *u = json_string_value(json_object_get(body, "user"));
-	const char *p = json_string_value(json_object_get(body, "password"));
-	if (!u || !p) {
-		json_decref(body);
-		return fault_set(f, ERR_MISSING_ARG,
-		                 "%s: required (or send X-Auth-User and X-Auth-Key, or Basic "
-		                 "authorization)",
-		                 u ? "password" : "user");
-	}
-	snprintf(user, ulen, "%s", u);
-	snprintf(pass, plen, "%s", p);
-	json_decref(body);
+	static const char *const need[] = {"challenge", "signature"};
+	static const char *const not [] = {"user", "password", "device"};
+	for (size_t i = 0; i < nitems(not ); i++)
+		if (json_object_get(body, not [i]))
+			return fault_set(
+			    f, ERR_INVALID_ARG,
+			    "%s: a device login (device_id) takes no user, password or "
+			    "device",
+			    not [i]);
+	for (size_t i = 0; i < nitems(need); i++)
+		if (!json_object_get(body, need[i]))
+			return fault_set(
+			    f, ERR_MISSING_ARG,
+			    "%s: required with device_id (sign \"spindle-device-login\\n"
+			    "<device_id>\\n<challenge>\" with the device's key)",
+			    need[i]);
 	return 0;
 }
 
@@ -150,12 +162,82 @@ void access_login(struct request *r)
 {
 	char user[65] = "", pass[1025] = "";
 	struct fault f;
-	if (login_credentials(r, user, sizeof(user), pass, sizeof(pass), &f) < 0) {
+	int rc = request_credentials(r, user, sizeof(user), pass, sizeof(pass), &f);
+	if (rc < 0) {
 		reply_fault(r, &f);
 		return;
 	}
-	auth_login(user, pass, r->peer, login_done, r);
-	OPENSSL_cleanse(pass, sizeof(pass));
+	if (rc > 0) {
+		auth_login(user, pass, r->peer, NULL, login_done, r);
+		OPENSSL_cleanse(pass, sizeof(pass));
+		return;
+	}
+	json_t *body;
+	if (request_body(r, login_fields, &body, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	const char *device_id = json_string_value(json_object_get(body, "device_id"));
+	if (device_id) {
+		if (device_login_body(body, &f) < 0)
+			reply_fault(r, &f);
+		else
+			auth_device_login(device_id,
+			                  json_string_value(json_object_get(body, "challenge")),
+			                  json_string_value(json_object_get(body, "signature")),
+			                  r->peer, login_done, r);
+		json_decref(body);
+		return;
+	}
+	const char *u = json_string_value(json_object_get(body, "user"));
+	const char *p = json_string_value(json_object_get(body, "password"));
+	const json_t *dev = json_object_get(body, "device");
+	if (!u || !p) {
+		fault_set(&f, ERR_MISSING_ARG,
+		          "%s: required (or send X-Auth-User and X-Auth-Key, or Basic "
+		          "authorization, or log in as a device with device_id)",
+		          u ? "password" : "user");
+		json_decref(body);
+		reply_fault(r, &f);
+		return;
+	}
+	static const char *const stray[] = {"challenge", "signature"};
+	for (size_t i = 0; i < nitems(stray); i++)
+		if (json_object_get(body, stray[i])) {
+			fault_set(&f, ERR_INVALID_ARG, "%s: belongs to a device login (device_id)",
+			          stray[i]);
+			json_decref(body);
+			reply_fault(r, &f);
+			return;
+		}
+	struct auth_device_req req;
+	if (dev) {
+		struct fault df;
+		if (body_check(dev, device_fields, &df) < 0) {
+			fault_set(&f, df.kind, "device.%s", df.details);
+			json_decref(body);
+			reply_fault(r, &f);
+			return;
+		}
+		req.name = json_string_value(json_object_get(dev, "name"));
+		req.public_key = json_string_value(json_object_get(dev, "public_key"));
+	}
+	auth_login(u, p, r->peer, dev ? &req : NULL, login_done, r);
+	json_decref(body);
+}
+
+/* POST /api/access/v1/challenge: what a device signs to log in, for 2 minutes. */
+void access_challenge(struct request *r)
+{
+	struct fault f;
+	json_t *out;
+	static const char *const none[] = {NULL};
+	if (request_query_check(r, none, &f) < 0 || auth_device_challenge(&out, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	reply_header(r, "Cache-Control", "no-store");
+	reply_json(r, 200, out);
 }
 
 void access_logout(struct request *r)

@@ -9,6 +9,7 @@
 void access_get(struct request *r);
 void access_login(struct request *r);
 void access_logout(struct request *r);
+void access_challenge(struct request *r);
 void access_service(struct request *r); /* GET /api/<service>/v1 */
 /* api/system.c */
 void system_health(struct request *r);
@@ -31,6 +32,8 @@ void users_delete(struct request *r);
 void users_tokens_list(struct request *r);
 void users_tokens_create(struct request *r);
 void users_tokens_delete(struct request *r);
+void users_devices_list(struct request *r);
+void users_devices_delete(struct request *r);
 /* The bodies those take (also fed to the body validator's fuzz harness). */
 extern const struct field user_create_fields[], user_update_fields[], token_fields[];
 /* api/roles.c */

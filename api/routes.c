@@ -23,7 +23,10 @@ const struct route api_routes[] = {
 
     {METHOD_GET, "/api/access/v1", "access", ROUTE_AUTH, 0, access_get,
      "The services this session may use"},
-    {METHOD_POST, "/api/access/v1", "access", ROUTE_PUBLIC, 0, access_login, "Log in"},
+    {METHOD_POST, "/api/access/v1", "access", ROUTE_PUBLIC, 0, access_login,
+     "Log in (with a password, or as a device kept signed in)"},
+    {METHOD_POST, "/api/access/v1/challenge", "access", ROUTE_PUBLIC, 0, access_challenge,
+     "A challenge for a device to sign and log in with, for 2 minutes"},
     {METHOD_DELETE, "/api/access/v1", "access", ROUTE_AUTH, 0, access_logout, "Log out"},
     /* Each service lists its methods (the appliance's "get service commands"): every
      * href of the login answer leads somewhere. */
@@ -63,6 +66,10 @@ const struct route api_routes[] = {
      users_tokens_create, "Create a named API token; the secret is shown once"},
     {METHOD_DELETE, U "/users/{name}/tokens/{id}", "user", ROUTE_SELF_OR, PERM_USER_MODIFY,
      users_tokens_delete, "Revoke an API token"},
+    {METHOD_GET, U "/users/{name}/devices", "user", ROUTE_SELF_OR, PERM_USER_READ,
+     users_devices_list, "A user's browsers kept signed in (never their keys)"},
+    {METHOD_DELETE, U "/users/{name}/devices/{id}", "user", ROUTE_SELF_OR, PERM_USER_MODIFY,
+     users_devices_delete, "Stop keeping a browser signed in: it and its sessions end"},
 
     {METHOD_GET, R "/roles", "role", ROUTE_AUTH, PERM_USER_READ, roles_list, "List roles"},
     {METHOD_POST, R "/roles", "role", ROUTE_AUTH, PERM_ROLE_MODIFY, roles_create, "Create a role"},

@@ -28,8 +28,9 @@ const struct field token_fields[] = {
     FIELDS_END,
 };
 
-#define USER_HREF  "/api/user/v1/users/{name}"
-#define TOKEN_HREF "/api/user/v1/users/{user}/tokens/{id}"
+#define USER_HREF   "/api/user/v1/users/{name}"
+#define TOKEN_HREF  "/api/user/v1/users/{user}/tokens/{id}"
+#define DEVICE_HREF "/api/user/v1/users/{user}/devices/{id}"
 
 static void reply_user(struct request *r, int status, json_t *user /* stolen */)
 {
@@ -160,6 +161,34 @@ void users_tokens_delete(struct request *r)
 {
 	struct fault f;
 	if (auth_token_delete(request_param(r, 0), request_param(r, 1), &r->who, r->peer, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	reply_empty(r, 204);
+}
+
+void users_devices_list(struct request *r)
+{
+	json_t *out;
+	struct fault f;
+	if (auth_device_list(request_param(r, 0), &out, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	size_t i;
+	json_t *d;
+	json_array_foreach(json_object_get(out, "devices"), i, d)
+	{
+		api_href(d, DEVICE_HREF);
+	}
+	reply_json(r, 200, out);
+}
+
+void users_devices_delete(struct request *r)
+{
+	struct fault f;
+	if (auth_device_delete(request_param(r, 0), request_param(r, 1), &r->who, r->peer, &f) <
+	    0) {
 		reply_fault(r, &f);
 		return;
 	}

@@ -97,6 +97,31 @@ int db_session_touch(struct db *db, const struct db_session *const *s, size_t n)
 /* Delete sessions whose expires < now; returns how many, or -1. */
 int db_session_prune(struct db *db, int64_t now);
 
+/* A browser kept signed in: the public key (base64url of its DER SubjectPublicKeyInfo) of a
+ * key pair the browser holds and cannot export. */
+#define DB_DEVICE_KEY_MAX 256 /* base64url of a P-256 SPKI is 122 */
+struct db_device {
+	char id[33];
+	char user[DB_NAME_MAX + 1];
+	char name[DB_NAME_MAX + 1];
+	char public_key[DB_DEVICE_KEY_MAX + 1];
+	char address[64]; /* where it was made */
+	int64_t created, last_used, expires;
+};
+
+/* DB_EXISTS for a known id, DB_NOTFOUND for an unknown user. */
+int db_device_insert(struct db *db, const struct db_device *d);
+int db_device_get(struct db *db, const char *id, struct db_device *out); /* DB_NOTFOUND */
+/* The user's devices, oldest first: *out for free(), *n of them. */
+int db_device_list(struct db *db, const char *user, struct db_device **out, size_t *n);
+int db_device_delete(struct db *db, const char *id); /* DB_NOTFOUND */
+/* All of a user's; returns how many, or -1. */
+int db_device_delete_user(struct db *db, const char *user);
+/* A login with it: last_used and expires move. DB_NOTFOUND when it is gone. */
+int db_device_use(struct db *db, const char *id, int64_t last_used, int64_t expires);
+/* Those whose expires < now go; returns how many, or -1. */
+int db_device_prune(struct db *db, int64_t now);
+
 struct db_audit {
 	int64_t id;
 	int64_t time;

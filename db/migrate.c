@@ -233,9 +233,25 @@ static const char migrate_step8[] =
     "   AS BLOB))"
     " WHERE instr(datasets, '\"io.disks[utilization]\"') > 0;";
 
+/* Step 9: a browser kept signed in. A device credential is the public half of a key pair
+ * its browser made and cannot export (server/access/devices.c): it signs a challenge to
+ * log in without a password. It goes with its user, and ends unused or at its end. */
+static const char migrate_step9[] = "CREATE TABLE devices ("
+                                    " id TEXT PRIMARY KEY NOT NULL,"
+                                    " user TEXT NOT NULL REFERENCES users(name) ON DELETE CASCADE,"
+                                    " name TEXT NOT NULL,"
+                                    " public_key TEXT NOT NULL,"
+                                    " address TEXT NOT NULL DEFAULT '',"
+                                    " created INTEGER NOT NULL,"
+                                    " last_used INTEGER NOT NULL,"
+                                    " expires INTEGER NOT NULL"
+                                    ") STRICT;"
+                                    "CREATE INDEX devices_user ON devices(user);";
+
 static const struct migrate_step migrate_steps[] = {
-    {1, migrate_step1}, {2, migrate_step2}, {3, migrate_step3}, {4, migrate_step4},
-    {5, migrate_step5}, {6, migrate_step6}, {7, migrate_step7}, {8, migrate_step8},
+    {1, migrate_step1}, {2, migrate_step2}, {3, migrate_step3},
+    {4, migrate_step4}, {5, migrate_step5}, {6, migrate_step6},
+    {7, migrate_step7}, {8, migrate_step8}, {9, migrate_step9},
 };
 
 /* The schema version this code knows (the last migration step). */

@@ -26,6 +26,7 @@ void auth_revoke_user(const char *user, const char *except_jti)
 	if (!auth.ready || !user)
 		return;
 	cred_forget_user(user);
+	devices_revoke_user(user, except_jti);
 	sessions_revoke_user(user, except_jti);
 }
 
@@ -49,6 +50,7 @@ static void auth_tick(evutil_socket_t fd, short what, void *arg)
 	if (dropped)
 		log_debug("auth: %d session(s) ended", dropped);
 	throttle_prune(now);
+	devices_prune(now);
 }
 
 /* ---- Start-up */
@@ -269,7 +271,8 @@ int auth_init(struct event_base *base, struct db *db, struct workq *wq,
 
 	unsigned char seed[HMAP_SEED_LEN];
 	if (util_random(seed, sizeof(seed)) < 0 ||
-	    util_random(auth.cred_key, sizeof(auth.cred_key)) < 0) {
+	    util_random(auth.cred_key, sizeof(auth.cred_key)) < 0 ||
+	    util_random(auth.chal_key, sizeof(auth.chal_key)) < 0) {
 		log_err("auth: no randomness");
 		goto fail;
 	}
@@ -330,6 +333,7 @@ void auth_shutdown(void)
 	hmap_clear(&auth.throttle_users, free);
 	hmap_clear(&auth.good_addrs, free);
 	hmap_clear(&auth.creds, cred_free);
+	hmap_clear(&auth.challenges, free);
 	free(auth.state_dir);
 	audit_init(NULL);                     /* the database is about to close */
 	OPENSSL_cleanse(&auth, sizeof(auth)); /* zeroes: the key goes too */

@@ -74,6 +74,13 @@ struct auth_login_result {
 	int64_t expires;
 	char user[65];
 	uint32_t perms;
+	json_t *device; /* the device registered or logged in with, else NULL (borrowed) */
+};
+/* A browser to keep signed in, registered with a password login: its name and the public
+ * half (base64url DER SubjectPublicKeyInfo, EC P-256) of a key pair it cannot export. */
+struct auth_device_req {
+	const char *name;
+	const char *public_key;
 };
 /* f is NULL on success; res is valid only during the call. */
 typedef void (*auth_login_done)(void *arg, const struct auth_login_result *res,
@@ -81,8 +88,17 @@ typedef void (*auth_login_done)(void *arg, const struct auth_login_result *res,
 /* Throttled per address and per (user, address) (ERR_TOO_MANY with retry_after), so a
  * guesser locks out itself, not the user; unknown users cost as much as known ones.
  * cb may run before auth_login returns (throttled). */
-void auth_login(const char *user, const char *password, const char *peer, auth_login_done cb,
-                void *arg);
+void auth_login(const char *user, const char *password, const char *peer,
+                const struct auth_device_req *device, auth_login_done cb, void *arg);
+/* Devices (server/access/devices.c): a browser kept signed in logs in by signing a
+ * challenge with its key. {"challenge","expires"}: */
+int auth_device_challenge(json_t **out, struct fault *f);
+/* Throttled as logins are; cb as auth_login's (res->device set). */
+void auth_device_login(const char *id, const char *challenge, const char *signature,
+                       const char *peer, auth_login_done cb, void *arg);
+int auth_device_list(const char *user, json_t **out, struct fault *f); /* {"devices":[...]} */
+int auth_device_delete(const char *user, const char *id, const struct identity *actor,
+                       const char *peer, struct fault *f);
 /* Credentials sent with a request (Basic, X-Auth-User/X-Auth-Key), as appliance clients
  * send them on every call: checked once on a helper thread, throttled as logins are, then
  * remembered for minutes so the next requests cost no KDF. who carries no jti (there is no

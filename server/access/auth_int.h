@@ -27,6 +27,11 @@
 #define AUTH_TOKENS_PER_USER    100 /* named API tokens one user may hold */
 #define AUTH_TOKEN_DAYS_DEFAULT 365
 #define AUTH_TOKEN_DAYS_MAX     3650
+#define AUTH_DEVICES_PER_USER   20  /* browsers kept signed in; the least recently used goes */
+#define AUTH_DEVICE_IDLE_DAYS   30  /* a device not used for this long ends */
+#define AUTH_DEVICE_MAX_DAYS    365 /* and any at this age */
+#define AUTH_CHALLENGE_S        120 /* a device login's challenge lasts this long */
+#define AUTH_CHALLENGES_MAX     4096
 
 /* Rows of ended sessions still to delete (the disk refused it): more are forgotten. */
 #define AUTH_PENDING_DELETES 4096
@@ -108,6 +113,8 @@ struct auth_state {
 	struct lane_job *lane_head, **lane_tail;
 	struct hmap creds;          /* HMAC(user, password) -> struct cred */
 	unsigned char cred_key[32]; /* random per process: the HMAC's key */
+	struct hmap challenges;     /* device challenges used, until they expire */
+	unsigned char chal_key[32]; /* random per process: the challenges' MAC key */
 };
 
 extern struct auth_state auth;
@@ -151,9 +158,35 @@ void auth_flush_last_seen(int64_t prune_before);
 /* The user's sessions end, but except_jti's (NULL: all), in memory at once and in the
  * database as soon as it lets us. */
 void sessions_revoke_user(const char *user, const char *except_jti);
+/* The user's login sessions named name (those a device opened) end, but except_jti's
+ * (NULL: all); returns how many. */
+int sessions_end_named(const char *user, const char *name, const char *except_jti);
 /* What a full disk refused (sessions kept in memory, rows to delete), tried again. */
 void store_submit(void);
 void store_tick(evutil_socket_t fd, short what, void *arg);
+
+/* 0 when user names an existing user; else -1 with ERR_NOT_FOUND (ERR_INTERNAL). */
+int auth_user_exists(const char *user, struct fault *f);
+/* Logs an ERR_DENIED refusal of action on target to the audit trail; returns -1. */
+int auth_refuse(const struct identity *actor, const char *peer, const char *action,
+                const char *target, const struct fault *f);
+
+/* --- devices.c */
+
+/* 0 when a device to register (at a password login) has a name and an EC P-256 key. */
+int device_request_check(const struct auth_device_req *req, struct fault *f);
+/* Stores a new device of user (the least recently used goes past AUTH_DEVICES_PER_USER). */
+int device_create(const char *user, const struct auth_device_req *req, const char *peer,
+                  int64_t now, struct db_device *out, struct fault *f);
+/* What the API shows of a device (never its key): a new reference. */
+json_t *device_public(const struct db_device *d);
+/* The device's row goes, and the sessions it opened end. */
+void device_delete_row(const struct db_device *d, const char *why);
+/* Every device of user ends, and the sessions they opened but except_jti's (with
+ * auth_revoke_user: a password changed or reset, the user deleted). */
+void devices_revoke_user(const char *user, const char *except_jti);
+/* Used challenges past their end are forgotten. */
+void devices_prune(int64_t now);
 
 /* --- credentials.c */
 

@@ -401,6 +401,9 @@ struct login_job {
 	unsigned iterations, floor;
 	bool ok, rehash;
 	char newhash[KDF_HASH_MAX];
+	bool device; /* a device to register with the login */
+	char device_name[DB_NAME_MAX + 1];
+	char device_key[DB_DEVICE_KEY_MAX + 1];
 	auth_login_done cb;
 	void *arg;
 };
@@ -491,32 +494,56 @@ static void login_done(void *p)
 
 	int64_t now = util_now();
 	struct fault f;
+	/* A browser to keep signed in: its device first, so that the session is named after
+	 * it and ends with it; no session without the device asked for. */
+	struct db_device dev;
+	if (j->device) {
+		struct auth_device_req req = {.name = j->device_name, .public_key = j->device_key};
+		if (device_create(u.name, &req, j->peer, now, &dev, &f) < 0) {
+			j->cb(j->arg, NULL, &f);
+			login_job_free(j);
+			return;
+		}
+	}
 	char *token = NULL;
 	struct session *s =
-	    session_create(u.name, DB_SESSION_LOGIN, NULL, j->peer, now,
+	    session_create(u.name, DB_SESSION_LOGIN, j->device ? dev.id : NULL, j->peer, now,
 	                   now + (int64_t)auth.cfg.session_max_hours * 3600, &token, &f);
 	if (!s) {
+		if (j->device && db_device_delete(auth.db, dev.id) < 0)
+			log_warn("auth: could not delete device %.8s of %s", dev.id, u.name);
 		j->cb(j->arg, NULL, &f);
 		login_job_free(j);
 		return;
 	}
-	audit_log(u.name, j->peer, "login", u.name, true, "session %.8s", s->s.jti);
 	struct auth_login_result res;
 	memset(&res, 0, sizeof(res));
+	if (j->device) {
+		audit_log(u.name, j->peer, "login", u.name, true,
+		          "session %.8s; device '%s' (%.8s) kept signed in", s->s.jti, dev.name,
+		          dev.id);
+		res.device = device_public(&dev);
+	} else {
+		audit_log(u.name, j->peer, "login", u.name, true, "session %.8s", s->s.jti);
+	}
 	res.token = token;
 	res.expires = session_ends(s, ui);
 	memcpy(res.user, u.name, sizeof(res.user));
 	res.perms = ui->perms;
 	j->cb(j->arg, &res, NULL);
+	json_decref(res.device);
 	free(token);
 	login_job_free(j);
 }
 
-void auth_login(const char *user, const char *password, const char *peer, auth_login_done cb,
-                void *arg)
+void auth_login(const char *user, const char *password, const char *peer,
+                const struct auth_device_req *device, auth_login_done cb, void *arg)
 {
 	struct fault f;
-	if (!check_open(&user, &password, &peer, &f) || auth_password_attempt(user, peer, &f) < 0) {
+	/* a device that could not be kept is refused before the password costs a check */
+	if (!check_open(&user, &password, &peer, &f) ||
+	    (device && device_request_check(device, &f) < 0) ||
+	    auth_password_attempt(user, peer, &f) < 0) {
 		cb(arg, NULL, &f);
 		return;
 	}
@@ -526,6 +553,11 @@ void auth_login(const char *user, const char *password, const char *peer, auth_l
 	snprintf(j->peer, sizeof(j->peer), "%s", peer);
 	j->password = xstrdup(password);
 	j->iterations = auth.cfg.kdf_iterations;
+	if (device) {
+		j->device = true;
+		snprintf(j->device_name, sizeof(j->device_name), "%s", device->name);
+		snprintf(j->device_key, sizeof(j->device_key), "%s", device->public_key);
+	}
 	j->cb = cb;
 	j->arg = arg;
 	if (check_target(user, &j->known, j->stored, sizeof(j->stored), &j->floor) < 0) {

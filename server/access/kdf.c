@@ -19,40 +19,10 @@
 
 static atomic_ullong kdf_done;
 
-/* Strict base64url (no padding) of exactly outlen bytes: the encoded length must be the
- * canonical one and unused trailing bits zero, so each hash has exactly one spelling. */
+/* Strict base64url (no padding) of exactly outlen bytes: each hash has one spelling. */
 static int kdf_b64url_decode(const char *s, size_t slen, unsigned char *out, size_t outlen)
 {
-	if (slen != (outlen * 4 + 2) / 3)
-		return -1;
-	uint32_t acc = 0;
-	int bits = 0;
-	size_t o = 0;
-	for (size_t i = 0; i < slen; i++) {
-		unsigned char c = (unsigned char)s[i];
-		uint32_t v;
-		if (c >= 'A' && c <= 'Z')
-			v = c - 'A';
-		else if (c >= 'a' && c <= 'z')
-			v = c - 'a' + 26;
-		else if (c >= '0' && c <= '9')
-			v = c - '0' + 52;
-		else if (c == '-')
-			v = 62;
-		else if (c == '_')
-			v = 63;
-		else
-			return -1;
-		acc = (acc << 6) | v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			if (o < outlen)
-				out[o++] = (unsigned char)(acc >> bits);
-			acc &= (1u << bits) - 1;
-		}
-	}
-	return o == outlen && acc == 0 ? 0 : -1;
+	return util_b64url_decode(s, slen, out, outlen) == (ssize_t)outlen ? 0 : -1;
 }
 
 /* Splits a stored hash into its parts; -1 for anything not exactly our format. */

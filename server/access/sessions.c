@@ -296,8 +296,38 @@ int auth_logout(const struct identity *who, const char *peer, struct fault *f)
 		                 "an API token is not a login session; delete the "
 		                 "token to revoke it");
 	audit_log(who->user, peer, "logout", who->user, true, "session %.8s", s->s.jti);
+	/* A browser kept signed in that logs out is kept no longer: its device goes, and
+	 * with it every session it opened (this one among them). */
+	if (s->s.name[0]) {
+		char user[sizeof(s->s.user)], id[sizeof(s->s.name)];
+		memcpy(user, s->s.user, sizeof(user));
+		memcpy(id, s->s.name, sizeof(id));
+		int rc = db_device_delete(auth.db, id);
+		if (rc < 0)
+			log_warn("auth: could not delete device %.8s of %s at its logout", id,
+			         user);
+		else if (rc == 0)
+			log_info("auth: device %.8s of %s ends: its browser logged out", id, user);
+		sessions_end_named(user, id, NULL);
+		return 0;
+	}
 	session_drop(s, true);
 	return 0;
+}
+
+int sessions_end_named(const char *user, const char *name, const char *except_jti)
+{
+	struct session_scan sc = {.user = user, .kind = DB_SESSION_LOGIN, .collect = true};
+	hmap_filter(&auth.sessions, session_scan_cb, &sc);
+	int n = 0;
+	for (size_t i = 0; i < sc.nlist; i++)
+		if (strcmp(sc.list[i]->s.name, name) == 0 &&
+		    !(except_jti && strcmp(sc.list[i]->s.jti, except_jti) == 0)) {
+			session_drop(sc.list[i], true);
+			n++;
+		}
+	free(sc.list);
+	return n;
 }
 
 /* ---- Named API tokens */
@@ -320,15 +350,15 @@ static json_t *token_json(const struct session *s)
 }
 
 /* Refusals of what the actor may not do are security events: keep them in the trail. */
-static int auth_refuse(const struct identity *actor, const char *peer, const char *action,
-                       const char *target, const struct fault *f)
+int auth_refuse(const struct identity *actor, const char *peer, const char *action,
+                const char *target, const struct fault *f)
 {
 	if (f->kind == ERR_DENIED)
 		audit_log(actor ? actor->user : "", peer, action, target, false, "%s", f->details);
 	return -1;
 }
 
-static int auth_user_exists(const char *user, struct fault *f)
+int auth_user_exists(const char *user, struct fault *f)
 {
 	struct db_user u;
 	int rc = auth_name_valid(user) ? db_user_get(auth.db, user, &u) : DB_NOTFOUND;
@@ -509,6 +539,9 @@ static void touch_work(struct db *db, void *arg)
 	int pruned = t->prune_before ? db_session_prune(db, t->prune_before) : 0;
 	if (pruned > 0)
 		log_debug("auth: %d expired session row(s) pruned", pruned);
+	pruned = t->prune_before ? db_device_prune(db, t->prune_before) : 0;
+	if (pruned > 0)
+		log_info("auth: %d device(s) ended unused", pruned);
 }
 
 static void touch_done(void *arg)

@@ -332,6 +332,42 @@ size_t util_b64url(const void *buf, size_t len, char *out)
 	return o;
 }
 
+ssize_t util_b64url_decode(const char *s, size_t slen, unsigned char *out, size_t cap)
+{
+	if (slen % 4 == 1) /* no number of bytes encodes to this length */
+		return -1;
+	size_t n = slen / 4 * 3 + (slen % 4 ? slen % 4 - 1 : 0);
+	if (n > cap)
+		return -1;
+	uint32_t acc = 0;
+	int bits = 0;
+	size_t o = 0;
+	for (size_t i = 0; i < slen; i++) {
+		unsigned char c = (unsigned char)s[i];
+		uint32_t v;
+		if (c >= 'A' && c <= 'Z')
+			v = c - 'A';
+		else if (c >= 'a' && c <= 'z')
+			v = c - 'a' + 26;
+		else if (c >= '0' && c <= '9')
+			v = c - '0' + 52;
+		else if (c == '-')
+			v = 62;
+		else if (c == '_')
+			v = 63;
+		else
+			return -1;
+		acc = (acc << 6) | v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			out[o++] = (unsigned char)(acc >> bits);
+			acc &= (1u << bits) - 1;
+		}
+	}
+	return acc == 0 ? (ssize_t)o : -1; /* unused trailing bits zero: one spelling each */
+}
+
 int util_parse_ll(const char *s, long long min, long long max, long long *out)
 {
 	if (!s || !*s || (*s != '-' && (*s < '0' || *s > '9')))

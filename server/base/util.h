@@ -59,6 +59,9 @@ int util_random(void *buf, size_t len);
 void util_hex(const void *buf, size_t len, char *out);
 /* Base64url without padding; out needs 4*((len+2)/3)+1. Returns length. */
 size_t util_b64url(const void *buf, size_t len, char *out);
+/* Strict base64url without padding: the canonical spelling only (unused trailing bits
+ * zero). The decoded length, or -1 when s is not that or holds more than cap bytes. */
+ssize_t util_b64url_decode(const char *s, size_t slen, unsigned char *out, size_t cap);
 
 /* Callbacks that wait for something to be ready (a first reading, a fresh one), each run
  * once when it is. Zero-initialised is empty. */

@@ -10,6 +10,7 @@ Setup steps, run with the admin token before the call:
   "user"      create user {target} (role monitor)
   "role"      create role {target}
   "token"     create an API token for the user in the path; its id is {id}
+  "device"    keep a browser signed in for the user in the path; its id is {id}
   "login"     call with a fresh session of the column's user, not the shared one
   "worksheet" create a worksheet named {target} (owner admin) with one dataset
               (io.ops[op]); its uuid is {uuid}
@@ -39,6 +40,7 @@ ROWS = [
     Row("GET", "/api/system/v1/health", None, ALL_200),
     Row("POST", "/api/access/v1", {"user": "{self}", "password": "{password}"},
         (201, 201, 201, 201)),
+    Row("POST", "/api/access/v1/challenge", None, ALL_200),
     # any session
     Row("GET", "/api/system/v1/version", None, (401, 200, 200, 200)),
     Row("GET", "/api/access/v1", None, (401, 200, 200, 200)),
@@ -62,6 +64,11 @@ ROWS = [
     Row("DELETE", U + "/users/{target}/tokens/{id}", None, (401, 403, 403, 204),
         ("user", "token")),
     Row("DELETE", U + "/users/{self}/tokens/{id}", None, (401, 204, 204, 204), ("token",)),
+    Row("GET", U + "/users/admin/devices", None, (401, 403, 200, 200)),
+    Row("GET", U + "/users/{self}/devices", None, (401, 200, 200, 200)),
+    Row("DELETE", U + "/users/{target}/devices/{id}", None, (401, 403, 403, 204),
+        ("user", "device")),
+    Row("DELETE", U + "/users/{self}/devices/{id}", None, (401, 204, 204, 204), ("device",)),
     # roles: user:read / role:modify
     Row("GET", R + "/roles", None, (401, 403, 200, 200)),
     Row("POST", R + "/roles", NEW_ROLE, (401, 403, 403, 201)),
@@ -161,7 +168,8 @@ ROWS = [
 #
 # WRITES: every write on one user, each a column of OVER_ROWS. Placeholders as above, and
 #   {actor_role}  the actor's own role (granting it needs nothing the actor lacks)
-# Setup "token": admin makes an API token for the target; its id is {id}.
+# Setup "token": admin makes an API token for the target; its id is {id}. Setup "device":
+# the target keeps a browser signed in; its id is {id}.
 # OVER_ROWS: the actor's authorizations, the target's ("self": the actor itself), each a
 # name in HOLDS, and the status of each write. Actor and target are fresh users holding
 # one fresh role with exactly those authorizations, both with conftest's PASSWORD.
@@ -176,6 +184,7 @@ WRITES = {
     "timeout": Write("PUT", U + "/users/{target}", {"session_timeout_min": 5}),
     "token": Write("POST", U + "/users/{target}/tokens", {"name": "t"}),
     "revoke": Write("DELETE", U + "/users/{target}/tokens/{id}", None, ("token",)),
+    "forget": Write("DELETE", U + "/users/{target}/devices/{id}", None, ("device",)),
     "delete": Write("DELETE", U + "/users/{target}", None),
 }
 
@@ -191,8 +200,8 @@ HOLDS = {
     "all": MONITOR + ("worksheet:modify", "bench:run", "user:read", "user:modify",
                       "role:modify", "settings:modify"),
 }
-#            password roles fullname timeout token revoke delete
-WRITES_OK = (200,     200,  200,     200,    201,  204,   204)
+#            password roles fullname timeout token revoke forget delete
+WRITES_OK = (200,     200,  200,     200,    201,  204,   204,   204)
 DENIED = (403,) * len(WRITES)
 
 OVER_ROWS = [
@@ -212,5 +221,5 @@ OVER_ROWS = [
     # oneself: everything with user:modify; without it, own password (with
     # current_password, so 400 here), fullname and tokens only
     Over("usermod", "self", WRITES_OK),
-    Over("monitor", "self", (400, 403, 200, 403, 201, 204, 403)),
+    Over("monitor", "self", (400, 403, 200, 403, 201, 204, 204, 403)),
 ]

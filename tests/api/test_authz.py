@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: ISC
 """The authorization table (authz_table.py) against a live server, and against routes.c."""
 import pytest
+from test_devices import Device
 
 from authz_table import COLUMNS, HOLDS, OVER_ROWS, ROWS, WRITES
 from conftest import (PASSWORD, ROUTES_C, USERS, check_common_headers, expect, expect_fault,
@@ -34,6 +35,11 @@ def test_authorization(server, clients, credentials, row, who):
     if "token" in row.setup:
         owner = names["target"] if "user" in row.setup else user
         names["id"] = make_token(admin, owner)["id"]
+    if "device" in row.setup:
+        owner, pw = (names["target"], PASSWORD) if "user" in row.setup else (user, password)
+        dev = Device()
+        dev.keep(server, owner, pw)
+        names["id"] = dev.id
     if "login" in row.setup and who != "anon":
         client = server.login_client(user, password)
     if "worksheet" in row.setup:
@@ -77,10 +83,12 @@ def _over_id(row):
 
 
 def _user_state(admin, name):
-    """What a refused write must leave as it was: the user object and its token ids."""
+    """What a refused write must leave as it was: the user object, its token and device
+    ids."""
     user = expect(admin.get(f"{USERS}/{name}"), 200)["user"]
     tokens = expect(admin.get(f"{USERS}/{name}/tokens"), 200)["tokens"]
-    return user, sorted(t["id"] for t in tokens)
+    devices = expect(admin.get(f"{USERS}/{name}/devices"), 200)["devices"]
+    return user, sorted(t["id"] for t in tokens), sorted(d["id"] for d in devices)
 
 
 @pytest.mark.parametrize("write", WRITES)
@@ -100,6 +108,10 @@ def test_user_writes_over_target(server, admin, row, write):
     names = {"target": target, "actor_role": actor_role}
     if "token" in w.setup:
         names["id"] = make_token(admin, target)["id"]
+    if "device" in w.setup:
+        dev = Device()
+        dev.keep(server, target, PASSWORD)
+        names["id"] = dev.id
     before = _user_state(admin, target)
 
     path = fill(w.path, names)

@@ -19,6 +19,7 @@ import jsonschema
 import pytest
 from jsonschema import Draft202012Validator, RefResolver
 
+from test_devices import Device
 from conftest import (REPO, SLOW, USERS, ROLES, Server, assert_stopped_cleanly, expect,
                       pattern_regex, routes, unique)
 from fixtures.hw import FakeSys
@@ -235,6 +236,16 @@ def exercise(c, srv, admin):
     tok = c.call(admin, "POST", f"{USERS}/{user}/tokens", 201, json={"name": "ci"})
     c.call(admin, "GET", f"{USERS}/{user}/tokens", 200)
     c.call(admin, "DELETE", f"{USERS}/{user}/tokens/{tok.json()['token']['id']}", 204)
+    # a browser kept signed in: registered at a login, then logging in with its key
+    dev = Device()
+    kept = c.call(anon, "POST", "/api/access/v1", 201,
+                  json={"user": user, "password": "Live-password-1", "device": dev.register()})
+    dev.id = kept.json()["access"]["device"]["id"]
+    ch = c.call(anon, "POST", "/api/access/v1/challenge", 200).json()["challenge"]
+    c.call(anon, "POST", "/api/access/v1", 201,
+           json={"device_id": dev.id, "challenge": ch, "signature": dev.sign(ch)})
+    c.call(admin, "GET", f"{USERS}/{user}/devices", 200)
+    c.call(admin, "DELETE", f"{USERS}/{user}/devices/{dev.id}", 204)
     c.call(admin, "DELETE", f"{USERS}/{user}", 204)
     c.call(admin, "DELETE", f"{ROLES}/{role}", 204)
     c.call(admin, "GET", "/api/log/v1/logs/audit?limit=20", 200)

@@ -112,7 +112,7 @@ static void login_cb(void *arg, const struct auth_login_result *res, const struc
 static struct login_res login(const char *u, const char *p, const char *peer)
 {
 	struct login_res r = {0};
-	auth_login(u, p, peer, login_cb, &r);
+	auth_login(u, p, peer, NULL, login_cb, &r);
 	while (!r.done)
 		event_base_loop(base, EVLOOP_ONCE);
 	return r;
@@ -383,7 +383,7 @@ int main(void)
 		struct login_res par[10];
 		memset(par, 0, sizeof(par));
 		for (int i = 0; i < 10; i++)
-			auth_login("paral", "x", "10.0.1.1", login_cb, &par[i]);
+			auth_login("paral", "x", "10.0.1.1", NULL, login_cb, &par[i]);
 		int busy = 0;
 		for (int i = 0; i < 10; i++) {
 			while (!par[i].done)

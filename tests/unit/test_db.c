@@ -439,6 +439,53 @@ static void test_sessions(struct db *db)
 	is_int(db_role_delete(db, "operator"), 0, "and can be deleted");
 }
 
+/* Devices: browsers kept signed in, with their user, oldest first, used and pruned. */
+static void test_devices(struct db *db)
+{
+	struct db_user u;
+	memset(&u, 0, sizeof(u));
+	snprintf(u.name, sizeof(u.name), "dora");
+	snprintf(u.pwhash, sizeof(u.pwhash), "x");
+	is_int(db_user_insert(db, &u), 0, "user dora");
+	struct db_device d = {.created = 100, .last_used = 100, .expires = 5000};
+	snprintf(d.user, sizeof(d.user), "dora");
+	snprintf(d.public_key, sizeof(d.public_key), "MFkw");
+	const char *ids[] = {"bbbb", "aaaa", "cccc"};
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		snprintf(d.id, sizeof(d.id), "%s", ids[i]);
+		snprintf(d.name, sizeof(d.name), "phone %zu", i);
+		d.expires = 5000 + (int64_t)i * 1000;
+		is_int(db_device_insert(db, &d), 0, "device %s", ids[i]);
+	}
+	is_int(db_device_insert(db, &d), DB_EXISTS, "the same id again is DB_EXISTS");
+	snprintf(d.id, sizeof(d.id), "dddd");
+	snprintf(d.user, sizeof(d.user), "ghost");
+	is_int(db_device_insert(db, &d), DB_NOTFOUND, "an unknown user's is DB_NOTFOUND");
+	struct db_device *list;
+	size_t n;
+	is_int(db_device_list(db, "dora", &list, &n), 0, "list");
+	ok(n == 3 && strcmp(list[0].id, "bbbb") == 0 && strcmp(list[2].id, "cccc") == 0,
+	   "three, in the order made (same second: by insertion)");
+	free(list);
+	struct db_device got;
+	is_int(db_device_use(db, "aaaa", 200, 9000), 0, "used");
+	is_int(db_device_get(db, "aaaa", &got), 0, "get");
+	ok(got.last_used == 200 && got.expires == 9000 && strcmp(got.name, "phone 1") == 0 &&
+	       strcmp(got.public_key, "MFkw") == 0,
+	   "last_used and expires moved; name and key kept");
+	is_int(db_device_use(db, "zzzz", 200, 9000), DB_NOTFOUND, "an unknown one: DB_NOTFOUND");
+	is_int(db_device_prune(db, 5500), 1, "prune at 5500: bbbb (5000) goes");
+	is_int(db_device_get(db, "bbbb", &got), DB_NOTFOUND, "gone");
+	is_int(db_device_delete(db, "cccc"), 0, "delete cccc");
+	is_int(db_device_delete(db, "cccc"), DB_NOTFOUND, "again: DB_NOTFOUND");
+	is_int(db_device_delete_user(db, "dora"), 1, "dora's last one");
+	snprintf(d.user, sizeof(d.user), "dora");
+	is_int(db_device_insert(db, &d), 0, "another");
+	is_int(db_user_delete(db, "dora"), 0, "dora deleted");
+	is_int(raw_int(path, "SELECT count(*) FROM devices WHERE user = 'dora'"), 0,
+	       "her devices went with her");
+}
+
 static void test_audit(struct db *db)
 {
 	static const int64_t times[] = {300, 100, 200, 200, 400};
@@ -589,7 +636,7 @@ static void test_step8(void)
 	            "INSERT INTO worksheets (uuid, name, owner, ctime, mtime, datasets) "
 	            "VALUES ('u8', 'disks', 'bob', 1, 1, '[{\"name\":\"io.disks[utilization]\","
 	            "\"drilldowns\":[],\"seconds\":60},{\"name\":\"io.ops[disk]\"}]');"
-	            "PRAGMA user_version = 7;") == 0,
+	            "DROP TABLE devices; PRAGMA user_version = 7;") == 0,
 	   "a database as step 7 left it, with a worksheet of io.disks[utilization]");
 	long long old = raw_int(path, "SELECT id FROM analytics_datasets "
 	                              "WHERE name = 'io.disks[utilization]'");
@@ -612,7 +659,7 @@ static void test_step8(void)
 	       0, "and its size is counted anew");
 
 	ok(raw_exec(path, "DELETE FROM analytics_datasets WHERE name IN ('io.disks[utilization]', "
-	                  "'io.busy[disk]'); PRAGMA user_version = 7;") == 0,
+	                  "'io.busy[disk]'); DROP TABLE devices; PRAGMA user_version = 7;") == 0,
 	   "step 7 again, the dataset deleted by its user");
 	db = db_open(path, err, sizeof(err));
 	ok(db != NULL, "migrated (%s)", err);
@@ -704,6 +751,7 @@ int main(void)
 		test_roles(db);
 		test_users(db);
 		test_sessions(db);
+		test_devices(db);
 		test_audit(db);
 		test_audit_prune(db);
 		test_audit_fields(db);

@@ -272,6 +272,29 @@ static void test_speed(void)
 	free(t);
 }
 
+/* util_b64url_decode: the inverse of util_b64url, strict about its one spelling. */
+static void test_b64url_decode(void)
+{
+	unsigned char in[64], out[64];
+	char text[100];
+	for (size_t len = 0; len <= 40; len++) {
+		util_random(in, len);
+		size_t n = util_b64url(in, len, text);
+		ssize_t got = util_b64url_decode(text, n, out, sizeof(out));
+		if (got != (ssize_t)len || memcmp(in, out, len) != 0) {
+			ok(0, "round trip of %zu bytes", len);
+			return;
+		}
+	}
+	ok(1, "every length from 0 to 40 bytes round-trips");
+	is_int(util_b64url_decode("AQI", 3, out, 2), 2, "3 characters: 2 bytes");
+	is_int(util_b64url_decode("AQJ", 3, out, 2), -1, "unused trailing bits set: refused");
+	is_int(util_b64url_decode("AQI=", 4, out, 4), -1, "padding: refused");
+	is_int(util_b64url_decode("AQ+I", 4, out, 4), -1, "+ (base64, not base64url): refused");
+	is_int(util_b64url_decode("AQIDB", 5, out, 8), -1, "a length no bytes encode to: refused");
+	is_int(util_b64url_decode("AQID", 4, out, 2), -1, "more bytes than the room: refused");
+}
+
 int main(void)
 {
 	if (util_random(key, sizeof(key)) < 0 || util_random(other_key, sizeof(other_key)) < 0)
@@ -281,6 +304,7 @@ int main(void)
 	test_forgeries();
 	test_claims();
 	test_garbage();
+	test_b64url_decode();
 	test_speed();
 	return done_testing();
 }
