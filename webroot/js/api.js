@@ -2,9 +2,15 @@
 // The API client: the session, requests, and what a fault says.
 //
 // The session token lives in memory; a copy in sessionStorage lets a reload of the tab
-// survive. Never localStorage, a cookie or a URL: closing the tab ends the session here.
+// survive. Never localStorage, a cookie or a URL. The tabs of one browser share it: a new
+// tab asks the open ones (BroadcastChannel, same origin only, nothing stored), a login or a
+// logout in one is one in all. A browser kept signed in (device.js) logs in by itself when
+// no tab has a session, and again when its session ends under a page.
+
+import { available as devicesAvailable, forgetDevice, keepDevice, loadDevice, newDevice, signedLogin } from './device.js';
 
 const KEY = 'spindle.session';
+const ASK_MS = 300; // how long a new tab waits for an open one to share its session
 
 export const session = {
   token: null,
@@ -15,6 +21,10 @@ export const session = {
 
 const expireHandlers = new Set();
 const reachHandlers = new Set();
+const joinHandlers = new Set();
+const leaveHandlers = new Set();
+const tabs = 'BroadcastChannel' in window ? new BroadcastChannel('spindle.session') : null;
+let deviceRefused = false; // the kept device was refused: the login page says why
 let reachable = true; // the last request got an answer (of any status)
 let unreachableSince = null;
 
@@ -42,6 +52,117 @@ function forget() {
 
 export function loggedIn() {
   return !!session.token;
+}
+
+// A session taken up (from another tab, or by the kept device) while on the login page.
+export function onJoin(fn) {
+  joinHandlers.add(fn);
+  return () => joinHandlers.delete(fn);
+}
+
+// Another tab logged out: this one is logged out too.
+export function onLeave(fn) {
+  leaveHandlers.add(fn);
+  return () => leaveHandlers.delete(fn);
+}
+
+function adopt(access, token) {
+  session.token = access.token || token;
+  session.user = access.user;
+  session.authorizations = access.authorizations || [];
+  session.expires = access.expires || null;
+  save();
+}
+
+function share() {
+  if (tabs && session.token) tabs.postMessage({ type: 'session', session: { ...session } });
+}
+
+if (tabs)
+  tabs.onmessage = (e) => {
+    const m = e.data || {};
+    if (m.type === 'ask') share();
+    else if (m.type === 'session' && m.session && typeof m.session.token === 'string' && m.session.token !== session.token) {
+      const was = !!session.token;
+      Object.assign(session, m.session);
+      save();
+      if (!was) for (const fn of joinHandlers) fn();
+    } else if (m.type === 'logout' && session.token) {
+      forget();
+      for (const fn of leaveHandlers) fn();
+    }
+  };
+
+// Logs in with the device kept here; true when it did. A device the server refused (401:
+// revoked, expired, or its key no longer the one it knows) is forgotten; no answer, a
+// throttle or a fault of the server's keeps it for the next try.
+async function deviceLogin() {
+  const device = await loadDevice();
+  if (!device) return false;
+  try {
+    const ch = await fetch('/api/access/v1/challenge', { method: 'POST', headers: { Accept: 'application/json' }, cache: 'no-store' });
+    if (!ch.ok) return false;
+    const { challenge } = await ch.json();
+    const res = await fetch('/api/access/v1', {
+      method: 'POST',
+      headers: { Accept: 'application/json', 'Content-Type': 'application/json' },
+      body: JSON.stringify(await signedLogin(device, challenge)),
+      cache: 'no-store',
+    });
+    if (res.status === 401) {
+      await forgetDevice();
+      deviceRefused = true;
+      return false;
+    }
+    if (!res.ok) return false;
+    adopt((await res.json()).access, res.headers.get('X-Auth-Session'));
+    share();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// At start: the tab's own session, else an open tab's, else the kept device's. True when
+// there is one.
+export async function resume() {
+  if (session.token) return true;
+  if (tabs) {
+    const got = new Promise((resolve) => {
+      const off = onJoin(() => {
+        off();
+        resolve();
+      });
+      setTimeout(() => {
+        off();
+        resolve();
+      }, ASK_MS);
+    });
+    tabs.postMessage({ type: 'ask' });
+    await got;
+    if (session.token) return true;
+  }
+  return deviceLogin();
+}
+
+// Whether the last start found a kept device that the server refused.
+export function deviceWasRefused() {
+  return deviceRefused;
+}
+
+// Whether this browser can be kept signed in.
+export const canKeep = devicesAvailable;
+
+let renewing = null;
+// The session ended under a page: the kept device logs in again, once for all the
+// requests that found out at the same time (the old token stays until the new one comes,
+// so that requests sent meanwhile find out too, and wait for it).
+function renew() {
+  if (!renewing)
+    renewing = deviceLogin().finally(() => {
+      renewing = null;
+    });
+  return renewing;
 }
 
 // May this user do `what` (an authorization such as "bench:run")?
@@ -108,8 +229,9 @@ function expired() {
 }
 
 // fetch() with the session; the answer as it came (for streams, ETags, CSV).
-// A 401 to a request that carried a token ends the session.
-export async function request(method, path, { body, headers, signal } = {}) {
+// A 401 to a request that carried a token ends the session, unless a kept device logs in
+// again (then the request is sent once more).
+export async function request(method, path, { body, headers, signal, retried = false } = {}) {
   let res;
   try {
     res = await fetch(path, {
@@ -131,6 +253,9 @@ export async function request(method, path, { body, headers, signal } = {}) {
   setReachable(true);
   if (res.status === 401 && session.token) {
     const err = await faultOf(res, path);
+    const sent = session.token;
+    // another request may have renewed it meanwhile; else a kept device logs in again
+    if (!retried && (session.token !== sent || (await renew()))) return request(method, path, { body, headers, signal, retried: true });
     expired();
     throw err;
   }
@@ -162,34 +287,41 @@ export const put = (path, body, opts = {}) => api('PUT', path, { ...opts, body }
 export const del = (path, opts) => api('DELETE', path, opts);
 
 // Logs in with a password; the server answers 201 with the token and the authorizations.
-export async function login(user, password) {
+// keep: keep this browser signed in (a new key pair, its public half registered with the
+// login; a device kept before is replaced).
+export async function login(user, password, { keep = false } = {}) {
+  const made = keep ? await newDevice() : null;
   const res = await fetch('/api/access/v1', {
     method: 'POST',
-    headers: { Accept: 'application/json', 'X-Auth-User': user, 'X-Auth-Key': password },
+    headers: { Accept: 'application/json', 'Content-Type': 'application/json' },
+    body: JSON.stringify(made ? { user, password, device: made.device } : { user, password }),
     cache: 'no-store',
   });
   if (!res.ok) throw await faultOf(res, '/api/access/v1');
-  const doc = await res.json();
-  const a = doc.access;
-  session.token = a.token || res.headers.get('X-Auth-Session');
-  session.user = a.user;
-  session.authorizations = a.authorizations || [];
-  session.expires = a.expires || null;
-  save();
+  const a = (await res.json()).access;
+  // a device kept here before is replaced (or, without keep, ended): one per browser
+  const before = await loadDevice();
+  await forgetDevice();
+  if (before && before.user === a.user)
+    fetch(`/api/user/v1/users/${seg(a.user)}/devices/${seg(before.id)}`, { method: 'DELETE', headers: { 'X-Auth-Session': a.token }, cache: 'no-store' }).catch(() => {});
+  if (made && a.device) await keepDevice(a, made.keys);
+  deviceRefused = false;
+  adopt(a, res.headers.get('X-Auth-Session'));
+  share();
   return session;
 }
 
-// Ends the session on the server (best effort) and here.
+// Ends the session on the server (best effort) and here, in every tab. A browser kept
+// signed in is kept no longer: its sessions are named after its device, whose logout the
+// server takes for the device's end, and its key is forgotten here.
 export async function logout() {
   const token = session.token;
   forget();
+  if (tabs) tabs.postMessage({ type: 'logout' });
+  await forgetDevice();
   if (!token) return;
   try {
-    await fetch('/api/access/v1', {
-      method: 'DELETE',
-      headers: { 'X-Auth-Session': token },
-      cache: 'no-store',
-    });
+    await fetch('/api/access/v1', { method: 'DELETE', headers: { 'X-Auth-Session': token }, cache: 'no-store' });
   } catch {
     /* the token is forgotten here either way */
   }

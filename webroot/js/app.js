@@ -15,7 +15,7 @@
 //               work, else null: a link, Back or a reload asks it first
 // render may be async; its errors are shown in the page.
 
-import { can, loggedIn, logout, onExpire, onReachable, session } from './api.js';
+import { can, loggedIn, logout, onExpire, onLeave, onReachable, resume, session } from './api.js';
 import { clear, h, onTimeZone, prefs, time } from './dom.js';
 
 // first segment -> [module, page name for a given route]
@@ -178,6 +178,11 @@ async function show() {
 }
 
 onExpire(() => toLogin(true));
+// logged out in another tab: here too
+onLeave(() => {
+  guard = null;
+  go('login');
+});
 
 // The box not answering: said once, at the top, until it answers again (the pages try
 // again less and less often meanwhile), rather than "Failed to fetch" in every corner.
@@ -234,4 +239,5 @@ export function setRoute(route) {
   history.replaceState(history.state, '', target);
   shownHash = target;
 }
-show();
+// The session of this tab, an open tab's, or the kept device's, then the page.
+resume().finally(show);

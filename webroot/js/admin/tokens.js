@@ -1,10 +1,19 @@
 // SPDX-License-Identifier: ISC
 // API tokens, per user: the list (never a secret), a new token whose secret shows once
-// with a Copy button, and revocation. #/admin/tokens?user=NAME picks the user.
+// with a Copy button, and revocation; below them the user's browsers kept signed in, each
+// of which can be stopped. #/admin/tokens?user=NAME picks the user.
 
 import { del, get, post, seg, session } from '../api.js';
 import { field, h, showFault, time, timeEl, toast } from '../dom.js';
 import { confirmDialog, formButtons, formPanel, stackTable } from './common.js';
+
+const DEVICE_COLUMNS = [
+  { label: 'Browser', key: 'name' },
+  { label: 'Last login', key: 'last_used' },
+  { label: 'Ends', key: 'expires' },
+  { label: 'Made from', key: 'address' },
+  { label: 'Actions', key: 'actions' },
+];
 
 const COLUMNS = [
   { label: 'Name', key: 'name' },
@@ -65,9 +74,19 @@ export async function render(section, ctx) {
   const forms = formPanel();
   const secret = h('div', { class: 'secret-slot' });
   const list = h('div', { class: 'admin-list' });
+  const devices = h('div', { class: 'admin-list', id: 'devices' });
   const status = h('p', { class: 'error', role: 'alert' });
   const add = h('button', { type: 'button', class: 'primary', id: 'token-new', text: 'New token' });
-  section.append(h('div', { class: 'toolbar' }, h('div', { class: 'token-user' }, pick.wrap), add), forms.panel, secret, status, list);
+  section.append(
+    h('div', { class: 'toolbar' }, h('div', { class: 'token-user' }, pick.wrap), add),
+    forms.panel,
+    secret,
+    status,
+    list,
+    h('h2', { id: 'devices-title', text: 'Browsers kept signed in' }),
+    h('p', { class: 'hint', text: 'Each logs in by itself with a key it cannot give away, until it is stopped here, logs out, or goes 30 days unused. A password change stops them all.' }),
+    devices,
+  );
   if (wanted && !users.includes(wanted)) status.textContent = `There is no user ${wanted}; showing ${user}'s tokens.`;
 
   function hideSecret() {
@@ -87,6 +106,30 @@ export async function render(section, ctx) {
     list.replaceChildren(
       tokens.length ? stackTable(`API tokens of ${user}`, COLUMNS, rows, { rowData: tokens.map((t) => ({ token: t.id })) }) : h('p', { class: 'muted empty', text: `${user} has no API tokens.` }),
     );
+    const kept = (await get(`/api/user/v1/users/${seg(user)}/devices`, { signal: ctx.signal })).devices;
+    const drows = kept.map((d) => [
+      h('strong', { text: d.name }),
+      timeEl(d.last_used, { seconds: false }),
+      timeEl(d.expires, { seconds: false }),
+      h('span', { text: d.address || '–' }),
+      h('button', { type: 'button', class: 'small danger', text: 'Stop', 'aria-label': `Stop keeping ${d.name} signed in`, on: { click: () => stop(d) } }),
+    ]);
+    devices.replaceChildren(
+      kept.length ? stackTable(`Browsers kept signed in as ${user}`, DEVICE_COLUMNS, drows, { rowData: kept.map((d) => ({ device: d.id })) }) : h('p', { class: 'muted empty', text: `No browser is kept signed in as ${user}.` }),
+    );
+  }
+
+  async function stop(d) {
+    const ok = await confirmDialog(`Stop keeping ${d.name} signed in?`, `${d.name} (last login ${time(d.last_used, { seconds: false })}) is logged out at once and must log in with the password again.`, 'Stop');
+    if (!ok) return;
+    status.textContent = '';
+    try {
+      await del(`/api/user/v1/users/${seg(user)}/devices/${seg(d.id)}`);
+      toast(`${d.name} is no longer kept signed in`);
+      await load();
+    } catch (e) {
+      status.textContent = `Cannot stop ${d.name}: ${e.details || e.message}`;
+    }
   }
 
   function create() {

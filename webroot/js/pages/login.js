@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: ISC
 // The login page: says exactly what went wrong (a wrong password, a throttle and when to
-// try again), and goes on to the page the user was sent away from.
+// try again), and goes on to the page the user was sent away from. "Keep me signed in on
+// this device" registers this browser's own key (device.js): no password is kept. A
+// session another tab takes up meanwhile goes on for this one too.
 
-import { login } from '../api.js';
+import { canKeep, deviceWasRefused, login, onJoin } from '../api.js';
 import { field, h } from '../dom.js';
 import { go } from '../app.js';
 
@@ -13,6 +15,7 @@ function message(e) {
     return `Too many failed attempts from here: try again in ${s} second${s === 1 ? '' : 's'}.`;
   }
   if (e.status) return `Cannot log in: ${e.details}`;
+  if (e.name === 'NotSupportedError' || e.name === 'InvalidStateError' || e.name === 'UnknownError') return `This browser cannot keep you signed in (${e.message}); log in without it.`;
   return 'Cannot reach the server. Check the network and try again.';
 }
 
@@ -28,8 +31,24 @@ export function render(main, ctx) {
         'Your session expired. ',
         next ? 'Log in again to go back to where you were, with what you had not saved.' : 'Log in again.')
     : null;
+  const refused = deviceWasRefused()
+    ? h('p', { class: 'note', id: 'login-device-refused', role: 'status', text: 'This browser is no longer kept signed in (it was revoked, or unused for 30 days). Log in with your password.' })
+    : null;
+  const keepBox = h('input', { type: 'checkbox', id: 'login-keep', name: 'keep', 'aria-describedby': 'login-keep-hint' });
+  const keep = canKeep()
+    ? h(
+        'div',
+        { class: 'field field-check' },
+        keepBox,
+        h('label', { for: 'login-keep', text: 'Keep me signed in on this device' }),
+        h('p', { class: 'hint', id: 'login-keep-hint', text: 'For your own phone or a wall screen. No password is stored: this browser keeps a key that cannot be copied off it, for 30 days after its last use. Anyone using this browser is signed in as you until you log out.' }),
+      )
+    : null;
   const submit = h('button', { type: 'submit', class: 'primary', text: 'Log in' });
-  const form = h('form', { class: 'login card', novalidate: true }, h('h1', { text: 'Spindle' }), h('p', { class: 'muted', text: 'Storage management console' }), expired, user.wrap, pass.wrap, error, submit);
+  const form = h('form', { class: 'login card', novalidate: true }, h('h1', { text: 'Spindle' }), h('p', { class: 'muted', text: 'Storage management console' }), expired, refused, user.wrap, pass.wrap, keep, error, submit);
+  const onward = () => go(next && !next.startsWith('login') ? next : 'dashboard');
+  // logged in from another tab meanwhile: on with that session
+  ctx.cleanup(onJoin(onward));
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     error.textContent = '';
@@ -40,8 +59,8 @@ export function render(main, ctx) {
     }
     submit.disabled = true;
     try {
-      await login(user.input.value, pass.input.value);
-      go(next && !next.startsWith('login') ? next : 'dashboard');
+      await login(user.input.value, pass.input.value, { keep: keepBox.checked });
+      onward();
     } catch (e) {
       error.textContent = message(e);
       pass.input.select();
