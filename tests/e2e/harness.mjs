@@ -20,15 +20,15 @@
 //
 // The API (everything else in this file is private):
 //
-//   start(opts)        startBox(opts) + launch(); registers after() hooks that close both.
-//                      Returns { box, browser, newPage(t, variant) }.
+//   start(opts)        startBox(opts) + launch(opts.browserArgs); registers after() hooks
+//                      that close both. Returns { box, browser, newPage(t, variant) }.
 //   startBox(opts)     box.py: a real spindled over HTTPS and HTTP on fake /proc and /sys.
 //                      opts: { webroot (default E2E_WEBROOT, else the repository's
 //                      webroot/), args: [more spindled flags] }. Resolves to box.py's
 //                      JSON ({ https, http, admin_password, sys_root, state_dir, bench_dir,
 //                      log, disks, locate_files, system_led, ... }) plus stop(), which
 //                      rejects if spindled did not exit cleanly.
-//   launch()           chromium (CHROMIUM, default /usr/bin/chromium), headless.
+//   launch(args)       chromium, with more command-line flags (CHROMIUM, default /usr/bin/chromium), headless.
 //   newContext(browser, { phone, dark, scale })
 //                      A context: 1280x800, or 390x844 with touch for phone (pixel ratio
 //                      scale, 1 by default); light or
@@ -146,10 +146,10 @@ export function startBox({ webroot = process.env.E2E_WEBROOT, args = [] } = {}) 
 
 // ---- the browser -------------------------------------------------------------------
 
-export function launch() {
+export function launch(extra = []) {
   const args = ['--disable-gpu', '--disable-quic', '--no-first-run',
     '--disable-background-networking', '--disable-component-update', '--disable-sync',
-    '--disable-dev-shm-usage'];
+    '--disable-dev-shm-usage', ...extra];
   if (process.getuid && process.getuid() === 0) args.unshift('--no-sandbox');
   return chromium.launch({
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
@@ -204,7 +204,7 @@ export async function start(opts = {}) {
   const box = await startBox(opts);
   let browser;
   try {
-    browser = await launch();
+    browser = await launch(opts.browserArgs);
   } catch (e) {
     await box.stop().catch(() => {});
     throw e;

@@ -4,10 +4,14 @@
 // and less often; and when the box answers again the banner goes and the charts go on.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { login, start, watcher } from './harness.mjs';
+import { login, shots, start, watcher } from './harness.mjs';
 import { createWorksheet } from './worksheets.mjs';
 
-const { box, newPage } = await start();
+// A browser registers a service worker only from a certificate it trusts: an
+// administrator's browser does once the box's certificate is imported (or the box has one
+// from the site's CA); this one is told to trust it (ignoreHTTPSErrors alone lets pages
+// load, not workers register).
+const { box, newPage } = await start({ browserArgs: ['--ignore-certificate-errors'] });
 const uuid = await createWorksheet(box, 'offline', ['io.ops'], 600);
 
 test('the box unreachable: a banner, retries that back off, and back when it answers', async (t) => {
@@ -37,4 +41,29 @@ test('the box unreachable: a banner, retries that back off, and back when it ans
   await page.unroute('**/api/**');
   await page.waitForSelector('#offline', { state: 'hidden', timeout: 20000 });
   await page.waitForFunction(() => / live$/.test(document.querySelector('.ws-range').textContent), null, { timeout: 5000 });
+});
+
+test('a reload while the box cannot be reached shows the console and its banner', async (t) => {
+  const page = await newPage(t);
+  watcher(page).expect('/api/', 'failed');
+  await page.goto(`${box.https}/#/login?next=dashboard`);
+  await login(page, null, 'admin', box.admin_password);
+  await page.waitForSelector('body[data-ready="dashboard"]');
+  // the service worker runs this page, and has kept the shell
+  await page.waitForFunction(() => navigator.serviceWorker && navigator.serviceWorker.controller !== null, null, { timeout: 10000 });
+  await page.waitForFunction(async () => (await caches.keys()).length > 0 && (await (await caches.open((await caches.keys())[0])).keys()).length >= 10);
+
+  await page.context().setOffline(true);
+  await page.reload();
+  // not the browser's error page: the console, saying what is wrong
+  await page.waitForSelector('#offline:not([hidden])');
+  assert.match(await page.locator('#offline').textContent(), /^Cannot reach the box since/);
+  assert.equal(await page.locator('main#main').getAttribute('data-page'), 'dashboard');
+  assert.equal(await page.locator('#who-name').textContent(), 'admin', 'the session of the tab, still');
+  await shots(page, 'offline-reload', { inPlace: true });
+
+  // the network back: the banner goes, and the page fills
+  await page.context().setOffline(false);
+  await page.waitForSelector('#offline[hidden]', { state: 'attached', timeout: 30000 });
+  await page.waitForSelector('body[data-ready="dashboard"]');
 });

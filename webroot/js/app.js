@@ -241,3 +241,17 @@ export function setRoute(route) {
 }
 // The session of this tab, an open tab's, or the kept device's, then the page.
 resume().finally(show);
+
+// The app shell kept for a reload while the box cannot be reached (sw.js); with what this
+// page loaded before the worker ran. A browser registers one only over HTTPS it trusts.
+if ('serviceWorker' in navigator && window.isSecureContext)
+  navigator.serviceWorker
+    .register('/sw.js')
+    .then(() => navigator.serviceWorker.ready)
+    .then((reg) => {
+      const urls = performance.getEntriesByType('resource').map((e) => e.name);
+      if (reg.active) reg.active.postMessage({ type: 'keep', urls: [location.pathname, ...urls] });
+    })
+    .catch(() => {
+      /* no worker (an untrusted certificate, a private window): reloads need the network */
+    });
