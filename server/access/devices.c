@@ -183,7 +183,7 @@ void devices_prune(int64_t now)
 
 /* ---- the devices */
 
-static json_t *device_json(const struct db_device *d)
+json_t *device_public(const struct db_device *d)
 {
 	char created[32], used[32], expires[32];
 	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "id", d->id, "name", d->name,
@@ -254,11 +254,6 @@ int device_create(const char *user, const struct auth_device_req *req, const cha
 	return 0;
 }
 
-json_t *device_public(const struct db_device *d)
-{
-	return device_json(d);
-}
-
 void device_delete_row(const struct db_device *d, const char *why)
 {
 	if (db_device_delete(auth.db, d->id) < 0)
@@ -301,7 +296,7 @@ int auth_device_list(const char *user, json_t **out, struct fault *f)
 	json_t *a = json_array();
 	for (size_t i = 0; i < n; i++)
 		if (list[i].expires >= now)
-			json_array_append_new(a, device_json(&list[i]));
+			json_array_append_new(a, device_public(&list[i]));
 	free(list);
 	*out = json_pack("{s:o}", "devices", a);
 	return 0;
@@ -322,11 +317,14 @@ int auth_device_delete(const char *user, const char *id, const struct identity *
 		return fault_set(f, ERR_INTERNAL, "database error");
 	if (rc != 0 || strcmp(d.user, user) != 0)
 		return fault_set(f, ERR_NOT_FOUND, "device '%.64s' not found", id ? id : "");
+	/* The row first: a device deleted must not log in again after a restart. */
 	if (db_device_delete(auth.db, d.id) < 0)
 		return fault_store(f, db_full(auth.db), "device");
 	audit_log(actor ? actor->user : "", peer, "device.delete", user, true, "device '%s' (%.8s)",
 	          d.name, d.id);
-	device_delete_row(&d, "deleted");
+	int n = sessions_end_named(d.user, d.id, NULL);
+	log_info("auth: device %.8s '%s' of %s deleted; %d session(s) with it", d.id, d.name,
+	         d.user, n);
 	return 0;
 }
 
@@ -391,6 +389,16 @@ void auth_device_login(const char *id, const char *challenge, const char *signat
 		cb(arg, NULL, &f);
 		return;
 	}
+	/* Only challenges that logged in are kept, for 2 minutes each: a bound for a client
+	 * that logs in without end, not for a guesser (who never gets here). */
+	if (auth.challenges.n >= AUTH_CHALLENGES_MAX)
+		devices_prune(now);
+	if (auth.challenges.n >= AUTH_CHALLENGES_MAX) {
+		fault_set(&f, ERR_BUSY, "too many device logins at once; retry shortly");
+		f.retry_after = 10;
+		cb(arg, NULL, &f);
+		return;
+	}
 	struct used_challenge *u = xmalloc(sizeof(*u));
 	u->expires = cexp;
 	hmap_put(&auth.challenges, challenge, CHAL_TEXT, u);
@@ -419,7 +427,7 @@ void auth_device_login(const char *id, const char *challenge, const char *signat
 	res.perms = ui->perms;
 	d.last_used = now;
 	d.expires = device_end(d.created, now);
-	res.device = device_json(&d);
+	res.device = device_public(&d);
 	cb(arg, &res, NULL);
 	json_decref(res.device);
 	OPENSSL_cleanse(token, strlen(token));

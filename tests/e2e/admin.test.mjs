@@ -7,7 +7,7 @@
 // every tab.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { login, shots, start, watcher } from './harness.mjs';
+import { login, shots, start, until, watcher } from './harness.mjs';
 
 const { box, newPage } = await start();
 const TABS = ['users', 'roles', 'tokens', 'audit', 'settings'];
@@ -271,7 +271,7 @@ test('a monitor who types the address is told it needs user:modify', async (t) =
   await shots(page, 'admin-denied');
 });
 
-test('the manifest and icons are served, parse, and no service worker is registered', async (t) => {
+test('the manifest and icons are served, parse, and the service worker keeps no API answer', async (t) => {
   const page = await adminPage(t);
   const res = await page.request.get(`${box.https}/manifest.webmanifest`);
   assert.equal(res.status(), 200);
@@ -314,7 +314,22 @@ test('the manifest and icons are served, parse, and no service worker is registe
   // The page links the manifest and the icon; the console caches no API answer.
   assert.equal(await page.getAttribute('link[rel="manifest"]', 'href'), '/manifest.webmanifest');
   assert.equal(await page.getAttribute('link[rel="icon"][type="image/svg+xml"]', 'href'), '/icons/spindle.svg');
-  assert.equal(await page.evaluate(async () => (await navigator.serviceWorker.getRegistrations()).length), 0);
+  // the one service worker is the console's, and what it keeps is the console's own files
+  await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
+  const regs = await page.evaluate(async () => (await navigator.serviceWorker.getRegistrations()).map((r) => r.active && r.active.scriptURL));
+  assert.deepEqual(regs, [`${box.https}/sw.js`]);
+  await page.evaluate(() => { location.hash = '#/hardware'; });
+  await page.waitForSelector('body[data-ready="hardware"]');
+  const keptNow = () =>
+    page.evaluate(async () => {
+      const urls = [];
+      for (const name of await caches.keys()) for (const req of await (await caches.open(name)).keys()) urls.push(new URL(req.url).pathname);
+      return urls;
+    });
+  await until('the hardware page kept', async () => (await keptNow()).includes('/js/pages/hardware.js'));
+  const kept = await keptNow();
+  assert.ok(kept.includes('/') && kept.includes('/js/app.js'), kept.join(' '));
+  assert.deepEqual(kept.filter((u) => u.startsWith('/api/') || u === '/metrics'), [], 'no API answer kept');
 });
 
 test('every tab passes axe and is screenshot at 1280x800 and 390x844, light and dark', async (t) => {

@@ -7,11 +7,8 @@ import assert from 'node:assert/strict';
 import { login, shots, start, watcher } from './harness.mjs';
 import { createWorksheet } from './worksheets.mjs';
 
-// A browser registers a service worker only from a certificate it trusts: an
-// administrator's browser does once the box's certificate is imported (or the box has one
-// from the site's CA); this one is told to trust it (ignoreHTTPSErrors alone lets pages
-// load, not workers register).
-const { box, newPage } = await start({ browserArgs: ['--ignore-certificate-errors'] });
+// (The harness's browser trusts the box's certificate: a service worker registers only then.)
+const { box, newPage } = await start();
 const uuid = await createWorksheet(box, 'offline', ['io.ops'], 600);
 
 test('the box unreachable: a banner, retries that back off, and back when it answers', async (t) => {
