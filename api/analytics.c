@@ -68,6 +68,9 @@ static json_t *dataset_json(const struct dataset *d)
 	    (json_int_t)in.ondisk_bytes, "ctime", util_iso8601(in.ctime, ctime, sizeof(ctime)));
 	/* The appliance's names for the same figures, and its activity flag: nothing pending
 	 * here, as a dataset's changes are done when the request answers. */
+	char title[300];
+	datasets_title(d, title, sizeof(title));
+	json_object_set_new(j, "title", json_string(title));
 	json_object_set_new(j, "dataset", json_string(label));
 	json_object_set_new(j, "incore", json_integer((json_int_t)in.incore_bytes));
 	json_object_set_new(j, "size", json_integer((json_int_t)in.ondisk_bytes));

@@ -44,7 +44,9 @@ static void put_parts(struct emit *e, int drill, const char *ka, double a, const
 typedef void (*extract_fn)(const struct box_sample *s, int drill, struct emit *e);
 
 struct statistic {
-	const char *name, *grouping, *explanation, *unit;
+	const char *name;
+	const char *title; /* short, as the appliance's explanation: "Disk: I/O bytes per second" */
+	const char *grouping, *explanation, *unit;
 	const char *drilldowns[6]; /* NULL-terminated; extract gets the index, -1 for none */
 	extract_fn extract;
 	bool of_disks; /* reads only the sample's disks: a dataset may keep to one ([disk=X]) */
@@ -695,6 +697,7 @@ static void x_bench_latency(const struct box_sample *s, int drill, struct emit *
 
 static const struct statistic statistics[] = {
     {"cpu.utilization",
+     "CPU: percent utilization",
      "CPU",
      "CPU: percent of the CPUs' time not idle; broken down by mode, the share of each mode "
      "(idle included) over all CPUs, by cpu, each CPU's own (keyed by its number), or by "
@@ -705,6 +708,7 @@ static const struct statistic statistics[] = {
      x_cpu,
      false},
     {"io.ops",
+     "Disk: I/O operations per second",
      "Disk",
      "Disk: I/O operations per second completed, by type of operation (read, write, and "
      "where the kernel counts them apart, discard and flush) or by disk (partitions, loop, "
@@ -718,6 +722,7 @@ static const struct statistic statistics[] = {
      x_io_ops,
      true},
     {"io.bytes",
+     "Disk: I/O bytes per second",
      "Disk",
      "Disk: bytes per second read and written, by operation or by disk",
      "bytes per second",
@@ -725,6 +730,7 @@ static const struct statistic statistics[] = {
      x_io_bytes,
      true},
     {"io.latency",
+     "Disk: mean latency per operation",
      "Disk",
      "Disk: mean milliseconds per completed operation, from the kernel's time spent on reads "
      "and writes; a second without operations has no value",
@@ -733,6 +739,7 @@ static const struct statistic statistics[] = {
      x_io_latency,
      true},
     {"io.disks",
+     "Disk: disks",
      "Disk",
      "Disk: the disks, broken down by utilization as the appliance's heat map: how many disks "
      "were busy (had I/O in flight) for each 5 % of the second, keyed by the range (\"0-5\" .. "
@@ -742,6 +749,7 @@ static const struct statistic statistics[] = {
      x_io_disks,
      false},
     {"io.busy",
+     "Disk: percent of the time busy",
      "Disk",
      "Disk: percent of the time each disk was busy (had I/O in flight), by disk; the value is "
      "the busiest disk's",
@@ -750,6 +758,7 @@ static const struct statistic statistics[] = {
      x_io_busy,
      true},
     {"io.queue",
+     "Disk: requests in flight",
      "Disk",
      "Disk: mean number of requests in flight, in total and by disk",
      "requests",
@@ -757,6 +766,7 @@ static const struct statistic statistics[] = {
      x_io_queue,
      true},
     {"nic.kilobytes",
+     "Network: device kilobytes per second",
      "Network",
      "Network: kilobytes (1024 bytes) per second received (in) and sent (out), by direction "
      "or by device; the loopback device is left out",
@@ -765,6 +775,7 @@ static const struct statistic statistics[] = {
      x_nic_kb,
      false},
     {"mem.bytes",
+     "Memory: physical memory",
      "Memory",
      "Memory: bytes of physical memory; the value is the total, broken down into used (by "
      "programs), kernel (the kernel's own: unreclaimable slab, kernel stacks and page tables), "
@@ -775,6 +786,7 @@ static const struct statistic statistics[] = {
      x_mem,
      false},
     {"psi.some",
+     "Pressure: percent of the time tasks stalled",
      "Pressure",
      "Pressure stall information: percent of the time at least one task stalled on the CPU, "
      "I/O or memory; the value is the worst of the three",
@@ -783,6 +795,7 @@ static const struct statistic statistics[] = {
      x_psi,
      false},
     {"arc.accesses",
+     "Cache: ARC accesses per second",
      "Cache",
      "ZFS ARC: accesses per second, broken down by hit/miss into data hits, data misses, "
      "metadata hits, metadata misses and the same for prefetches (prefetch data hits ...), "
@@ -793,6 +806,7 @@ static const struct statistic statistics[] = {
      x_arc_accesses,
      false},
     {"arc.hitratio",
+     "Cache: ARC hit ratio",
      "Cache",
      "ZFS ARC: percent of the accesses served from the ARC, hits over all accesses (I/O hits "
      "and misses included), as arcstat's hit%; no value in a second without accesses",
@@ -801,6 +815,7 @@ static const struct statistic statistics[] = {
      x_arc_hitratio,
      false},
     {"arc.target",
+     "Cache: ARC target size",
      "Cache",
      "ZFS ARC: the size the ARC aims at (c), broken down by its bounds (min, max: c_min, "
      "c_max)",
@@ -809,6 +824,7 @@ static const struct statistic statistics[] = {
      x_arc_target,
      false},
     {"arc.l2_accesses",
+     "Cache: L2ARC accesses per second",
      "Cache",
      "ZFS L2ARC: accesses per second to the cache devices, broken down by hit/miss into hits "
      "and misses (0 without a cache device)",
@@ -817,6 +833,7 @@ static const struct statistic statistics[] = {
      x_arc_l2_accesses,
      false},
     {"arc.l2_size",
+     "Cache: L2ARC size",
      "Cache",
      "ZFS L2ARC: bytes the cache devices hold (the logical size of what they cache)",
      "bytes",
@@ -824,6 +841,7 @@ static const struct statistic statistics[] = {
      x_arc_l2_size,
      false},
     {"arc.l2_bytes",
+     "Cache: L2ARC bytes per second",
      "Cache",
      "ZFS L2ARC: bytes per second read from and written to the cache devices, by operation",
      "bytes per second",
@@ -831,6 +849,7 @@ static const struct statistic statistics[] = {
      x_arc_l2_bytes,
      false},
     {"arc.size",
+     "Cache: ARC size",
      "Cache",
      "ZFS ARC: bytes the ARC holds, broken down into cached data, metadata and other (headers, "
      "dbufs, dnodes)",
@@ -839,6 +858,7 @@ static const struct statistic statistics[] = {
      x_arc_size,
      false},
     {"nfs3.ops",
+     "Protocol: NFSv3 operations per second",
      "Protocol",
      "NFSv3: operations per second the box's NFS server answered, by type of operation "
      "(getattr, lookup, read, write ...), from /proc/net/rpc/nfsd",
@@ -847,6 +867,7 @@ static const struct statistic statistics[] = {
      x_nfs3_ops,
      false},
     {"nfs4.ops",
+     "Protocol: NFSv4 operations per second",
      "Protocol",
      "NFSv4: operations per second the box's NFS server answered (every minor version; each "
      "operation of a compound counts), by type of operation (sequence, putfh, read, write "
@@ -856,6 +877,7 @@ static const struct statistic statistics[] = {
      x_nfs4_ops,
      false},
     {"smb.ops",
+     "Protocol: SMB operations per second",
      "Protocol",
      "SMB: SMB1 requests per second the box's Samba answered, by type of operation as Samba "
      "names its calls (ntcreateX, readX, writeX, close, trans2 ...), from smbstatus --profile "
@@ -865,6 +887,7 @@ static const struct statistic statistics[] = {
      x_smb_ops,
      false},
     {"smb2.ops",
+     "Protocol: SMB2 operations per second",
      "Protocol",
      "SMB2: SMB2 and SMB3 requests per second the box's Samba answered (every dialect: "
      "Samba counts them together), by type of operation (create, read, write, close, "
@@ -875,6 +898,7 @@ static const struct statistic statistics[] = {
      x_smb2_ops,
      false},
     {"iscsi.ops",
+     "Protocol: iSCSI operations per second",
      "Protocol",
      "iSCSI: SCSI commands per second the box's iSCSI targets (LIO) received, by initiator "
      "(its name), by target (its IQN) or by LUN (\"TARGET/lun_0\"), from the targets' "
@@ -884,6 +908,7 @@ static const struct statistic statistics[] = {
      x_iscsi_ops,
      false},
     {"iscsi.bytes",
+     "Protocol: iSCSI bytes per second",
      "Protocol",
      "iSCSI: bytes per second read and written through the box's iSCSI targets (LIO counts "
      "whole MiB: a second's value is a multiple of 1048576), by op (read, write), initiator, "
@@ -893,6 +918,7 @@ static const struct statistic statistics[] = {
      x_iscsi_bytes,
      false},
     {"fc.ops",
+     "Protocol: Fibre Channel operations per second",
      "Protocol",
      "Fibre Channel: SCSI commands per second the box's FC targets (LIO: qla2xxx, tcm_fc, "
      "efct) received, by initiator (its WWN), target (its WWN) or LUN; listed once the box "
@@ -902,6 +928,7 @@ static const struct statistic statistics[] = {
      x_fc_ops,
      false},
     {"fc.bytes",
+     "Protocol: Fibre Channel bytes per second",
      "Protocol",
      "Fibre Channel: bytes per second read and written through the box's FC targets (whole "
      "MiB, as LIO counts them), by op (read, write), initiator, target or LUN",
@@ -910,6 +937,7 @@ static const struct statistic statistics[] = {
      x_fc_bytes,
      false},
     {"zpool.vdev_ops",
+     "Disk: ZFS vdev I/O operations per second",
      "Disk",
      "Disk: I/O operations per second the ZFS pools' vdevs completed, as zpool iostat counts "
      "them (every pool; the eBPF helper's io.ops[latency] needs no ZFS), broken down as heat "
@@ -924,6 +952,7 @@ static const struct statistic statistics[] = {
      x_zpool_vdev_ops,
      false},
     {"ip.bytes",
+     "Network: IP bytes per second",
      "Network",
      "Network: IP bytes per second received (in) and sent (out), IPv4 and IPv6 together, "
      "headers included, by direction (from /proc/net/netstat and /proc/net/snmp6)",
@@ -932,6 +961,7 @@ static const struct statistic statistics[] = {
      x_ip_bytes,
      false},
     {"ip.packets",
+     "Network: IP packets per second",
      "Network",
      "Network: IP packets per second received (in) and sent (out), IPv4 and IPv6 together, by "
      "direction (from /proc/net/snmp and /proc/net/snmp6)",
@@ -940,6 +970,7 @@ static const struct statistic statistics[] = {
      x_ip_packets,
      false},
     {"tcp.packets",
+     "Network: TCP packets per second",
      "Network",
      "Network: TCP segments per second received (in) and sent (out), IPv4 and IPv6 together, "
      "by direction; retransmissions are among those sent",
@@ -948,6 +979,7 @@ static const struct statistic statistics[] = {
      x_tcp_packets,
      false},
     {"tcp.retransmits",
+     "Network: TCP retransmissions per second",
      "Network",
      "Network: TCP segments retransmitted per second, IPv4 and IPv6 together",
      "packets per second",
@@ -955,6 +987,7 @@ static const struct statistic statistics[] = {
      x_tcp_retransmits,
      false},
     {"zpool.ops",
+     "Disk: ZFS logical I/O operations per second",
      "Disk",
      "Disk: ZFS logical I/O operations per second, what the pools' filesystems and volumes "
      "were asked to read and write before the ARC and the disks, by type of operation (read, "
@@ -965,6 +998,7 @@ static const struct statistic statistics[] = {
      x_zpool_ops,
      false},
     {"zpool.bytes",
+     "Disk: ZFS logical I/O bytes per second",
      "Disk",
      "Disk: ZFS logical I/O bytes per second, read and written through the pools' filesystems "
      "and volumes, by type of operation (read, write) or by pool",
@@ -973,6 +1007,7 @@ static const struct statistic statistics[] = {
      x_zpool_bytes,
      false},
     {"bench.ops",
+     "Benchmark: operations per second",
      "Benchmark",
      "Benchmark: operations per second the running benchmark jobs complete, from each job's "
      "newest interval line, summed over the jobs, by direction (read, write); always listed, "
@@ -982,6 +1017,7 @@ static const struct statistic statistics[] = {
      x_bench_ops,
      false},
     {"bench.latency",
+     "Benchmark: mean latency per operation",
      "Benchmark",
      "Benchmark: the running jobs' mean milliseconds per operation, from each job's newest "
      "interval line (the mean of that second, not a percentile), weighted by the jobs' "
@@ -1223,6 +1259,49 @@ void datasets_each(void (*cb)(void *arg, struct dataset *d), void *arg)
 		cb(arg, datasets.all[i]);
 }
 
+/* How a title says a drilldown: "broken down by type of operation". */
+static const char *drill_phrase(const char *drill)
+{
+	static const char *const words[][2] = {
+	    {"op", "type of operation"},
+	    {"mode", "CPU mode"},
+	    {"cpu", "CPU"},
+	    {"lun", "LUN"},
+	    {"total_wait", "total wait"},
+	    {"disk_wait", "disk wait"},
+	    {"syncq_wait", "sync queue wait"},
+	    {"asyncq_wait", "async queue wait"},
+	};
+	for (size_t i = 0; i < nitems(words); i++)
+		if (strcmp(drill, words[i][0]) == 0)
+			return words[i][1];
+	return drill;
+}
+
+void datasets_title(const struct dataset *d, char *buf, size_t len)
+{
+	/* a heat map of shares counts the things, not the statistic's percent */
+	static const char *const shares[][2] = {
+	    {"cpu.utilization", "CPU: CPUs broken down by percent utilization"},
+	    {"io.disks", "Disk: disks broken down by percent utilization"},
+	};
+	const char *drill = d->drill >= 0 ? d->stat->drilldowns[d->drill] : NULL;
+	size_t n = 0;
+	for (size_t i = 0; drill && strcmp(drill, "utilization") == 0 && i < nitems(shares); i++)
+		if (strcmp(d->stat->name, shares[i][0]) == 0)
+			n = (size_t)snprintf(buf, len, "%s", shares[i][1]);
+	if (n == 0)
+		n = (size_t)snprintf(buf, len, "%s", d->stat->title);
+	else
+		drill = NULL;
+	if (drill && n < len)
+		n += (size_t)snprintf(buf + n, len - n, " broken down by %s", drill_phrase(drill));
+	if (d->flt.disk[0] && n < len)
+		n += (size_t)snprintf(buf + n, len - n, ", of disk %s", d->flt.disk);
+	if (d->flt.op >= 0 && n < len)
+		snprintf(buf + n, len - n, ", %ss only", op_names[d->flt.op]);
+}
+
 void datasets_info(const struct dataset *d, struct dataset_info *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -1231,6 +1310,7 @@ void datasets_info(const struct dataset *d, struct dataset_info *out)
 	out->statistic = d->stat->name;
 	out->drilldown = d->drill >= 0 ? d->stat->drilldowns[d->drill] : NULL;
 	out->grouping = d->stat->grouping;
+	out->title = d->stat->title;
 	out->explanation = d->stat->explanation;
 	out->unit = d->stat->unit;
 	out->drilldowns = d->stat->drilldowns;

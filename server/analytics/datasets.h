@@ -30,6 +30,7 @@ struct dataset_info {
 	const char *statistic; /* "io.ops" */
 	const char *drilldown; /* "disk", or NULL */
 	const char *grouping;  /* "Disk" */
+	const char *title;     /* the statistic's, short: "Disk: I/O operations per second" */
 	const char *explanation;
 	const char *unit;              /* "operations per second" */
 	const char *const *drilldowns; /* the statistic's, NULL-terminated */
@@ -38,6 +39,10 @@ struct dataset_info {
 	size_t nkeys; /* drilldown keys seen so far */
 	int64_t incore_bytes, ondisk_bytes;
 };
+
+/* Its title, the appliance's way: "Disk: I/O operations per second broken down by disk",
+ * with a filter's disk or direction after it. */
+void datasets_title(const struct dataset *d, char *buf, size_t len);
 
 /* By name; a '|' in name also matches a '/' (a path segment cannot carry an encoded
  * slash, so arc.accesses[hit/miss] is arc.accesses[hit|miss] in a URL). */

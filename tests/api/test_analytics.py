@@ -4,6 +4,7 @@ wraps, a disk appearing, the ZFS ARC coming and going), the datasets API, every 
 form of .../data, streaming past now, retention settings, and what survives a SIGTERM and
 a SIGKILL. One spindled with --proc-root serves the module; real 1 s ticks drive it."""
 import json
+import re
 import os
 import shutil
 import sqlite3
@@ -450,6 +451,18 @@ def test_dataset_catalog(box):
     assert by_name["io.ops[disk]"]["statistic"] == "io.ops"
     assert by_name["arc.accesses[hit/miss]"]["href"].endswith("arc.accesses%5Bhit%7Cmiss%5D")
     assert by_name["io.ops[disk]"]["keys"] >= 3
+    # a title as the appliance's explanation reads, the whole explanation beside it
+    titles = {d["name"]: d["title"] for d in datasets}
+    assert titles["io.ops[disk]"] == "Disk: I/O operations per second broken down by disk"
+    assert titles["io.ops"] == "Disk: I/O operations per second"
+    assert titles["cpu.utilization[mode]"] == "CPU: percent utilization broken down by CPU mode"
+    assert titles["io.ops[op]"].endswith("broken down by type of operation")
+    assert titles["io.disks[utilization]"] == "Disk: disks broken down by percent utilization"
+    if "io.bytes[disk=sda][op]" in titles:
+        assert titles["io.bytes[disk=sda][op]"] == ("Disk: I/O bytes per second broken down by "
+                                                     "type of operation, of disk sda")
+    for d in datasets:  # each names what it measures first, as "Disk: ..."
+        assert re.match(r"^[A-Z][\w ]+: \S", d["title"]), d["title"]
     fault = expect_fault(admin.get(AN + "/datasets/no.such%5Bthing%5D"), 404)
     assert fault["details"].startswith("name")
 

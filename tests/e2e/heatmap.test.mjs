@@ -271,7 +271,7 @@ test('io.ops[latency] and io.disks[utilization] as heat maps: add, read, save, r
   await page.waitForFunction(() => /^#\/worksheets\/[0-9a-f-]{36}$/.test(location.hash));
   await page.reload();
   await page.waitForSelector('body[data-ready="worksheet"]');
-  assert.deepEqual(await page.locator('section.ws-chart h2').allTextContents(), [LATENCY, DISKS]);
+  assert.deepEqual(await page.locator('section.ws-chart').evaluateAll((els) => els.map((e) => e.dataset.dataset)), [LATENCY, DISKS]);
   assert.match(await page.locator(section(LATENCY)).getAttribute('class'), /\bws-heat\b/);
   await cellsDrawn(page, LATENCY, 8 * 5);
   await cellsDrawn(page, DISKS, 5);

@@ -19,7 +19,7 @@ async function addChart(page, statistic) {
   await page.waitForSelector(`section.ws-chart[data-dataset="${statistic}"]`);
 }
 
-const charts = (page) => page.locator('section.ws-chart h2').allTextContents();
+const charts = (page) => page.locator('section.ws-chart').evaluateAll((els) => els.map((e) => e.dataset.dataset));
 
 test('leaving a worksheet with unsaved changes asks, and staying keeps them', async (t) => {
   const page = await newPage(t);

@@ -48,7 +48,7 @@ export async function createMonitor(box, name = 'watcher', password = 'watch-it-
 // legends, and no control that would change it.
 export async function assertReadOnly(page, names) {
   await page.waitForSelector('body[data-ready="worksheet"]');
-  const headings = await page.locator('section.ws-chart h2').allTextContents();
+  const headings = await page.locator('section.ws-chart').evaluateAll((els) => els.map((e) => e.dataset.dataset));
   assert.deepEqual(headings, names);
   for (const label of ['Save', 'Add chart', 'Add', 'Delete', 'Rename', 'Remove']) {
     assert.equal(await page.getByRole('button', { name: label, exact: true }).count(), 0,

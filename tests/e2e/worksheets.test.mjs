@@ -29,7 +29,8 @@ async function addChart(page, statistic, drilldown = '') {
   return page.locator(`section.ws-chart[data-dataset="${name}"]`);
 }
 
-const chartNames = (page) => page.locator('section.ws-chart h2').allTextContents();
+// The charts by their datasets' names (each headed by its readable title, the name beside).
+const chartNames = (page) => page.locator('section.ws-chart').evaluateAll((els) => els.map((e) => e.dataset.dataset));
 
 async function dialog(page, fill) {
   const dlg = page.locator('dialog.ws-dialog[open]');
@@ -47,6 +48,10 @@ test('build, save, reload, rename, clone, delete a worksheet; CSV and legend', a
   const cpu = await addChart(page, 'cpu.utilization');
   const io = await addChart(page, 'io.ops', 'disk');
   assert.deepEqual(await chartNames(page), ['cpu.utilization', 'io.ops[disk]']);
+  // readable titles, as the appliance writes them, with the dataset's name beside each
+  assert.deepEqual(await page.locator('section.ws-chart h2').allTextContents(),
+    ['CPU: percent utilization', 'Disk: I/O operations per second broken down by disk']);
+  assert.equal(await page.locator('section.ws-chart[data-dataset="io.ops[disk]"] .ws-raw').textContent(), 'io.ops[disk]');
 
   // The legend: one row per disk (the box has eight), each with current, min, max, mean.
   assert.deepEqual(await io.locator('.ws-legend thead th').allTextContents(),

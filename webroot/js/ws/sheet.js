@@ -400,9 +400,12 @@ export async function renderSheet(main, ctx) {
       kind: null, // a heat map's kind (buckets.js), null for lines
     };
     const id = `ws-chart-${charts.length}-${Math.random().toString(36).slice(2, 7)}`;
-    c.heading = h('h2', { id: `${id}-title`, tabindex: '-1', text: dsView.name });
+    // the appliance's kind of title ("Disk: I/O operations per second broken down by
+    // disk"), the dataset's own name beside it for those who type it
+    const title = d && d.title ? d.title : dsView.name;
+    c.heading = h('h2', { id: `${id}-title`, tabindex: '-1', text: title });
     c.error = h('p', { class: 'error', role: 'alert' });
-    c.plotEl = h('div', { class: 'ws-plot', role: 'img', 'aria-label': `Chart of ${dsView.name}` });
+    c.plotEl = h('div', { class: 'ws-plot', role: 'img', 'aria-label': `Chart of ${title}` });
     c.heatFoot = h('div', { class: 'ws-heat-foot', hidden: true });
     c.legendBody = h('tbody');
     const topSel = h('select', { id: `${id}-top`, class: 'ws-top' }, TOPS.map((n) => h('option', { value: n, text: n ? `top ${n}` : 'every key', selected: n === c.top })));
@@ -445,7 +448,7 @@ export async function renderSheet(main, ctx) {
       'section',
       { class: 'chart ws-chart', 'aria-labelledby': c.heading.id, dataset: { dataset: dsView.name } },
       h('div', { class: 'ws-chart-head' },
-        h('div', { class: 'ws-chart-name' }, c.heading, h('p', { class: 'muted ws-unit', text: d ? `${d.explanation} (${d.unit})` : '' })),
+        h('div', { class: 'ws-chart-name' }, c.heading, h('p', { class: 'muted ws-unit' }, h('code', { class: 'ws-raw', text: dsView.name }), d ? ` · ${d.unit}` : '', d ? h('span', { class: 'visually-hidden', text: `. ${d.explanation}` }) : null)),
         h('div', { class: 'row ws-chart-tools' },
           topLabel,
           topSel,
