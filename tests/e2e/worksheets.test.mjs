@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: ISC
 // Analytics worksheets in the browser: build one of two charts, save it, reload and see it
-// again, rename, clone, delete, export CSV, the legend's figures and focus, a worksheet
+// again, rename, clone, delete, export CSV, the legend's figures and focus, a legend key
+// drilled down as the appliance does (a disk by type of operation), a worksheet
 // opened from a dashboard tile's link, the read-only view of a monitor user on a phone,
 // and the time to draw a 64-series hour.
 import { test } from 'node:test';
@@ -196,6 +197,35 @@ test('build, save, reload, rename, clone, delete a worksheet; CSV and legend', a
   await (await dialog(page)).getByRole('button', { name: 'Delete' }).click();
   await page.getByRole('link', { name: 'e2e disks 2 (copy)', exact: true }).waitFor({ state: 'detached' });
   assert.equal(await page.getByRole('link', { name: 'e2e disks 2', exact: true }).count(), 1);
+});
+
+test('a legend key drills down: a disk of io.ops[disk] by type of operation, as the appliance does', async (t) => {
+  const page = await openAs(t, 'worksheets/new');
+  await page.waitForSelector('body[data-ready="worksheet"]');
+  const io = await addChart(page, 'io.ops', 'disk');
+  await page.waitForFunction(() => document.querySelectorAll(
+    'section[data-dataset="io.ops[disk]"] .ws-legend tbody tr[data-key="sdc"]').length === 1);
+  const drill = io.locator('.ws-legend tr[data-key="sdc"] select.ws-drill');
+  assert.deepEqual(await drill.locator('option').allTextContents(),
+    ['Drill down…', 'sdc by type of operation', 'sdc by latency', 'sdc by size', 'sdc by offset']);
+  // choosing it leaves the row's focus alone, and adds the chart (its dataset made now)
+  await drill.selectOption({ label: 'sdc by type of operation' });
+  const name = 'io.ops[disk=sdc][op]';
+  await page.waitForSelector(`section.ws-chart[data-dataset="${name}"] .ws-legend tbody tr[data-key="read"]`);
+  assert.deepEqual(await chartNames(page), ['io.ops[disk]', name]);
+  assert.equal(await page.locator(`section.ws-chart[data-dataset="${name}"] h2`).textContent(),
+    'Disk: I/O operations per second broken down by type of operation, of disk sdc');
+  assert.equal(await io.locator('.ws-legend tr[data-key="sdc"] button').getAttribute('aria-pressed'), 'false');
+  // the new chart's keys drill no further (it is kept to one disk already)
+  assert.equal(await page.locator(`section.ws-chart[data-dataset="${name}"] select.ws-drill`).count(), 0);
+  // the server collects it, as a script would see it
+  const d = await page.evaluate(async (n) => {
+    const { token } = JSON.parse(sessionStorage.getItem('spindle.session'));
+    const r = await fetch(`/api/analytics/v1/datasets/${encodeURIComponent(n)}`, { headers: { 'X-Auth-Session': token } });
+    return r.ok ? (await r.json()).dataset : r.status;
+  }, name);
+  assert.equal(d.title, 'Disk: I/O operations per second broken down by type of operation, of disk sdc');
+  await shots(page, 'worksheet-drilldown', { inPlace: true });
 });
 
 test('a dashboard tile opens a new worksheet with its dataset', async (t) => {

@@ -262,26 +262,54 @@ export async function renderSheet(main, ctx) {
     const name = chosenName();
     addGo.disabled = true;
     try {
-      if (!catalog.has(name)) {
-        if (!can('settings:modify')) throw new Error(`${name} is not collected; an administrator can start collecting it.`);
-        // with a filter, the whole name as the statistic (the appliance's way)
-        const filtered = name.includes('=');
-        const body = { statistic: filtered ? name : statSel.value };
-        if (drillSel.value && !filtered) body.drilldown = drillSel.value;
-        const d = (await post(DATASETS, body, { signal })).dataset;
-        catalog.set(d.name, d);
-      }
-      const c = addChart({ name, drilldowns: [], seconds: view.seconds });
-      markDirty();
-      toggleAdd(false);
-      await refresh();
-      c.heading.focus();
+      await addDataset(name, () => toggleAdd(false));
     } catch (err) {
       if (err.name !== 'AbortError') addError.textContent = err.details || err.message;
     } finally {
       addGo.disabled = false;
     }
   });
+
+  // A chart of the dataset name, collected from now on if it is not yet (which needs
+  // settings:modify): the add form's, and a legend key's drilldown. done() before it draws.
+  async function addDataset(name, done = () => {}) {
+    if (!catalog.has(name)) {
+      if (!can('settings:modify')) throw new Error(`${name} is not collected; an administrator can start collecting it.`);
+      // with a filter, the whole name as the statistic (the appliance's way)
+      const m = /^([^[]+)\[([^=\]]+)\]$/.exec(name);
+      const body = name.includes('=') || !m ? { statistic: name } : { statistic: m[1], drilldown: m[2] };
+      const d = (await post(DATASETS, body, { signal })).dataset;
+      catalog.set(d.name, d);
+    }
+    const c = addChart({ name, drilldowns: [], seconds: view.seconds });
+    markDirty();
+    done();
+    await refresh();
+    c.heading.focus();
+    c.el.scrollIntoView({ block: 'start' });
+    return c;
+  }
+
+  // What a legend key drills down to, as the appliance's worksheets do: a disk of a
+  // by-disk chart broken down by what its statistic offers but disk (io.ops[disk=sdc][op]),
+  // reads or writes of io.ops[op] as heat maps (io.ops[op=read][latency]).
+  const DISK_STATS = ['io.ops', 'io.bytes', 'io.latency', 'io.queue', 'io.busy'];
+  const PHRASE = { op: 'type of operation' };
+  function drillTargets(c, key) {
+    const d = catalog.get(c.view.name);
+    if (!edit || !d || c.kind || c.view.name.includes('=')) return [];
+    const offered = (statistics.get(d.statistic) || d).available_drilldowns || [];
+    let drills = [];
+    let filter = '';
+    if (d.drilldown === 'disk' && DISK_STATS.includes(d.statistic)) {
+      drills = offered.filter((x) => x !== 'disk');
+      filter = `disk=${key}`;
+    } else if (d.drilldown === 'op' && d.statistic === 'io.ops' && (key === 'read' || key === 'write')) {
+      drills = offered.filter((x) => ['latency', 'size', 'offset'].includes(x));
+      filter = `op=${key}`;
+    }
+    return drills.map((x) => ({ name: `${d.statistic}[${filter}][${x}]`, label: `${key} by ${PHRASE[x] || x}` }));
+  }
 
   // ---- time controls
 
@@ -607,6 +635,28 @@ export async function renderSheet(main, ctx) {
               c.plot.show(i, c.showOther);
             });
             return tr;
+          }
+          const targets = drillTargets(c, s.key);
+          if (targets.length) {
+            const sel = h(
+              'select',
+              { class: 'ws-drill', 'aria-label': `Drill down on ${s.key}`, title: `Drill down on ${s.key}` },
+              h('option', { value: '', text: 'Drill down…' }),
+              targets.map((t) => h('option', { value: t.name, text: t.label })),
+            );
+            sel.addEventListener('click', (e) => e.stopPropagation());
+            sel.addEventListener('change', async () => {
+              const name = sel.value;
+              sel.value = '';
+              if (!name) return;
+              c.error.textContent = '';
+              try {
+                await addDataset(name);
+              } catch (err) {
+                if (err.name !== 'AbortError') c.error.textContent = `Cannot drill down: ${err.details || err.message}`;
+              }
+            });
+            tr.cells[0].append(sel);
           }
           tr.addEventListener('click', () => {
             c.focusKey = c.focusKey === s.key ? null : s.key;
