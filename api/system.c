@@ -164,6 +164,37 @@ void system_health(struct request *r)
 
 /* The phone polls this: the answer changes once a second at most (uptime), so it is
  * built once a second and served as bytes in between. */
+/* The box's time zone as the IANA name: TZ when set (":Europe/Berlin" or "Europe/Berlin"),
+ * else where /etc/localtime leads in the zoneinfo tree, else /etc/timezone; "" when none
+ * says (the C library then keeps UTC). */
+static void box_timezone(char *buf, size_t len)
+{
+	buf[0] = '\0';
+	const char *tz = getenv("TZ");
+	if (tz && *tz) {
+		snprintf(buf, len, "%s", tz + (*tz == ':'));
+		return;
+	}
+	char link[PATH_MAX];
+	ssize_t n = readlink("/etc/localtime", link, sizeof(link) - 1);
+	if (n > 0) {
+		link[n] = '\0';
+		const char *z = strstr(link, "zoneinfo/");
+		if (z) {
+			snprintf(buf, len, "%s", z + strlen("zoneinfo/"));
+			return;
+		}
+	}
+	FILE *fp = fopen("/etc/timezone", "re");
+	if (fp) {
+		if (fgets(buf, (int)len, fp))
+			buf[strcspn(buf, "\n")] = '\0';
+		else
+			buf[0] = '\0';
+		fclose(fp);
+	}
+}
+
 void system_version(struct request *r)
 {
 	static char os[200], host[256], http_version[64];
@@ -214,12 +245,18 @@ void system_version(struct request *r)
 		    "part", sys.part, "urn", urn, "navname", "Spindle", "navagent", "spindled",
 		    "http", http_version, "ssl", OpenSSL_version(OPENSSL_VERSION), "bios_version",
 		    bios, "sp_version", "-");
-		json_t *own = json_pack("{s:s, s:s, s:s, s:s, s:I, s:s, s:I}", "build",
+		char zone[128];
+		box_timezone(zone, sizeof(zone));
+		struct tm lt;
+		time_t tnow = (time_t)now;
+		long gmtoff = localtime_r(&tnow, &lt) ? lt.tm_gmtoff : 0;
+		json_t *own = json_pack("{s:s, s:s, s:s, s:s, s:I, s:s, s:I, s:s, s:I}", "build",
 		                        SPINDLE_BUILD, "os", os, "hostname", host, "boot_time_iso",
 		                        util_iso8601(bt, boot, sizeof(boot)), "uptime_s",
 		                        (json_int_t)(bt ? now - bt : 0), "start_time",
 		                        util_iso8601(started_at, start, sizeof(start)),
-		                        "daemon_uptime_s", (json_int_t)(now - started_at));
+		                        "daemon_uptime_s", (json_int_t)(now - started_at),
+		                        "timezone", zone, "utc_offset_s", (json_int_t)gmtoff);
 		json_object_update(j, own);
 		json_decref(own);
 		/* The guide's example keys (OS8.x "Get Version"): older names of the same facts. */

@@ -3,8 +3,11 @@
 import hashlib
 import hmac
 import json
+import os
 import socket
 import time
+from datetime import datetime
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -121,6 +124,21 @@ def test_version(server, admin):
     assert isinstance(version["uptime_s"], int) and version["uptime_s"] >= 0
     assert parse_time(version["boot_time_iso"]).timestamp() <= time.time()
     assert resp.headers["X-Spindle-Version"] == version["version"]
+    # the box's time zone, for the console's time picker: the server's own, whatever it is
+    # (the shared server runs in this process's zone)
+    assert isinstance(version["timezone"], str)
+    assert version["utc_offset_s"] == datetime.now().astimezone().utcoffset().total_seconds()
+
+
+@pytest.mark.parametrize("tz", ["America/New_York", "Asia/Kolkata", "UTC"])
+def test_version_says_the_box_time_zone(spawn, tz):
+    """The time zone the box runs in (here TZ in spindled's environment), with its offset
+    now, as the console's time picker shows them."""
+    srv = spawn(env={**os.environ, "TZ": tz})
+    version = expect(srv.admin().get("/api/system/v1/version"), 200)["version"]
+    assert version["timezone"] == tz
+    want = datetime.now(ZoneInfo(tz)).utcoffset().total_seconds()
+    assert version["utc_offset_s"] == want, version
 
 
 def test_openapi_document_lists_every_route(server):
