@@ -29,10 +29,11 @@
 //                      log, disks, locate_files, system_led, ... }) plus stop(), which
 //                      rejects if spindled did not exit cleanly.
 //   launch(args)       chromium, with more command-line flags (CHROMIUM, default /usr/bin/chromium), headless.
-//   newContext(browser, { phone, dark, scale })
+//   newContext(browser, { phone, dark, scale, tz })
 //                      A context: 1280x800, or 390x844 with touch for phone (pixel ratio
 //                      scale, 1 by default); light or
-//                      dark colour scheme; self-signed certificates accepted.
+//                      dark colour scheme; self-signed certificates accepted; the browser's
+//                      time zone tz (an IANA name), else the machine's.
 //   newPage(t, browser, variant)
 //                      A page in its own new context, watched: when test t ends, the
 //                      watcher's assertClean() runs (failing t) and the context closes.
@@ -167,8 +168,9 @@ const WAIT_MS = 15000;
 
 // scale: the device pixel ratio; 1 for the tests (the layout is the same at any ratio, and
 // the pictures cost a quarter of the pixels), 2 for the README's phone picture.
-export async function newContext(browser, { phone = false, dark = false, scale = 1 } = {}) {
+export async function newContext(browser, { phone = false, dark = false, scale = 1, tz } = {}) {
   const context = await browser.newContext({
+    ...(tz ? { timezoneId: tz } : {}),
     ignoreHTTPSErrors: true,
     viewport: phone ? PHONE : DESKTOP,
     isMobile: phone,

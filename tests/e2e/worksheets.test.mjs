@@ -12,8 +12,8 @@ import { assertReadOnly, createMonitor, createWorksheet } from './worksheets.mjs
 
 const { box, newPage } = await start();
 
-async function openAs(t, route, { user = 'admin', password = box.admin_password, phone = false } = {}) {
-  const page = await newPage(t, { phone });
+async function openAs(t, route, { user = 'admin', password = box.admin_password, phone = false, tz } = {}) {
+  const page = await newPage(t, { phone, tz });
   await page.goto(`${box.https}/#/login?next=${encodeURIComponent(route)}`);
   await login(page, null, user, password);
   return page;
@@ -226,6 +226,38 @@ test('a legend key drills down: a disk of io.ops[disk] by type of operation, as 
   }, name);
   assert.equal(d.title, 'Disk: I/O operations per second broken down by type of operation, of disk sdc');
   await shots(page, 'worksheet-drilldown', { inPlace: true });
+});
+
+test('a window from a time to a time, in the browser’s zone, the box’s beside it', async (t) => {
+  // a browser five and a half hours east of UTC: what it types is its own local time
+  const uuid = await createWorksheet(box, 'e2e from-to', ['io.ops'], 600);
+  const page = await openAs(t, `worksheets/${uuid}`, { tz: 'Asia/Kolkata' });
+  await page.waitForSelector('section.ws-chart[data-dataset="io.ops"] .ws-legend tbody tr[data-key]');
+  await page.getByRole('button', { name: 'From–to…' }).click();
+  const zone = await page.locator('#ws-pick-zone').textContent();
+  await page.waitForFunction(() => !document.querySelector('#ws-pick-zone').textContent.includes('…'));
+  assert.match(await page.locator('#ws-pick-zone').textContent(), /^Times in your local time \(UTC\+05:30\)\. The box's clock: \S+ \(UTC[+−]\d\d:\d\d\)\.$/, zone);
+  // From is prefilled with the window shown; a refused window says why, and changes nothing
+  assert.match(await page.locator('#ws-from').inputValue(), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$/);
+  const before = page.url();
+  const now = Math.floor(Date.now() / 1000);
+  const local = (t) => new Date((t + 5.5 * 3600) * 1000).toISOString().slice(0, 19); // Kolkata wall clock
+  await page.locator('#ws-from').fill(local(now - 200));
+  await page.locator('#ws-to').fill(local(now - 195));
+  await page.getByRole('button', { name: 'Show', exact: true }).click();
+  assert.match(await page.locator('#ws-pick-error').textContent(), /at least 10 seconds/);
+  assert.equal(page.url(), before);
+  // two minutes that ended three minutes ago: paused on exactly that window
+  await page.locator('#ws-to').fill(local(now - 180));
+  await page.locator('#ws-from').fill(local(now - 300));
+  await page.getByRole('button', { name: 'Show', exact: true }).click();
+  await page.waitForFunction((end) => location.hash.includes(`seconds=120&end=${end}`), now - 180);
+  assert.equal(await page.locator('#ws-pick').isHidden(), true);
+  assert.equal(await page.locator('.ws-live').getAttribute('aria-pressed'), 'false');
+  // the range said in the browser's zone: the same wall clock as typed
+  const clock = (t) => local(t).slice(11, 19);
+  await page.waitForFunction((want) => document.querySelector('.ws-range').textContent.includes(want), `${clock(now - 300)} – ${clock(now - 180)}`);
+  await shots(page, 'worksheet-from-to', { inPlace: true });
 });
 
 test('a dashboard tile opens a new worksheet with its dataset', async (t) => {

@@ -11,7 +11,7 @@
 // (heat.js), as the appliance draws them; the others are lines.
 
 import { ApiError, can, get, post, put, seg, session } from '../api.js';
-import { append, bytes, download, h, ms, naturalCompare, num, timeEl, toast } from '../dom.js';
+import { append, bytes, download, duration, h, ms, naturalCompare, num, prefs, time as timeText, timeEl, toast } from '../dom.js';
 import { chart, colour } from '../chart.js';
 import { go, setRoute } from '../app.js';
 import { askName, chooseKeys } from './dialog.js';
@@ -353,6 +353,7 @@ export async function renderSheet(main, ctx) {
   document.addEventListener('keydown', onKey);
   ctx.cleanup(() => document.removeEventListener('keydown', onKey));
   const helpBtn = h('button', { type: 'button', class: 'small', text: '?', 'aria-label': 'Keyboard shortcuts', title: 'Keyboard shortcuts (?)', on: { click: () => showKeys() } });
+  const picker = timePicker();
   const timebar = h(
     'div',
     { class: 'ws-timebar', role: 'group', 'aria-label': 'Time window' },
@@ -363,14 +364,102 @@ export async function renderSheet(main, ctx) {
       ctl('Now', 'Now (go live)', () => setView({ live: true, end: null })),
       ctl('−', 'Zoom out', () => zoom(2)),
       ctl('+', 'Zoom in', () => zoom(0.5))),
-    h('div', { class: 'row ws-presets', role: 'group', 'aria-label': 'Window length' }, presetBtns, helpBtn),
+    h('div', { class: 'row ws-presets', role: 'group', 'aria-label': 'Window length' }, presetBtns, picker.button, helpBtn),
     rangeText,
+    picker.form,
   );
   liveBtn.addEventListener('click', () => {
     if (view.live) setView({ live: false, end: view.edge });
     else setView({ live: true, end: null });
   });
   for (const b of presetBtns) b.addEventListener('click', () => setView({ seconds: Number(b.dataset.seconds) }));
+
+  // From and to, to the second, in the zone the console shows (local, or UTC by the header's
+  // switch), with the box's own zone beside them: a window an incident report names.
+  function timePicker() {
+    const pad = (n) => String(n).padStart(2, '0');
+    const inputValue = (t) => {
+      const d = new Date(t * 1000);
+      const u = prefs.utc;
+      const parts = u
+        ? [d.getUTCFullYear(), d.getUTCMonth() + 1, d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds()]
+        : [d.getFullYear(), d.getMonth() + 1, d.getDate(), d.getHours(), d.getMinutes(), d.getSeconds()];
+      return `${parts[0]}-${pad(parts[1])}-${pad(parts[2])}T${pad(parts[3])}:${pad(parts[4])}:${pad(parts[5])}`;
+    };
+    // "2026-12-06T10:00" or with seconds: epoch seconds in the shown zone, or NaN
+    const parse = (v) => {
+      const m = /^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d)(?::(\d\d))?$/.exec(v);
+      if (!m) return NaN;
+      const [y, mo, d, hh, mi, ss] = m.slice(1).map((x) => Number(x || 0));
+      return (prefs.utc ? Date.UTC(y, mo - 1, d, hh, mi, ss) : new Date(y, mo - 1, d, hh, mi, ss).getTime()) / 1000;
+    };
+    const offsetText = (s) => `UTC${s < 0 ? '−' : '+'}${pad(Math.floor(Math.abs(s) / 3600))}:${pad(Math.floor((Math.abs(s) % 3600) / 60))}`;
+    const from = h('input', { type: 'datetime-local', step: 1, id: 'ws-from', required: true });
+    const to = h('input', { type: 'datetime-local', step: 1, id: 'ws-to', required: true });
+    const zone = h('p', { class: 'hint', id: 'ws-pick-zone' });
+    const error = h('p', { class: 'field-error', id: 'ws-pick-error', role: 'alert' });
+    from.setAttribute('aria-describedby', 'ws-pick-zone ws-pick-error');
+    to.setAttribute('aria-describedby', 'ws-pick-zone ws-pick-error');
+    const form = h(
+      'form',
+      { class: 'ws-pick', id: 'ws-pick', hidden: true, 'aria-label': 'Show a window from a time to a time', novalidate: true },
+      h('div', { class: 'row' },
+        h('div', { class: 'field' }, h('label', { for: from.id, text: 'From' }), from),
+        h('div', { class: 'field' }, h('label', { for: to.id, text: 'To' }), to),
+        h('div', { class: 'row ws-pick-go' }, h('button', { type: 'submit', class: 'primary small', text: 'Show' }), h('button', { type: 'button', class: 'small', text: 'Cancel', on: { click: () => show(false) } }))),
+      zone,
+      error,
+    );
+    const button = h('button', { type: 'button', class: 'small', id: 'ws-pick-open', text: 'From–to…', 'aria-expanded': 'false', 'aria-controls': 'ws-pick', title: 'A window from a time to a time' });
+    let box = null; // the box's zone, once asked
+    const sayZone = () => {
+      const mine = prefs.utc ? 'UTC' : `your local time (${offsetText(-new Date().getTimezoneOffset() * 60)})`;
+      const theirs = box ? `${box.timezone || 'UTC'} (${offsetText(box.utc_offset_s)})` : '…';
+      zone.textContent = `Times in ${mine}. The box's clock: ${theirs}.`;
+    };
+    const show = async (open) => {
+      form.hidden = !open;
+      button.setAttribute('aria-expanded', String(open));
+      error.textContent = '';
+      if (!open) return button.focus();
+      const end = view.live ? view.edge ?? Date.now() / 1000 : view.end;
+      from.value = inputValue(Math.floor(end - view.seconds));
+      to.value = inputValue(Math.floor(end));
+      sayZone();
+      from.focus();
+      if (!box)
+        try {
+          box = (await get('/api/system/v1/version', { signal })).version;
+          sayZone();
+        } catch {
+          /* the zone stays unsaid */
+        }
+    };
+    button.addEventListener('click', () => show(form.hidden));
+    form.addEventListener('submit', (e) => {
+      e.preventDefault();
+      const a = parse(from.value);
+      const b = parse(to.value);
+      const refuse = (text, at) => {
+        error.textContent = text;
+        at.setAttribute('aria-invalid', 'true');
+        at.focus();
+      };
+      from.removeAttribute('aria-invalid');
+      to.removeAttribute('aria-invalid');
+      if (!Number.isFinite(a)) return refuse('From: a date and a time, to the minute or second.', from);
+      if (!Number.isFinite(b)) return refuse('To: a date and a time, to the minute or second.', to);
+      if (b - a < MIN_SECONDS) return refuse(`To must be at least ${MIN_SECONDS} seconds after From.`, to);
+      if (b - a > allSeconds) return refuse(`At most ${duration(allSeconds)}: the data kept reaches no further.`, from);
+      const edge = view.edge ?? Date.now() / 1000;
+      if (a >= edge) return refuse(`From is after the newest sample (${timeText(edge)}).`, from);
+      show(false);
+      // a window reaching past the newest sample follows it
+      if (b >= edge) setView({ live: true, end: null, seconds: Math.round(edge - a) });
+      else setView({ live: false, end: Math.round(b), seconds: Math.round(b - a) });
+    });
+    return { button, form };
+  }
 
   const clampEnd = (end) => (view.edge !== null && end > view.edge ? view.edge : end);
   function setView(change) {
