@@ -579,9 +579,10 @@ static void store_done(void *arg)
 	snprintf(what, sizeof(what), "locate: %s %s", op->target, onoff(op->on));
 	fault_store(&op->unstored, full, what);
 	audit_log(op->user, op->peer, "hardware.locate", op->target, false,
-	          "locate %s -> %s (%s) not recorded: %s", onoff(op->old), onoff(op->on),
+	          "locate %s -> %s (%s) not recorded: %s%s%s", onoff(op->old), onoff(op->on),
 	          led_backends[op->backend]->name,
-	          full ? "the state filesystem is full" : "database error");
+	          full ? "the state filesystem is full" : "database error",
+	          op->named[0] ? "; disk " : "", op->named);
 	log_warn("leds: %s", op->unstored.details);
 	op->undoing = true;
 	if (op->backend == LED_VIRTUAL || op->old < 0 || op->old == (op->on ? 1 : 0)) {
@@ -617,8 +618,8 @@ static void locate_commit(struct op *op)
 	struct store_job *j = xcalloc(1, sizeof(*j));
 	led_row(&j->row, op);
 	audit_entry(&j->audit, op->user, op->peer, "hardware.locate", op->target, true,
-	            "locate %s -> %s (%s)", onoff(op->old), onoff(op->on),
-	            led_backends[op->backend]->name);
+	            "locate %s -> %s (%s)%s%s", onoff(op->old), onoff(op->on),
+	            led_backends[op->backend]->name, op->named[0] ? "; disk " : "", op->named);
 	j->op = op;
 	op->next_store = leds.stores;
 	leds.stores = op;
@@ -669,8 +670,8 @@ static void locate_failed(struct op *op, enum fault_kind kind, const char *why)
 		return;
 	}
 	audit_log(op->user, op->peer, "hardware.locate", op->target, false,
-	          "locate %s -> %s (%s) failed: %s", onoff(op->old), onoff(op->on),
-	          led_backends[op->backend]->name, why);
+	          "locate %s -> %s (%s) failed: %s%s%s", onoff(op->old), onoff(op->on),
+	          led_backends[op->backend]->name, why, op->named[0] ? "; disk " : "", op->named);
 	op_fail(op, kind, "locate: %s", why);
 }
 
@@ -682,8 +683,21 @@ static void locate_start(struct op *op, long ci, long di)
 	op->backend = c->backend;
 	op->path = c->path ? xstrdup(c->path) : NULL;
 	op->fault_path = c->fault_path ? xstrdup(c->fault_path) : NULL;
-	if (di >= 0)
-		snprintf(op->device, sizeof(op->device), "%s", s->inv.disks[di].device);
+	if (di >= 0) {
+		const struct sysfs_disk *d = &s->inv.disks[di];
+		snprintf(op->device, sizeof(op->device), "%s", d->device);
+		size_t n = 0;
+		const char *parts[] = {d->device, strcmp(d->label, d->device) ? d->label : ""};
+		for (size_t i = 0; i < nitems(parts); i++)
+			if (parts[i][0] && n < sizeof(op->named))
+				n += (size_t)snprintf(op->named + n, sizeof(op->named) - n, "%s%s",
+				                      n ? " · " : "", parts[i]);
+		if (d->serial[0] && n < sizeof(op->named))
+			snprintf(op->named + n, sizeof(op->named) - n, "%sserial %s",
+			         n ? " · " : "", d->serial);
+		if (!op->named[0])
+			snprintf(op->named, sizeof(op->named), "an empty slot");
+	}
 	op->old = comp_locate(c);
 	op->now = -1;
 	op->faulted = -1;

@@ -83,6 +83,9 @@ struct op {
 	enum led_backend backend;
 	char *path, *fault_path;
 	char device[32];
+	/* the disk as a person finds it, for the audit: "sdc · HDD 2 · serial Z1Z0A1B2" (the
+	 * disk in the slot then: a later one may have the same slot) */
+	char named[300];
 	char command[96]; /* as run, for messages */
 	int old, now, faulted, err;
 	int64_t at; /* the row's time, and so the lit LED's lit_since: one clock read */

@@ -435,8 +435,10 @@ def test_changes_are_audited(box):
     on, off = audit_entries(box.admin, target)[before:]
     assert {k: on[k] for k in ("user", "address", "action", "target", "details", "result")} == {
         "user": "hwmon", "address": "127.0.0.1", "action": "hardware.locate", "target": target,
-        "details": "locate off -> on (ses)", "result": "success"}
-    assert off["details"] == "locate on -> off (ses)"
+        "details": "locate off -> on (ses); disk sdd · Slot 02 · serial 8HJ1ABCD",
+        "result": "success"}
+    # the disk named as it was then, so the trail still says which one after a swap
+    assert off["details"] == "locate on -> off (ses); disk sdd · Slot 02 · serial 8HJ1ABCD"
 
 
 def test_dashboard_counts_lit_leds(box):

@@ -233,6 +233,20 @@ test('audit log: newest first, fifty to a page', async (t) => {
   assert.equal(await page.getByLabel('Since').inputValue(), '3600');
 });
 
+test('audit log: a disk’s locator named as a person finds it, and found by its serial', async (t) => {
+  const sdc = Object.keys(box.disks).find((id) => box.disks[id] === 'sdc');
+  const path = `/api/hardware/v1/chassis/${box.enclosure}/disk/${sdc}`;
+  for (const on of [true, false]) assert.equal((await api('PUT', path, { body: { locate: on } })).status, 202);
+  const page = await adminPage(t, 'audit');
+  await page.getByLabel('Search').fill('Z1Z0A102'); // sdc's serial, as on its label
+  await page.waitForFunction(() => document.querySelectorAll('tbody tr').length === 2);
+  const targets = await page.locator('tbody td.col-target').allTextContents();
+  for (const text of targets) assert.equal(text, `sdc · Slot 02 · serial Z1Z0A102chassis/${box.enclosure}/disk/${sdc}`);
+  assert.equal(await page.locator('tbody td.col-target .audit-disk').first().textContent(), 'sdc · Slot 02 · serial Z1Z0A102');
+  await page.getByLabel('Search').fill('Slot 02');
+  await page.waitForFunction(() => document.querySelectorAll('tbody tr').length === 2);
+});
+
 test('retention: a bad value is refused next to its field, a good one is saved', async (t) => {
   const page = await adminPage(t, 'settings');
   watcher(page).expect('/api/analytics/v1/settings', 400);

@@ -52,6 +52,14 @@ async function readFrom(start, signal) {
   return { entries: out, complete: false };
 }
 
+// A target as a person finds it: a disk's path, and under it the disk as it was then
+// ("sdc · Slot 02 · serial Z1Z0A102", from the entry's details).
+function targetCell(e) {
+  const m = /; disk (.+)$/.exec(e.details || '');
+  if (!m) return e.target || '';
+  return h('span', { class: 'audit-target' }, h('span', { class: 'audit-disk', text: m[1] }), h('span', { class: 'muted mono', text: e.target || '' }));
+}
+
 function options(values, all) {
   return [h('option', { value: '', text: all }), ...values.map((v) => h('option', { value: v, text: v }))];
 }
@@ -65,7 +73,7 @@ export async function render(section, ctx) {
     'Result',
     h('select', { name: 'result' }, h('option', { value: '', text: 'Any result' }), h('option', { value: 'success', text: 'Succeeded' }), h('option', { value: 'failure', text: 'Failed' })),
   );
-  const text = field('audit-text', 'Search', h('input', { name: 'q', type: 'search', autocomplete: 'off', placeholder: 'target, details, address' }));
+  const text = field('audit-text', 'Search', h('input', { name: 'q', type: 'search', autocomplete: 'off', placeholder: 'disk, serial, target, details, address' }));
   const form = h('form', { class: 'filters', id: 'audit-filters', role: 'search', 'aria-label': 'Filter the audit log', novalidate: true }, since.wrap, user.wrap, action.wrap, result.wrap, text.wrap);
   const error = h('p', { class: 'error', role: 'alert' });
   const summary = h('p', { class: 'muted', id: 'audit-summary', role: 'status' });
@@ -127,7 +135,7 @@ export async function render(section, ctx) {
       timeEl(e.time),
       e.user || h('span', { class: 'muted', text: '–' }),
       h('code', { text: e.action }),
-      e.target || '',
+      targetCell(e),
       h('span', { class: ['badge', e.result === 'success' ? 'state-ok' : 'state-failed'], text: e.result === 'success' ? 'ok' : e.result === 'failure' ? 'failed' : e.result }),
       h('span', { class: 'details', text: e.details || '' }),
       e.address || '',
