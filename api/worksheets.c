@@ -285,6 +285,7 @@ void worksheets_api_dataset_add(struct request *r)
 	    {"name", FIELD_STRING, true, 1, 256},
 	    {"drilldowns", FIELD_ARRAY, false, 0, WORKSHEET_DRILLDOWNS_MAX},
 	    {"seconds", FIELD_INT, false, 1, WORKSHEET_SECONDS_MAX},
+	    {"end", FIELD_STRING_OR_NULL, false, 1, 64},
 	    FIELDS_END,
 	};
 	char uuid[37];
@@ -301,6 +302,7 @@ void worksheets_api_dataset_update(struct request *r)
 	static const struct field fields[] = {
 	    {"drilldowns", FIELD_ARRAY, false, 0, WORKSHEET_DRILLDOWNS_MAX},
 	    {"seconds", FIELD_INT, false, 1, WORKSHEET_SECONDS_MAX},
+	    {"end", FIELD_STRING_OR_NULL, false, 1, 64},
 	    FIELDS_END,
 	};
 	char uuid[37];

@@ -113,13 +113,15 @@ static bool ws_known(const char *key, const char *const *known)
 	return false;
 }
 
-/* One dataset view, checked and normalised to {name, drilldowns, seconds}. */
+/* One dataset view, checked and normalised to {name, drilldowns, seconds} and, for a
+ * window saved paused, its end (ISO 8601 UTC; null or absent: live). */
 static int ws_dataset(const json_t *d, size_t i, json_t **out, struct fault *f)
 {
 	const char *key, *name;
 	const json_t *v;
 	json_t *drill = NULL;
 	json_int_t seconds = WORKSHEET_SECONDS_DEFAULT;
+	int64_t end = 0;
 	struct dataset *ds;
 	struct dataset_info info;
 
@@ -128,7 +130,7 @@ static int ws_dataset(const json_t *d, size_t i, json_t **out, struct fault *f)
 		                 "datasets[%zu]: must be an object {name, drilldowns, seconds}", i);
 	json_object_foreach((json_t *)d, key, v)
 	{
-		static const char *const known[] = {"name", "drilldowns", "seconds", NULL};
+		static const char *const known[] = {"name", "drilldowns", "seconds", "end", NULL};
 		if (!ws_known(key, known)) {
 			const char *near = suggest_from(key, known);
 			return fault_set(f, ERR_UNKNOWN_ARG,
@@ -163,6 +165,13 @@ static int ws_dataset(const json_t *d, size_t i, json_t **out, struct fault *f)
 			                 "datasets[%zu].seconds: must be an integer from 1 to %d",
 			                 i, WORKSHEET_SECONDS_MAX);
 	}
+	v = json_object_get(d, "end");
+	if (v && !json_is_null(v) &&
+	    (!json_is_string(v) || util_parse_iso8601(json_string_value(v), &end) < 0 || end <= 0))
+		return fault_set(f, ERR_INVALID_ARG,
+		                 "datasets[%zu].end: must be a time in ISO 8601 UTC "
+		                 "(2026-12-06T10:00:00Z), or null for live",
+		                 i);
 	v = json_object_get(d, "drilldowns");
 	if (v) {
 		if (ws_drilldowns(v, i, &drill, f) < 0)
@@ -171,6 +180,10 @@ static int ws_dataset(const json_t *d, size_t i, json_t **out, struct fault *f)
 		drill = json_array();
 	}
 	*out = json_pack("{s:s, s:o, s:I}", "name", name, "drilldowns", drill, "seconds", seconds);
+	if (end > 0) {
+		char iso[32];
+		json_object_set_new(*out, "end", json_string(util_iso8601(end, iso, sizeof(iso))));
+	}
 	return 0;
 }
 

@@ -10,6 +10,8 @@ static const char *type_name(enum field_type t)
 	switch (t) {
 	case FIELD_STRING:
 		return "a string";
+	case FIELD_STRING_OR_NULL:
+		return "a string or null";
 	case FIELD_INT:
 		return "an integer";
 	case FIELD_BOOL:
@@ -36,6 +38,10 @@ static bool bounded(const struct field *fd)
 static int check_value(const json_t *v, const struct field *fd, struct fault *f)
 {
 	switch (fd->type) {
+	case FIELD_STRING_OR_NULL:
+		if (json_is_null(v))
+			return 0;
+		/* fall through */
 	case FIELD_STRING: {
 		if (!json_is_string(v))
 			break;

@@ -10,8 +10,9 @@
 #include "base/fault.h"
 
 enum field_type {
-	FIELD_STRING, /* min/max: length in bytes */
-	FIELD_INT,    /* min/max: value */
+	FIELD_STRING,         /* min/max: length in bytes */
+	FIELD_STRING_OR_NULL, /* the same, or null (a value to clear) */
+	FIELD_INT,            /* min/max: value */
 	FIELD_BOOL,
 	FIELD_NUMBER,       /* integer or real; min/max: value */
 	FIELD_STRING_ARRAY, /* min/max: number of items; items 1..256 bytes */

@@ -123,6 +123,16 @@ def test_update(clients):
     assert upd["datasets"] == []
     assert expect(op.get(ws_url(ws)), 200)["worksheet"] == upd
 
+    # saved paused: where the window ends goes with it (any ISO 8601 UTC spelling, kept in
+    # one); null or absent is live
+    views = [{"name": CPU_MODE, "seconds": 120, "end": "2026-12-06T10:00:00+00:00"},
+             {"name": DISK_OPS, "seconds": 120, "end": None}]
+    upd = expect(op.put(ws_url(ws), json={"datasets": views}), 200)["worksheet"]
+    assert upd["datasets"][0] == {"name": CPU_MODE, "drilldowns": [], "seconds": 120,
+                                  "end": "2026-12-06T10:00:00Z"}
+    assert "end" not in upd["datasets"][1]
+    assert expect(op.get(ws_url(ws)), 200)["worksheet"]["datasets"] == upd["datasets"]
+
 
 def test_uuid_case_insensitive(clients):
     op = clients["operator"]
@@ -231,6 +241,10 @@ BAD = [
      "datasets[0].seconds"),
     ({"name": "n", "datasets": [{"name": CPU_MODE, "seconds": 1.5}]}, 400, "ERR_INVALID_ARG",
      "datasets[0].seconds"),
+    ({"name": "n", "datasets": [{"name": CPU_MODE, "end": "yesterday"}]}, 400,
+     "ERR_INVALID_ARG", "datasets[0].end"),
+    ({"name": "n", "datasets": [{"name": CPU_MODE, "end": 1765015200}]}, 400,
+     "ERR_INVALID_ARG", "datasets[0].end"),
     ({"name": "n", "datasets": [{"name": DISK_OPS, "drilldowns": "sda"}]}, 400,
      "ERR_INVALID_ARG", "datasets[0].drilldowns"),
     ({"name": "n", "datasets": [{"name": DISK_OPS, "drilldowns": ["sda", "sda"]}]}, 400,
@@ -388,6 +402,7 @@ def test_a_listing_of_the_largest_worksheets_stays_small(spawn):
     first = create(admin, "big000", largest())
     srv.stop()
     with sqlite3.connect(srv.state_dir / "spindle.db") as c:
+        c.execute("DROP TABLE devices")  # step 9
         c.execute("DELETE FROM analytics_datasets WHERE name = 'io.disks[utilization]'")  # step 8
         c.execute("UPDATE analytics_datasets SET name = 'io.disks[utilization]',"
                   " statistic = 'io.disks', drilldown = 'utilization'"

@@ -86,6 +86,44 @@ test('a paused window is in the address: a reload opens the same minutes', async
   await page.waitForFunction(() => !/[?&]end=/.test(location.hash) && /[?&]seconds=60/.test(location.hash));
 });
 
+test('a worksheet saved paused opens on the same minutes, at its plain address', async (t) => {
+  const own = await createWorksheet(box, 'saved window', ['io.ops'], 600);
+  const page = await newPage(t);
+  await page.goto(`${box.https}/#/login?next=${encodeURIComponent(`worksheets/${own}`)}`);
+  await login(page, null, 'admin', box.admin_password);
+  await page.waitForSelector('section.ws-chart[data-dataset="io.ops"] .ws-legend tbody tr[data-key]');
+  await page.getByRole('button', { name: '1 min' }).click();
+  await page.getByRole('button', { name: 'Back' }).click();
+  await page.waitForFunction(() => /[?&]end=\d+/.test(location.hash));
+  const end = Number(/end=(\d+)/.exec(page.url())[1]);
+  const range = await page.locator('.ws-range').textContent();
+  await page.getByRole('button', { name: 'Save', exact: true }).click();
+  // saved: the window is the worksheet's own, so the address needs no words for it
+  await page.waitForFunction((u) => location.hash === `#/worksheets/${u}`, own);
+  const doc = await page.evaluate(async (u) => {
+    const { token } = JSON.parse(sessionStorage.getItem('spindle.session'));
+    return (await (await fetch(`/api/analytics/v1/worksheets/${u}`, { headers: { 'X-Auth-Session': token } })).json()).worksheet;
+  }, own);
+  assert.deepEqual(doc.datasets.map((d) => [d.seconds, Date.parse(d.end) / 1000]), [[60, end]]);
+
+  // another browser, the plain address (a bookmark of the worksheet): paused on that minute
+  const other = await newPage(t);
+  await other.goto(`${box.https}/#/login?next=${encodeURIComponent(`worksheets/${own}`)}`);
+  await login(other, null, 'admin', box.admin_password);
+  await other.waitForSelector('body[data-ready="worksheet"]');
+  assert.match(await other.getByRole('button', { name: /Paused/ }).textContent(), /Paused/);
+  await other.waitForFunction((r) => document.querySelector('.ws-range')?.textContent === r, range);
+  // Now goes live, and saving that makes it live again for everyone
+  await other.getByRole('button', { name: 'Now (go live)' }).click();
+  await other.getByRole('button', { name: 'Save', exact: true }).click();
+  await other.waitForFunction((u) => location.hash === `#/worksheets/${u}`, own);
+  const after = await other.evaluate(async (u) => {
+    const { token } = JSON.parse(sessionStorage.getItem('spindle.session'));
+    return (await (await fetch(`/api/analytics/v1/worksheets/${u}`, { headers: { 'X-Auth-Session': token } })).json()).worksheet;
+  }, own);
+  assert.equal(after.datasets[0].end, undefined);
+});
+
 test('keys move the window: [ and ] back and forward, - and + zoom, l live, ? lists them', async (t) => {
   const page = await newPage(t);
   await page.goto(`${box.https}/#/login?next=${encodeURIComponent(`worksheets/${uuid}`)}`);

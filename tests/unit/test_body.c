@@ -9,9 +9,13 @@
 #include "tap.h"
 
 static const struct field fields[] = {
-    {"name", FIELD_STRING, true, 1, 8},   {"count", FIELD_INT, false, 1, 100},
-    {"on", FIELD_BOOL, false, 0, 0},      {"tags", FIELD_STRING_ARRAY, false, 0, 3},
-    {"ratio", FIELD_NUMBER, false, 0, 1}, FIELDS_END,
+    {"name", FIELD_STRING, true, 1, 8},
+    {"count", FIELD_INT, false, 1, 100},
+    {"on", FIELD_BOOL, false, 0, 0},
+    {"tags", FIELD_STRING_ARRAY, false, 0, 3},
+    {"ratio", FIELD_NUMBER, false, 0, 1},
+    {"end", FIELD_STRING_OR_NULL, false, 1, 4},
+    FIELDS_END,
 };
 
 static void expect(const char *json, enum fault_kind kind, const char *details_has,
@@ -151,6 +155,12 @@ int main(void)
 	expect("{\"name\":\"a\",\"count\":5,\"on\":true,\"tags\":[\"x\"],\"ratio\":0.5}",
 	       FAULT_NONE, NULL, "everything");
 	expect("{}", ERR_MISSING_ARG, "name", "missing required");
+	expect("{\"name\":\"a\",\"end\":null}", FAULT_NONE, NULL, "a string or null: null");
+	expect("{\"name\":\"a\",\"end\":\"abcd\"}", FAULT_NONE, NULL, "a string or null: a string");
+	expect("{\"name\":\"a\",\"end\":\"abcde\"}", ERR_INVALID_ARG, "end: must be 1 to 4",
+	       "a string or null: bounded as a string");
+	expect("{\"name\":\"a\",\"end\":3}", ERR_INVALID_ARG, "end: must be a string or null",
+	       "a string or null: not a number");
 	expect("{\"name\":\"a\",\"bogus\":1}", ERR_UNKNOWN_ARG, "bogus", "unknown key");
 	expect("{\"name\":1}", ERR_INVALID_ARG, "name", "wrong type string");
 	expect("{\"name\":\"\"}", ERR_INVALID_ARG, "name", "too short");

@@ -96,16 +96,28 @@ export async function renderSheet(main, ctx) {
   const draft = edit && ctx.draft && Array.isArray(ctx.draft.datasets) ? ctx.draft : null;
   if (draft) ws = { ...ws, datasets: draft.datasets };
   const syncKey = `ws-${++sheetSeq}`;
+  // The window the worksheet was saved with: its length, and its end when saved paused.
+  const savedWindow = () => {
+    const d = ws.datasets[0];
+    const end = d && d.end ? Math.round(Date.parse(d.end) / 1000) : null;
+    return { seconds: (d && d.seconds) || DEFAULT_SECONDS, end: Number.isFinite(end) ? end : null };
+  };
+  const own0 = savedWindow();
   const view = {
-    live: true,
-    seconds: Math.min(allSeconds, Math.max(MIN_SECONDS, (ws.datasets[0] && ws.datasets[0].seconds) || DEFAULT_SECONDS)),
-    end: null, // paused: the window's end, epoch seconds
+    live: own0.end === null,
+    seconds: Math.min(allSeconds, Math.max(MIN_SECONDS, own0.seconds)),
+    end: own0.end, // paused: the window's end, epoch seconds
     edge: null, // the server's newest sample + 1, as last seen
   };
   // The window from the route (a reload, a bookmark, a link someone sent): ?seconds=N and,
   // paused, &end=T (epoch seconds).
   const qSeconds = Number(ctx.query.get('seconds'));
-  if (Number.isInteger(qSeconds) && qSeconds > 0) view.seconds = Math.min(allSeconds, Math.max(MIN_SECONDS, qSeconds));
+  if (Number.isInteger(qSeconds) && qSeconds > 0) {
+    view.seconds = Math.min(allSeconds, Math.max(MIN_SECONDS, qSeconds));
+    // a window in the address is the whole window: without an end, it is live
+    view.live = true;
+    view.end = null;
+  }
   const qEnd = Number(ctx.query.get('end'));
   if (ctx.query.has('end') && Number.isInteger(qEnd) && qEnd > 0) {
     view.live = false;
@@ -115,10 +127,13 @@ export async function renderSheet(main, ctx) {
   const routeNow = () => {
     const q = new URLSearchParams();
     if (!ws.uuid && ctx.query.get('dataset')) q.set('dataset', ctx.query.get('dataset'));
-    // the worksheet's own window, live, needs no words in the address
-    const own = (ws.datasets[0] && ws.datasets[0].seconds) || DEFAULT_SECONDS;
-    if (view.seconds !== own || !view.live) q.set('seconds', String(view.seconds));
-    if (!view.live && view.end !== null) q.set('end', String(view.end));
+    // the worksheet's own window, as saved, needs no words in the address
+    const own = savedWindow();
+    const ownEnd = view.live ? null : view.end;
+    if (view.seconds !== own.seconds || ownEnd !== own.end) {
+      q.set('seconds', String(view.seconds));
+      if (ownEnd !== null) q.set('end', String(ownEnd));
+    }
     const qs = q.toString();
     return `worksheets/${ws.uuid ? seg(ws.uuid) : 'new'}${qs ? `?${qs}` : ''}`;
   };
@@ -894,10 +909,14 @@ export async function renderSheet(main, ctx) {
 
   // ---- saving
 
-  const body = () => ({
-    name: ws.name,
-    datasets: charts.map((c) => ({ name: c.view.name, drilldowns: c.view.drilldowns, seconds: view.seconds })),
-  });
+  // The window goes with it: its length, and where it ends when paused (null: live).
+  const body = () => {
+    const end = !view.live && view.end !== null ? new Date(view.end * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z') : null;
+    return {
+      name: ws.name,
+      datasets: charts.map((c) => ({ name: c.view.name, drilldowns: c.view.drilldowns, seconds: view.seconds, end })),
+    };
+  };
   const saved = (w) => {
     ws = w;
     dirty = false;
@@ -922,6 +941,7 @@ export async function renderSheet(main, ctx) {
       saveBtn.disabled = true;
       try {
         saved((await put(`${BASE}/${seg(ws.uuid)}`, body(), { signal })).worksheet);
+        setRoute(routeNow());
         toast(`Saved “${ws.name}”.`);
       } catch (err) {
         if (err instanceof ApiError && err.status !== 401) toast(`Cannot save: ${err.details}`, 'error');
