@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: ISC
-// Makes the README's two pictures, docs/console-desktop.png (1280x800) and
-// docs/console-phone.png (390x844), of the dashboard on the fake box after a minute of
-// figures, so the sparklines have something to draw. Not a test: run it by hand after a
-// change that shows on the dashboard:  node tests/e2e/docs-screenshots.mjs
+// Makes the README's pictures of the console on the fake box after a minute of figures (so
+// the sparklines and charts have something to draw): the dashboard, docs/console-desktop.png
+// (1280x800) and docs/console-phone.png (390x844), and a worksheet of the disks with the
+// heat map of how busy they were and the readout under the pointer,
+// docs/console-worksheet.png. Not a test: run it by hand after a change that shows on them:
+// node tests/e2e/docs-screenshots.mjs
 import { join } from 'node:path';
 import { DESKTOP, PHONE, launch, login, newContext, startBox } from './harness.mjs';
+import { createWorksheet } from './worksheets.mjs';
 
 const DOCS = join(import.meta.dirname || new URL('.', import.meta.url).pathname, '..', '..', 'docs');
 const box = await startBox();
@@ -20,6 +23,18 @@ try {
     await page.screenshot({ path: join(DOCS, `${name}.png`), clip: { x: 0, y: 0, ...size } });
     await context.close();
   }
+  const uuid = await createWorksheet(box, 'Disks', ['io.ops[disk]', 'io.disks[utilization]'], 60);
+  const context = await newContext(browser, {});
+  const page = await context.newPage();
+  await page.goto(`${box.https}/#/login?next=${encodeURIComponent(`worksheets/${uuid}`)}`);
+  await login(page, null, 'admin', box.admin_password);
+  await page.waitForSelector('section.ws-chart[data-dataset="io.ops[disk]"] .ws-legend tbody tr[data-key]');
+  await page.waitForSelector('section.ws-chart[data-dataset="io.disks[utilization]"] .ws-legend tbody tr[data-key]', { state: 'attached' });
+  await page.waitForTimeout(1500);
+  const plot = await page.locator('section.ws-chart[data-dataset="io.ops[disk]"] .u-over').boundingBox();
+  await page.mouse.move(plot.x + plot.width * 0.7, plot.y + plot.height * 0.4);
+  await page.screenshot({ path: join(DOCS, 'console-worksheet.png'), clip: { x: 0, y: 0, ...DESKTOP } });
+  await context.close();
 } finally {
   await browser.close();
   await box.stop();
