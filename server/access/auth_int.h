@@ -167,9 +167,12 @@ void store_tick(evutil_socket_t fd, short what, void *arg);
 
 /* 0 when user names an existing user; else -1 with ERR_NOT_FOUND (ERR_INTERNAL). */
 int auth_user_exists(const char *user, struct fault *f);
-/* Logs an ERR_DENIED refusal of action on target to the audit trail; returns -1. */
-int auth_refuse(const struct identity *actor, const char *peer, const char *action,
-                const char *target, const struct fault *f);
+/* Whether s is an id as sessions and devices have them: 32 lower-case hex digits. */
+bool auth_id_valid(const char *s);
+/* What every change of a user's tokens or devices checks first: ready, the user exists,
+ * and actor may manage them (else the refusal of action is audited). 0, or -1 with f. */
+int auth_manage_check(const char *user, const struct identity *actor, const char *peer,
+                      const char *action, struct fault *f);
 
 /* --- devices.c */
 

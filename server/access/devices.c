@@ -41,16 +41,6 @@ struct used_challenge {
 	int64_t expires;
 };
 
-static bool hex32(const char *s)
-{
-	if (!s || strlen(s) != 32)
-		return false;
-	for (const char *p = s; *p; p++)
-		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
-			return false;
-	return true;
-}
-
 /* ---- keys and signatures */
 
 /* The key of b64 (base64url of a DER SubjectPublicKeyInfo), if it is an EC P-256 one. */
@@ -305,14 +295,10 @@ int auth_device_list(const char *user, json_t **out, struct fault *f)
 int auth_device_delete(const char *user, const char *id, const struct identity *actor,
                        const char *peer, struct fault *f)
 {
-	if (!auth.ready)
-		return fault_set(f, ERR_INTERNAL, "authentication is not ready");
-	if (auth_user_exists(user, f) < 0)
+	if (auth_manage_check(user, actor, peer, "device.delete", f) < 0)
 		return -1;
-	if (auth_may_manage(actor, user, f) < 0)
-		return auth_refuse(actor, peer, "device.delete", user, f);
 	struct db_device d;
-	int rc = hex32(id) ? db_device_get(auth.db, id, &d) : DB_NOTFOUND;
+	int rc = auth_id_valid(id) ? db_device_get(auth.db, id, &d) : DB_NOTFOUND;
 	if (rc < 0)
 		return fault_set(f, ERR_INTERNAL, "database error");
 	if (rc != 0 || strcmp(d.user, user) != 0)
@@ -341,7 +327,7 @@ void auth_device_login(const char *id, const char *challenge, const char *signat
 	}
 	peer = peer ? peer : "";
 	struct db_device d;
-	int rc = hex32(id) ? db_device_get(auth.db, id, &d) : DB_NOTFOUND;
+	int rc = auth_id_valid(id) ? db_device_get(auth.db, id, &d) : DB_NOTFOUND;
 	if (rc < 0) {
 		fault_set(&f, ERR_INTERNAL, "database error");
 		cb(arg, NULL, &f);
@@ -383,7 +369,7 @@ void auth_device_login(const char *id, const char *challenge, const char *signat
 	int locked = auth_password_result(who, peer, why == NULL);
 	if (why) {
 		audit_log(rc == 0 ? d.user : "", peer, "login", rc == 0 ? d.user : "", false,
-		          "device %.8s: %s%s", id && hex32(id) ? id : "(none)", why,
+		          "device %.8s: %s%s", id && auth_id_valid(id) ? id : "(none)", why,
 		          locked ? "; locked" : "");
 		fault_set(&f, ERR_UNAUTHORIZED, "%s", why);
 		cb(arg, NULL, &f);

@@ -332,10 +332,10 @@ int sessions_end_named(const char *user, const char *name, const char *except_jt
 
 /* ---- Named API tokens */
 
-static bool auth_jti_valid(const char *s)
+bool auth_id_valid(const char *s)
 {
 	size_t n = 0;
-	for (; s[n]; n++)
+	for (; s && s[n]; n++)
 		if (!((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f')))
 			return false;
 	return n == 32;
@@ -350,8 +350,8 @@ static json_t *token_json(const struct session *s)
 }
 
 /* Refusals of what the actor may not do are security events: keep them in the trail. */
-int auth_refuse(const struct identity *actor, const char *peer, const char *action,
-                const char *target, const struct fault *f)
+static int auth_refuse(const struct identity *actor, const char *peer, const char *action,
+                       const char *target, const struct fault *f)
 {
 	if (f->kind == ERR_DENIED)
 		audit_log(actor ? actor->user : "", peer, action, target, false, "%s", f->details);
@@ -369,16 +369,24 @@ int auth_user_exists(const char *user, struct fault *f)
 	return 0;
 }
 
-int auth_token_create(const char *user, const char *name, int expires_days,
-                      const struct identity *actor, const char *peer, json_t **out, struct fault *f)
+int auth_manage_check(const char *user, const struct identity *actor, const char *peer,
+                      const char *action, struct fault *f)
 {
-	*out = NULL;
 	if (!auth.ready)
 		return fault_set(f, ERR_INTERNAL, "authentication is not ready");
 	if (auth_user_exists(user, f) < 0)
 		return -1;
 	if (auth_may_manage(actor, user, f) < 0)
-		return auth_refuse(actor, peer, "token.create", user, f);
+		return auth_refuse(actor, peer, action, user, f);
+	return 0;
+}
+
+int auth_token_create(const char *user, const char *name, int expires_days,
+                      const struct identity *actor, const char *peer, json_t **out, struct fault *f)
+{
+	*out = NULL;
+	if (auth_manage_check(user, actor, peer, "token.create", f) < 0)
+		return -1;
 	if (!auth_name_valid(name))
 		return fault_set(f, ERR_INVALID_ARG,
 		                 "name: 1-64 of A-Z a-z 0-9 . _ -, not starting with . or -");
@@ -444,14 +452,10 @@ int auth_token_list(const char *user, json_t **out, struct fault *f)
 int auth_token_delete(const char *user, const char *id, const struct identity *actor,
                       const char *peer, struct fault *f)
 {
-	if (!auth.ready)
-		return fault_set(f, ERR_INTERNAL, "authentication is not ready");
-	if (auth_user_exists(user, f) < 0)
+	if (auth_manage_check(user, actor, peer, "token.delete", f) < 0)
 		return -1;
-	if (auth_may_manage(actor, user, f) < 0)
-		return auth_refuse(actor, peer, "token.delete", user, f);
 	struct session *s =
-	    id && auth_jti_valid(id) ? hmap_get(&auth.sessions, id, strlen(id)) : NULL;
+	    id && auth_id_valid(id) ? hmap_get(&auth.sessions, id, strlen(id)) : NULL;
 	if (!s || s->s.kind != DB_SESSION_TOKEN || strcmp(s->s.user, user) != 0)
 		return fault_set(f, ERR_NOT_FOUND, "token '%.64s' not found", id ? id : "");
 	/* The row first: a token deleted must not come back with the next start. */

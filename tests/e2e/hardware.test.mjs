@@ -4,19 +4,13 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, rmdirSync, unlinkSync, writeFileSync } from 'node:fs';
-import { request } from 'playwright-core';
-import { axe, login, shots, start, watcher } from './harness.mjs';
+import { adminClient, axe, login, shots, start, watcher } from './harness.mjs';
 
 const { box, newPage } = await start();
 const HW = '/api/hardware/v1/chassis';
 
 // The administrator's own API client, apart from any page.
-const admin = await request.newContext({
-  baseURL: box.https,
-  ignoreHTTPSErrors: true,
-  extraHTTPHeaders: { 'X-Auth-User': 'admin', 'X-Auth-Key': box.admin_password },
-});
-after(() => admin.dispose());
+const admin = await adminClient(box);
 
 const idOf = (device) => Object.keys(box.disks).find((id) => box.disks[id] === device);
 const readLed = (path) => readFileSync(path, 'utf8').trim();

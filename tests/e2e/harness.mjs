@@ -28,7 +28,10 @@
 //                      JSON ({ https, http, admin_password, sys_root, state_dir, bench_dir,
 //                      log, disks, locate_files, system_led, ... }) plus stop(), which
 //                      rejects if spindled did not exit cleanly.
-//   launch(args)       chromium, with more command-line flags (CHROMIUM, default /usr/bin/chromium), headless.
+//   launch(args)       chromium (CHROMIUM, default /usr/bin/chromium), headless, trusting
+//                      the box's certificate, with more command-line flags args.
+//   adminClient(box)   An API client of the administrator's (disposed after the file).
+//   expectStatus(resp, status)  Asserts an API answer's status; resolves to its JSON.
 //   newContext(browser, { phone, dark, scale, tz })
 //                      A context: 1280x800, or 390x844 with touch for phone (pixel ratio
 //                      scale, 1 by default); light or
@@ -86,12 +89,13 @@
 // E2E_HEADED=1 (show the browser), SPINDLE_E2E_KEEP=1 (box.py keeps its temp dir).
 
 import { after } from 'node:test';
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { chromium, request } from 'playwright-core';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 export const OUT = join(HERE, 'out');
@@ -219,6 +223,24 @@ export async function start(opts = {}) {
     await box.stop();
   });
   return { box, browser, newPage: (t, variant) => newPage(t, browser, variant) };
+}
+
+// The administrator's own API client, apart from any page (the password with every
+// request, as appliance clients send it), disposed after the file.
+export async function adminClient(box) {
+  const admin = await request.newContext({
+    baseURL: box.https,
+    ignoreHTTPSErrors: true,
+    extraHTTPHeaders: { 'X-Auth-User': 'admin', 'X-Auth-Key': box.admin_password },
+  });
+  after(() => admin.dispose());
+  return admin;
+}
+
+// Asserts an API answer's status; resolves to its JSON (null for 204).
+export async function expectStatus(resp, status) {
+  assert.equal(resp.status(), status, `${resp.url()}: ${await resp.text()}`);
+  return resp.status() === 204 ? null : resp.json();
 }
 
 // ---- the watcher -------------------------------------------------------------------

@@ -3,22 +3,16 @@
 // the fake enclosure) whole, with a Locate button that lights its slot; the Problems page
 // says what it means and what to do, and its component link opens the disk's details in
 // view; who is signed in, and with which role, shows on every size.
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { request } from 'playwright-core';
-import { checkNoStrayText, login, shots, start, until } from './harness.mjs';
+import { adminClient, checkNoStrayText, login, shots, start, until } from './harness.mjs';
 
 const { box, newPage } = await start();
 const MONITOR = { name: 'pocket', password: 'Monitor-e2e-password-2' };
 const PHONE = { width: 390, height: 844 };
 
-const admin = await request.newContext({
-  baseURL: box.https,
-  ignoreHTTPSErrors: true,
-  extraHTTPHeaders: { 'X-Auth-User': 'admin', 'X-Auth-Key': box.admin_password },
-});
-after(() => admin.dispose());
+const admin = await adminClient(box);
 const made = await admin.post('/api/user/v1/users', { data: { ...MONITOR, roles: ['monitor'] } });
 assert.equal(made.status(), 201, await made.text());
 

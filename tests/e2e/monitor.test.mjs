@@ -5,24 +5,14 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { request } from 'playwright-core';
-import { login, start, until } from './harness.mjs';
+import { adminClient, expectStatus, login, start, until } from './harness.mjs';
 
 const { box, newPage } = await start();
 const HW = '/api/hardware/v1/chassis';
 const MONITOR = { name: 'wallphone', password: 'Monitor-e2e-password-1' };
 const PHONE_WIDTH = 390;
 
-const admin = await request.newContext({
-  baseURL: box.https,
-  ignoreHTTPSErrors: true,
-  extraHTTPHeaders: { 'X-Auth-User': 'admin', 'X-Auth-Key': box.admin_password },
-});
-after(() => admin.dispose());
-
-async function expectStatus(resp, status) {
-  assert.equal(resp.status(), status, `${resp.url()}: ${await resp.text()}`);
-  return resp.status() === 204 ? null : resp.json();
-}
+const admin = await adminClient(box);
 
 // The monitor user and a worksheet of the administrator's, made through the API.
 await expectStatus(await admin.post('/api/user/v1/users', { data: { ...MONITOR, roles: ['monitor'] } }), 201);

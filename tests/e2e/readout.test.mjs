@@ -2,19 +2,13 @@
 // Values under the cursor: a worksheet chart shows, where the pointer is, the time and the
 // value the box stored for that second (the fake counters' own, read back from the API);
 // on a phone a tap shows it and leaves it there.
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { request } from 'playwright-core';
-import { login, shots, start } from './harness.mjs';
+import { adminClient, login, shots, start } from './harness.mjs';
 import { createWorksheet } from './worksheets.mjs';
 
 const { box, newPage } = await start();
-const admin = await request.newContext({
-  baseURL: box.https,
-  ignoreHTTPSErrors: true,
-  extraHTTPHeaders: { 'X-Auth-User': 'admin', 'X-Auth-Key': box.admin_password },
-});
-after(() => admin.dispose());
+const admin = await adminClient(box);
 const uuid = await createWorksheet(box, 'readout', ['io.ops'], 120);
 
 async function openSheet(t, phone) {

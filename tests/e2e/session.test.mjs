@@ -4,27 +4,16 @@
 // this device" makes a key this browser cannot export, with which a new window, a session
 // that ended under a page, and a home-screen launch log in by themselves; the device's own
 // logout, or the administrator stopping it, ends that.
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { request } from 'playwright-core';
-import { login, shots, start, until, watch, watcher } from './harness.mjs';
+import { adminClient, expectStatus, login, shots, start, until, watch, watcher } from './harness.mjs';
 
 const { box, newPage } = await start();
 const USERS = '/api/user/v1/users';
 const PHONE = { name: 'kiosk', password: 'Kiosk-e2e-password-1' };
 const WALL = { name: 'wallscreen', password: 'Wall-e2e-password-1' };
 
-const admin = await request.newContext({
-  baseURL: box.https,
-  ignoreHTTPSErrors: true,
-  extraHTTPHeaders: { 'X-Auth-User': 'admin', 'X-Auth-Key': box.admin_password },
-});
-after(() => admin.dispose());
-
-async function expectStatus(resp, status) {
-  assert.equal(resp.status(), status, `${resp.url()}: ${await resp.text()}`);
-  return resp.status() === 204 ? null : resp.json();
-}
+const admin = await adminClient(box);
 
 for (const u of [PHONE, WALL]) await expectStatus(await admin.post(USERS, { data: { ...u, roles: ['monitor'] } }), 201);
 const devicesOf = async (user) => (await expectStatus(await admin.get(`${USERS}/${user}/devices`), 200)).devices;
