@@ -115,10 +115,11 @@ static void compare_explain(json_t *out, const int64_t *id, size_t n, size_t bas
 		json_t *note =
 		    findings_significance(bstab, json_object_get(results[k], "stability"));
 		if (!note)
-			note = json_pack("{s:o, s:s, s:s++}", "beyond_noise", json_null(), "summary",
-			                 "Not known: a run too short to tell its noise.", "text",
-			                 "no note: the baseline or this job lacks IOPS for two or ",
-			                 "more measured seconds, so its noise is not known");
+			note =
+			    json_pack("{s:o, s:s, s:s++}", "beyond_noise", json_null(), "summary",
+			              "Not known: a run too short to tell its noise.", "text",
+			              "no note: the baseline or this job lacks IOPS for two or ",
+			              "more measured seconds, so its noise is not known");
 		json_object_set_new(note, "job", json_integer((json_int_t)id[k]));
 		json_array_append_new(notes, note);
 	}
