@@ -616,10 +616,73 @@ static const char *gran_name(int64_t g)
 	return g == 1 ? "second" : g == 60 ? "minute" : "hour";
 }
 
+/* The samples a window gives at granularity g, asked for in points (0: one per g). */
+static int64_t data_buckets(int64_t start, long long seconds, long long points, int64_t g)
+{
+	int64_t a = start - start % g, e = start + seconds;
+	int64_t ngran = (e - a + g - 1) / g;
+	int64_t per = points && points < ngran ? (ngran + points - 1) / points : 1;
+	return (ngran + per - 1) / per;
+}
+
+#define DATA_KEYS_MAX 256 /* keys= names at most this many */
+
+/* keys=a,b,c: only those of the dataset's keys (the total always), in ser[1..], which keeps
+ * the rest referenced no more. 0 with *nser the new count, or -1 with f naming the key that
+ * the dataset has not seen. */
+static int data_keys(const char *keys, const struct dataset_info *in, struct series **ser,
+                     size_t *nser, struct fault *f)
+{
+	if (!in->drilldown)
+		return fault_set(f, ERR_INVALID_ARG,
+		                 "keys: %s is not broken down: it has no keys to choose", in->name);
+	char *list = xstrdup(keys);
+	const char *want[DATA_KEYS_MAX];
+	size_t n = 0;
+	int rc = 0;
+	for (char *save = NULL, *k = strtok_r(list, ",", &save); k;
+	     k = strtok_r(NULL, ",", &save)) {
+		if (n == DATA_KEYS_MAX) {
+			rc = fault_set(f, ERR_INVALID_ARG, "keys: at most %d", DATA_KEYS_MAX);
+			break;
+		}
+		want[n++] = k;
+	}
+	if (!rc && n == 0)
+		rc = fault_set(f, ERR_INVALID_ARG,
+		               "keys: one or more of the dataset's keys, by commas");
+	for (size_t i = 0; !rc && i < n; i++) {
+		size_t j = 1;
+		while (j < *nser && strcmp(series_key(ser[j]), want[i]) != 0)
+			j++;
+		if (j == *nser)
+			rc = fault_set(
+			    f, ERR_INVALID_ARG,
+			    "keys: %s has no key '%.64s' (a second of its data lists the keys "
+			    "it has now)",
+			    in->name, want[i]);
+	}
+	if (!rc) {
+		size_t kept = 1;
+		for (size_t j = 1; j < *nser; j++) {
+			bool in_list = false;
+			for (size_t i = 0; i < n && !in_list; i++)
+				in_list = strcmp(series_key(ser[j]), want[i]) == 0;
+			if (in_list)
+				ser[kept++] = ser[j];
+			else
+				series_unref(ser[j]);
+		}
+		*nser = kept;
+	}
+	free(list);
+	return rc ? -1 : 0;
+}
+
 void analytics_dataset_data(struct request *r)
 {
-	static const char *const params[] = {"start",  "seconds", "granularity",
-	                                     "points", "meta",    NULL};
+	static const char *const params[] = {"start", "seconds", "granularity", "points",
+	                                     "meta",  "keys",    NULL};
 	struct fault f;
 	if (request_query_check(r, params, &f) < 0) {
 		reply_fault(r, &f);
@@ -665,16 +728,30 @@ void analytics_dataset_data(struct request *r)
 	}
 	struct series_retention ret;
 	datasets_retention(&ret);
+	struct dataset_info in;
+	datasets_info(d, &in);
+	struct series **ser;
+	size_t nser = datasets_series(d, &ser);
+	const char *keys = request_query(r, "keys");
+	if (keys && data_keys(keys, &in, ser, &nser, &f) < 0) {
+		for (size_t i = 0; i < nser; i++)
+			series_unref(ser[i]);
+		free(ser);
+		reply_fault(r, &f);
+		return;
+	}
 	int64_t gran;
 	if (!g) {
-		/* The finest granularity that gives at most an hour's worth of points and still
-		 * holds the window's start. */
-		if (seconds <= 3600 && start >= now - ret.second_h * 3600)
-			gran = 1;
-		else if (seconds <= 3600 * 60 && start >= now - ret.minute_h * 3600)
+		/* The finest granularity that gives at most an hour's worth of points, still holds
+		 * the window's start, and whose answer fits one (samples x keys): an hour of a
+		 * thousand disks' seconds is refused asked for, but answered by the minute. */
+		gran = 3600;
+		if (seconds <= 3600 * 60 && start >= now - ret.minute_h * 3600 &&
+		    (int64_t)nser * data_buckets(start, seconds, points, 60) <= DATA_MAX_CELLS)
 			gran = 60;
-		else
-			gran = 3600;
+		if (seconds <= 3600 && start >= now - ret.second_h * 3600 &&
+		    (int64_t)nser * data_buckets(start, seconds, points, 1) <= DATA_MAX_CELLS)
+			gran = 1;
 	} else if (strcmp(g, "second") == 0) {
 		gran = 1;
 	} else if (strcmp(g, "minute") == 0) {
@@ -682,6 +759,9 @@ void analytics_dataset_data(struct request *r)
 	} else if (strcmp(g, "hour") == 0) {
 		gran = 3600;
 	} else {
+		for (size_t i = 0; i < nser; i++)
+			series_unref(ser[i]);
+		free(ser);
 		reply_error(r, ERR_INVALID_ARG, "granularity: second, minute or hour, not '%.32s'",
 		            g);
 		return;
@@ -691,8 +771,6 @@ void analytics_dataset_data(struct request *r)
 	int64_t ngran = (e - a + gran - 1) / gran;
 	int64_t per = points && points < ngran ? (ngran + points - 1) / points : 1;
 	int64_t nbuckets = (ngran + per - 1) / per;
-	struct series **ser;
-	size_t nser = datasets_series(d, &ser);
 	if (nbuckets > DATA_MAX_SAMPLES || (int64_t)nser * nbuckets > DATA_MAX_CELLS) {
 		for (size_t i = 0; i < nser; i++)
 			series_unref(ser[i]);
@@ -700,13 +778,11 @@ void analytics_dataset_data(struct request *r)
 		reply_error(
 		    r, ERR_INVALID_ARG,
 		    "seconds: %lld samples of %s with %zu keys is more than one answer holds; "
-		    "ask for fewer points or a coarser granularity",
+		    "ask for fewer points, a coarser granularity or fewer keys (keys=)",
 		    (long long)nbuckets, gran_name(gran), nser - 1);
 		return;
 	}
 
-	struct dataset_info in;
-	datasets_info(d, &in);
 	struct data_req *dr = xcalloc(1, sizeof(*dr));
 	dr->r = r;
 	dr->dataset = in.id;

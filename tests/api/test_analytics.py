@@ -525,6 +525,59 @@ def test_create_suspend_resume_delete(box):
         time.sleep(0.5)
 
 
+def test_keys_choose_what_is_answered(box):
+    """keys=a,b: only those keys in each sample, the total still the whole's; a key the
+    dataset never had, or keys of a dataset without any, refused by name."""
+    admin = box["admin"]
+    whole = rows(expect(admin.get(data_path("io.ops[disk]", start=-5, seconds=4)), 200))
+    seen = sorted({kv["key"] for s in whole for kv in s["data"]["data"]})
+    assert len(seen) >= 2, seen
+    pick = seen[:1]
+    some = rows(expect(admin.get(data_path("io.ops[disk]", start=-5, seconds=4,
+                                           keys=",".join(pick))), 200))
+    assert [s["sample"] for s in some] == [s["sample"] for s in whole]
+    for a, b in zip(some, whole):
+        assert [kv["key"] for kv in a["data"]["data"]] in (pick, [])
+        assert a["data"]["value"] == b["data"]["value"]  # the total is the dataset's
+    expect_fault(admin.get(data_path("io.ops[disk]", seconds=1, keys="nosuchdisk")), 400,
+                 "ERR_INVALID_ARG", "keys: io.ops[disk] has no key 'nosuchdisk'")
+    expect_fault(admin.get(data_path("io.ops[disk]", seconds=1, keys=",")), 400,
+                 details="keys: one or more")
+    expect_fault(admin.get(data_path("io.ops", seconds=1, keys="read")), 400,
+                 details="keys: io.ops is not broken down")
+
+
+def test_a_thousand_keys_answer_an_hour_by_the_minute(spawn, tmp_path):
+    """An hour of io.ops[disk] on a box of 600 disks is more seconds x keys than an answer
+    holds: asked without a granularity it comes by the minute, not refused; by the second
+    it is refused, saying what to ask instead; keys= brings it back to seconds."""
+    proc = FakeProc(tmp_path / "root", disks=600, nics=1, cpus=2, arc=False).start()
+    try:
+        srv = spawn("--proc-root", tmp_path / "root")
+        admin = srv.admin()
+        deadline = time.monotonic() + 10 * SLOW
+        while True:
+            doc = expect(admin.get(data_path("io.ops[disk]", seconds=1)), 200)
+            if doc["data"] and len(doc["data"]["data"]["data"]) == 600:
+                break
+            assert time.monotonic() < deadline, "600 disks not seen"
+            time.sleep(0.2)
+        meta = expect(admin.get(data_path("io.ops[disk]", start=-3600, meta="true")),
+                      200)["meta"]
+        assert meta["granularity"] == "minute" and meta["points"] in (60, 61), meta
+        fault = expect_fault(admin.get(data_path("io.ops[disk]", start=-3600,
+                                                 granularity="second")), 400)
+        assert "keys=" in fault["details"] and "600 keys" in fault["details"], fault
+        meta = expect(admin.get(data_path("io.ops[disk]", start=-3600, meta="true",
+                                          keys="nvme0n1,nvme1n1")), 200)["meta"]
+        assert meta["granularity"] == "second", meta
+        # few keys, the whole window: the same rule as ever
+        meta = expect(admin.get(data_path("io.ops[op]", start=-3600, meta="true")), 200)["meta"]
+        assert meta["granularity"] == "second"
+    finally:
+        proc.stop()
+
+
 def test_every_form_of_start_seconds_granularity_points(box):
     admin, m = box["admin"], box["m"]
     name = "io.ops[op]"

@@ -838,8 +838,20 @@ export async function renderSheet(main, ctx) {
         live.map(async (c) => {
           const points = Math.max(10, Math.round(c.plot ? c.plot.plotWidth() : stack.clientWidth - 80));
           const q = `?start=${start}&seconds=${view.seconds}&granularity=${gran}&points=${points}&meta=true`;
+          // keys chosen: only those asked for (a thousand disks' seconds are not fetched for
+          // two); a key the box no longer has is answered by asking for every key
+          const keys = c.view.drilldowns.length ? `&keys=${encodeURIComponent(c.view.drilldowns.join(','))}` : '';
+          const fetchData = async () => {
+            if (!keys) return get(`${hrefOf(catalog, c.view.name)}/data${q}`, { signal: ac.signal });
+            try {
+              return await get(`${hrefOf(catalog, c.view.name)}/data${q}${keys}`, { signal: ac.signal });
+            } catch (e) {
+              if (e.status === 400 && /^keys:/.test(e.details || '')) return get(`${hrefOf(catalog, c.view.name)}/data${q}`, { signal: ac.signal });
+              throw e;
+            }
+          };
           try {
-            const resp = await get(`${hrefOf(catalog, c.view.name)}/data${q}`, { signal: ac.signal });
+            const resp = await fetchData();
             c.error.textContent = '';
             c.shaped = shape(resp, end, c.view.name, c.drilled);
             c.window = [start, end];
