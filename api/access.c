@@ -163,67 +163,59 @@ void access_login(struct request *r)
 	char user[65] = "", pass[1025] = "";
 	struct fault f;
 	int rc = request_credentials(r, user, sizeof(user), pass, sizeof(pass), &f);
-	if (rc < 0) {
-		reply_fault(r, &f);
-		return;
-	}
-	if (rc > 0) {
-		auth_login(user, pass, r->peer, NULL, login_done, r);
+	json_t *body = NULL;
+	if (rc < 0 || request_body(r, login_fields, &body, &f) < 0) {
 		OPENSSL_cleanse(pass, sizeof(pass));
-		return;
-	}
-	json_t *body;
-	if (request_body(r, login_fields, &body, &f) < 0) {
 		reply_fault(r, &f);
 		return;
 	}
 	const char *device_id = json_string_value(json_object_get(body, "device_id"));
-	if (device_id) {
+	const char *u = rc > 0 ? user : json_string_value(json_object_get(body, "user"));
+	const char *p = rc > 0 ? pass : json_string_value(json_object_get(body, "password"));
+	const json_t *dev = json_object_get(body, "device");
+	/* Credentials in the headers win, as they always have (a client that sends its
+	 * password with every request may send a body too); the body may add a device. */
+	if (device_id && rc == 0) {
 		if (device_login_body(body, &f) < 0)
-			reply_fault(r, &f);
-		else
-			auth_device_login(device_id,
-			                  json_string_value(json_object_get(body, "challenge")),
-			                  json_string_value(json_object_get(body, "signature")),
-			                  r->peer, login_done, r);
+			goto refuse;
+		auth_device_login(device_id, json_string_value(json_object_get(body, "challenge")),
+		                  json_string_value(json_object_get(body, "signature")), r->peer,
+		                  login_done, r);
 		json_decref(body);
 		return;
 	}
-	const char *u = json_string_value(json_object_get(body, "user"));
-	const char *p = json_string_value(json_object_get(body, "password"));
-	const json_t *dev = json_object_get(body, "device");
 	if (!u || !p) {
 		fault_set(&f, ERR_MISSING_ARG,
 		          "%s: required (or send X-Auth-User and X-Auth-Key, or Basic "
 		          "authorization, or log in as a device with device_id)",
 		          u ? "password" : "user");
-		json_decref(body);
-		reply_fault(r, &f);
-		return;
+		goto refuse;
 	}
 	static const char *const stray[] = {"challenge", "signature"};
-	for (size_t i = 0; i < nitems(stray); i++)
+	for (size_t i = 0; rc == 0 && i < nitems(stray); i++)
 		if (json_object_get(body, stray[i])) {
 			fault_set(&f, ERR_INVALID_ARG, "%s: belongs to a device login (device_id)",
 			          stray[i]);
-			json_decref(body);
-			reply_fault(r, &f);
-			return;
+			goto refuse;
 		}
 	struct auth_device_req req;
 	if (dev) {
 		struct fault df;
 		if (body_check(dev, device_fields, &df) < 0) {
 			fault_set(&f, df.kind, "device.%s", df.details);
-			json_decref(body);
-			reply_fault(r, &f);
-			return;
+			goto refuse;
 		}
 		req.name = json_string_value(json_object_get(dev, "name"));
 		req.public_key = json_string_value(json_object_get(dev, "public_key"));
 	}
 	auth_login(u, p, r->peer, dev ? &req : NULL, login_done, r);
+	OPENSSL_cleanse(pass, sizeof(pass));
 	json_decref(body);
+	return;
+refuse:
+	OPENSSL_cleanse(pass, sizeof(pass));
+	json_decref(body);
+	reply_fault(r, &f);
 }
 
 /* POST /api/access/v1/challenge: what a device signs to log in, for 2 minutes. */

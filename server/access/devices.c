@@ -122,7 +122,7 @@ int auth_device_challenge(json_t **out, struct fault *f)
 		return fault_set(f, ERR_INTERNAL, "no randomness");
 	char text[CHAL_TEXT + 1], when[32];
 	util_b64url(raw, sizeof(raw), text);
-	*out = json_pack("{s:s, s:s}", "challenge", text, "expires",
+	*out = json_pack("{s:{s:s, s:s}}", "challenge", "value", text, "expires",
 	                 util_iso8601(expires, when, sizeof(when)));
 	return 0;
 }

@@ -13,6 +13,7 @@ from urllib.parse import quote
 import pytest
 
 from conftest import PASSWORD, expect, pattern_regex, routes, unique
+from test_devices import Device
 from test_appliance_network import link
 from test_appliance_storage import FAKE_BIN, storage
 from test_openapi_live import build_sys
@@ -71,6 +72,13 @@ def calls(admin):
         ("POST", f"{U}/{user}/tokens", {"name": "t"}, 201, ["token"]),
         ("GET", f"{U}/{user}/tokens", None, 200, ["tokens"]),
         ("DELETE", f"{U}/{user}/tokens/{{token}}", None, 204, None),
+        # a browser kept signed in: its challenge, its list, its end
+        ("POST", "/api/access/v1/challenge", None, 200, ["challenge"]),
+        # (the credentials are the Basic ones every call here sends: the body adds the
+        # device to them)
+        ("POST", "/api/access/v1", {"device": Device().register()}, 201, ["access"]),
+        ("GET", f"{U}/admin/devices", None, 200, ["devices"]),
+        ("DELETE", f"{U}/admin/devices/{{device}}", None, 204, None),
         ("DELETE", f"{U}/{user}", None, 204, None),
         ("DELETE", f"{R}/{role}", None, 204, None),
         ("GET", "/api/log/v1/logs/audit", None, 200, ["logs"]),
@@ -142,11 +150,11 @@ def template(method, path):
 def test_every_appliance_answer_has_exactly_the_appliances_top_level_keys(box):
     admin = box.admin()
     admin.http.auth = ("admin", box.admin_password)      # as the scripts: Basic everywhere
-    seen, wrong, token = set(), [], None
+    seen, wrong, token, device = set(), [], None, None
     for method, path, body, status, keys in calls(admin):
         if body and "password" in body and body["password"] is None:
             body = dict(body, password=box.admin_password)
-        path = path.replace("{token}", str(token))
+        path = path.replace("{token}", str(token)).replace("{device}", str(device))
         resp = admin.request(method, path, json=body) if body is not None else \
             admin.request(method, path)
         if resp.status_code != status:
@@ -158,6 +166,8 @@ def test_every_appliance_answer_has_exactly_the_appliances_top_level_keys(box):
             wrong.append(f"{method} {path}: top level {got}, want {keys}")
         if keys == ["token"]:
             token = doc["token"]["id"]
+        if keys == ["access"] and "device" in doc["access"]:
+            device = doc["access"]["device"]["id"]
         seen.add((method, template(method, path)))
     assert not wrong, "\n".join(wrong)
     table = {(m, p) for m, p, svc, *_ in routes() if svc in APPLIANCE} - SPINDLES_OWN

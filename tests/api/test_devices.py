@@ -53,7 +53,7 @@ class Device:
     def login(self, srv, source=None, challenge=None):
         """A device login: a challenge asked for and signed; the response."""
         c = srv.client(source=source)
-        challenge = challenge or expect(c.post(CHALLENGE), 200)["challenge"]
+        challenge = challenge or expect(c.post(CHALLENGE), 200)["challenge"]["value"]
         return c.post(ACCESS, json={"device_id": self.id, "challenge": challenge,
                                     "signature": self.sign(challenge)})
 
@@ -89,19 +89,19 @@ def test_a_monitor_keeps_a_phone_signed_in(srv):
 
     # later, with no password: a challenge signed with the key the browser kept
     c = srv.client()
-    chal = expect(c.post(CHALLENGE), 200)
-    assert len(chal["challenge"]) == 54
+    chal = expect(c.post(CHALLENGE), 200)["challenge"]
+    assert len(chal["value"]) == 54 and set(chal) == {"value", "expires"}
     assert parse_time(chal["expires"]).timestamp() == pytest.approx(time.time() + 120, abs=5)
-    resp = c.post(ACCESS, json={"device_id": phone.id, "challenge": chal["challenge"],
-                                "signature": phone.sign(chal["challenge"])})
+    resp = c.post(ACCESS, json={"device_id": phone.id, "challenge": chal["value"],
+                                "signature": phone.sign(chal["value"])})
     again = expect(resp, 201)["access"]
     assert again["user"] == user and again["device"]["id"] == phone.id
     assert resp.headers["X-Auth-Session"] == again["token"] != access["token"]
     assert set(again["authorizations"]) == set(access["authorizations"])
     expect(srv.client(again["token"]).get("/api/analytics/v1/datasets"), 200)
     # the same challenge logs in once
-    expect_fault(c.post(ACCESS, json={"device_id": phone.id, "challenge": chal["challenge"],
-                                      "signature": phone.sign(chal["challenge"])}),
+    expect_fault(c.post(ACCESS, json={"device_id": phone.id, "challenge": chal["value"],
+                                      "signature": phone.sign(chal["value"])}),
                  401, "ERR_UNAUTHORIZED", "challenge: already used")
     # the audit trail says which device
     logs = [l for l in expect(admin.get(f"{AUDIT}?start=0&limit=1000"), 200)["logs"]
@@ -129,11 +129,19 @@ def test_refusals_name_what_was_wrong(srv):
                                           "device": device}), 400, details=details)
     expect_fault(c.post(ACCESS, json={"user": user, "password": PASSWORD, "device": "phone"}),
                  400, details="device")
+    # credentials in the headers (as appliance clients send them), the device in the body
+    hdr = Device("curl")
+    resp = c.post(ACCESS, auth=(user, PASSWORD), json={"device": hdr.register()})
+    assert expect(resp, 201)["access"]["device"]["name"] == "curl"
+    expect_fault(c.post(ACCESS, auth=(user, PASSWORD), json={"device": {"name": "x"}}), 400,
+                 details="device.public_key")
+    for d in devices_of(admin, user):
+        expect(admin.delete(f"{USERS}/{user}/devices/{d['id']}"), 204)
     assert devices_of(admin, user) == []
 
     dev = Device()
     dev.keep(srv, user, PASSWORD)
-    chal = expect(c.post(CHALLENGE), 200)["challenge"]
+    chal = expect(c.post(CHALLENGE), 200)["challenge"]["value"]
     cases = [
         ({"device_id": dev.id, "challenge": chal}, 400, "signature: required"),
         ({"device_id": dev.id, "signature": dev.sign(chal)}, 400, "challenge: required"),
@@ -151,16 +159,16 @@ def test_refusals_name_what_was_wrong(srv):
     expect_fault(dev.login(srv, challenge="short"), 401, details="challenge: not one")
     # signed by another key, or not a signature at all
     other = Device()
-    ch = expect(c.post(CHALLENGE), 200)["challenge"]
+    ch = expect(c.post(CHALLENGE), 200)["challenge"]["value"]
     expect_fault(c.post(ACCESS, json={"device_id": dev.id, "challenge": ch,
                                       "signature": other.sign(ch, dev.id)}),
                  401, details="signature: does not verify")
-    ch = expect(c.post(CHALLENGE), 200)["challenge"]
+    ch = expect(c.post(CHALLENGE), 200)["challenge"]["value"]
     expect_fault(c.post(ACCESS, json={"device_id": dev.id, "challenge": ch,
                                       "signature": b64u(b"\x01" * 63)}),
                  401, details="signature: must be base64url")
     # the signature binds the device: one device's signature does not log in another
-    ch = expect(c.post(CHALLENGE), 200)["challenge"]
+    ch = expect(c.post(CHALLENGE), 200)["challenge"]["value"]
     expect_fault(c.post(ACCESS, json={"device_id": dev.id, "challenge": ch,
                                       "signature": dev.sign(ch, "0" * 32)}),
                  401, details="signature: does not verify")
@@ -181,7 +189,7 @@ def test_a_guesser_is_throttled_as_a_password_guesser_is(srv):
     c = srv.client(source=src)
     statuses = []
     for _ in range(7):
-        ch = expect(c.post(CHALLENGE), 200)["challenge"]
+        ch = expect(c.post(CHALLENGE), 200)["challenge"]["value"]
         statuses.append(c.post(ACCESS, json={"device_id": dev.id, "challenge": ch,
                                              "signature": wrong.sign(ch, dev.id)}).status_code)
     assert statuses[:5] == [401] * 5 and statuses[5:] == [429, 429], statuses
@@ -242,7 +250,7 @@ def test_devices_survive_a_restart_but_challenges_do_not(tmp_path):
         user = make_user(s.admin(), ["monitor"])
         dev = Device()
         dev.keep(s, user, PASSWORD)
-        old = expect(s.client().post(CHALLENGE), 200)["challenge"]
+        old = expect(s.client().post(CHALLENGE), 200)["challenge"]["value"]
         s.stop()
         s.start()
         expect_fault(dev.login(s, challenge=old), 401, details="before it restarted")

@@ -241,7 +241,7 @@ def exercise(c, srv, admin):
     kept = c.call(anon, "POST", "/api/access/v1", 201,
                   json={"user": user, "password": "Live-password-1", "device": dev.register()})
     dev.id = kept.json()["access"]["device"]["id"]
-    ch = c.call(anon, "POST", "/api/access/v1/challenge", 200).json()["challenge"]
+    ch = c.call(anon, "POST", "/api/access/v1/challenge", 200).json()["challenge"]["value"]
     c.call(anon, "POST", "/api/access/v1", 201,
            json={"device_id": dev.id, "challenge": ch, "signature": dev.sign(ch)})
     c.call(admin, "GET", f"{USERS}/{user}/devices", 200)

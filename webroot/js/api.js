@@ -102,7 +102,7 @@ async function deviceLogin() {
   try {
     const ch = await fetch('/api/access/v1/challenge', { method: 'POST', headers: { Accept: 'application/json' }, cache: 'no-store' });
     if (!ch.ok) return false;
-    const { challenge } = await ch.json();
+    const challenge = (await ch.json()).challenge.value;
     const res = await fetch('/api/access/v1', {
       method: 'POST',
       headers: { Accept: 'application/json', 'Content-Type': 'application/json' },
