@@ -376,9 +376,16 @@ async function settle(page, ready) {
 
 async function checkNoSideScroll(page, file) {
   // clientWidth: the layout viewport (a phone zooms out to show wide content, which
-  // widens innerWidth to match it)
-  const { sw, iw } = await page.evaluate(() => ({
+  // widens innerWidth to match it). Right after a resize (shots in place) the charts, sized
+  // to their boxes by ResizeObservers, still have the old width for a frame or more:
+  // only content still too wide a second later is a fault.
+  const measure = () => page.evaluate(() => ({
     sw: document.documentElement.scrollWidth, iw: document.documentElement.clientWidth }));
+  let { sw, iw } = await measure();
+  for (let i = 0; i < 20 && sw > iw; i++) {
+    await page.waitForTimeout(50);
+    ({ sw, iw } = await measure());
+  }
   if (sw > iw)
     throw new Error(`${file}: horizontal scrolling at ${iw} px wide (content ${sw} px)`);
 }
