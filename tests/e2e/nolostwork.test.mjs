@@ -72,6 +72,8 @@ test('a paused window is in the address: a reload opens the same minutes', async
   const m = /[?&]seconds=(\d+)&end=(\d+)/.exec(url);
   assert.ok(m, url);
   assert.equal(m[1], '60');
+  // the address changes at once, the range line once the paused window is drawn
+  await page.waitForFunction(() => !/ · live$/.test(document.querySelector('.ws-range').textContent));
   const range = await page.locator('.ws-range').textContent();
 
   await page.reload();
@@ -96,6 +98,7 @@ test('a worksheet saved paused opens on the same minutes, at its plain address',
   await page.getByRole('button', { name: 'Back' }).click();
   await page.waitForFunction(() => /[?&]end=\d+/.test(location.hash));
   const end = Number(/end=(\d+)/.exec(page.url())[1]);
+  await page.waitForFunction(() => !/ · live$/.test(document.querySelector('.ws-range').textContent));
   const range = await page.locator('.ws-range').textContent();
   await page.getByRole('button', { name: 'Save', exact: true }).click();
   // saved: the window is the worksheet's own, so the address needs no words for it
