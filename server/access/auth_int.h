@@ -143,6 +143,10 @@ bool session_scan_cb(void *val, void *ctx);
 struct session *session_create(const char *user, enum db_session_kind kind, const char *name,
                                const char *peer, int64_t now, int64_t expires, char **token,
                                struct fault *f);
+/* A login session of user (named after the device that opened it, or NULL) for the
+ * configured lifetime; past AUTH_LOGINS_PER_USER the user's stalest login goes first. */
+struct session *session_login(const char *user, const char *name, const char *peer, int64_t now,
+                              char **token, struct fault *f);
 /* Out of memory, and out of the database when from_db. */
 void session_drop(struct session *s, bool from_db);
 /* When this session ends if nothing else happens. */
@@ -183,8 +187,8 @@ int device_create(const char *user, const struct auth_device_req *req, const cha
                   int64_t now, struct db_device *out, struct fault *f);
 /* What the API shows of a device (never its key): a new reference. */
 json_t *device_public(const struct db_device *d);
-/* The device's row goes, and the sessions it opened end. */
-void device_delete_row(const struct db_device *d, const char *why);
+/* The device's row goes, and the sessions it opened end but except_jti's (NULL: all). */
+void device_delete_row(const struct db_device *d, const char *except_jti, const char *why);
 /* Every device of user ends, and the sessions they opened but except_jti's (with
  * auth_revoke_user: a password changed or reset, the user deleted). */
 void devices_revoke_user(const char *user, const char *except_jti);

@@ -486,12 +486,6 @@ static void login_done(void *p)
 		login_fail(j, ERR_INTERNAL, "database error");
 		return;
 	}
-	/* Too many logins (a script that never logs out): the stalest one goes. */
-	struct session_scan sc = {.user = u.name, .kind = DB_SESSION_LOGIN};
-	hmap_filter(&auth.sessions, session_scan_cb, &sc);
-	if (sc.count >= AUTH_LOGINS_PER_USER && sc.oldest)
-		session_drop(sc.oldest, true);
-
 	int64_t now = util_now();
 	struct fault f;
 	/* A browser to keep signed in: its device first, so that the session is named after
@@ -507,8 +501,7 @@ static void login_done(void *p)
 	}
 	char *token = NULL;
 	struct session *s =
-	    session_create(u.name, DB_SESSION_LOGIN, j->device ? dev.id : NULL, j->peer, now,
-	                   now + (int64_t)auth.cfg.session_max_hours * 3600, &token, &f);
+	    session_login(u.name, j->device ? dev.id : NULL, j->peer, now, &token, &f);
 	if (!s) {
 		if (j->device && db_device_delete(auth.db, dev.id) < 0)
 			log_warn("auth: could not delete device %.8s of %s", dev.id, u.name);

@@ -222,7 +222,7 @@ int device_create(const char *user, const struct auth_device_req *req, const cha
 		for (size_t i = 1; i < n; i++)
 			if (list[i].last_used < list[old].last_used)
 				old = i;
-		device_delete_row(&list[old], "replaced: too many devices");
+		device_delete_row(&list[old], NULL, "replaced: too many devices");
 	}
 	free(list);
 	memset(out, 0, sizeof(*out));
@@ -244,11 +244,11 @@ int device_create(const char *user, const struct auth_device_req *req, const cha
 	return 0;
 }
 
-void device_delete_row(const struct db_device *d, const char *why)
+void device_delete_row(const struct db_device *d, const char *except_jti, const char *why)
 {
 	if (db_device_delete(auth.db, d->id) < 0)
 		log_warn("auth: could not delete device %.8s of %s", d->id, d->user);
-	int n = sessions_end_named(d->user, d->id, NULL);
+	int n = sessions_end_named(d->user, d->id, except_jti);
 	log_info("auth: device %.8s '%s' of %s ends (%s); %d session(s) with it", d->id, d->name,
 	         d->user, why, n);
 }
@@ -261,13 +261,8 @@ void devices_revoke_user(const char *user, const char *except_jti)
 		log_warn("auth: could not read the devices of %s to end them", user);
 		return;
 	}
-	for (size_t i = 0; i < n; i++) {
-		if (db_device_delete(auth.db, list[i].id) < 0)
-			log_warn("auth: could not delete device %.8s of %s", list[i].id, user);
-		sessions_end_named(user, list[i].id, except_jti);
-	}
-	if (n)
-		log_info("auth: %zu device(s) of %s end with its sessions", n, user);
+	for (size_t i = 0; i < n; i++)
+		device_delete_row(&list[i], except_jti, "the user's sessions were revoked");
 	free(list);
 }
 
@@ -391,14 +386,8 @@ void auth_device_login(const char *id, const char *challenge, const char *signat
 	if (db_device_use(auth.db, d.id, now, device_end(d.created, now)) < 0)
 		log_warn("auth: could not note the use of device %.8s", d.id);
 
-	struct session_scan sc = {.user = d.user, .kind = DB_SESSION_LOGIN};
-	hmap_filter(&auth.sessions, session_scan_cb, &sc);
-	if (sc.count >= AUTH_LOGINS_PER_USER && sc.oldest)
-		session_drop(sc.oldest, true);
 	char *token = NULL;
-	struct session *s =
-	    session_create(d.user, DB_SESSION_LOGIN, d.id, peer, now,
-	                   now + (int64_t)auth.cfg.session_max_hours * 3600, &token, &f);
+	struct session *s = session_login(d.user, d.id, peer, now, &token, &f);
 	if (!s) {
 		cb(arg, NULL, &f);
 		return;

@@ -176,6 +176,18 @@ struct session *session_create(const char *user, enum db_session_kind kind, cons
 	return s;
 }
 
+struct session *session_login(const char *user, const char *name, const char *peer, int64_t now,
+                              char **token, struct fault *f)
+{
+	/* Too many logins (a script that never logs out): the stalest one goes. */
+	struct session_scan sc = {.user = user, .kind = DB_SESSION_LOGIN};
+	hmap_filter(&auth.sessions, session_scan_cb, &sc);
+	if (sc.count >= AUTH_LOGINS_PER_USER && sc.oldest)
+		session_drop(sc.oldest, true);
+	return session_create(user, DB_SESSION_LOGIN, name, peer, now,
+	                      now + (int64_t)auth.cfg.session_max_hours * 3600, token, f);
+}
+
 int session_load_cb(void *arg, const struct db_session *ds)
 {
 	int64_t now = *(const int64_t *)arg;
