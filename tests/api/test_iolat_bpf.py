@@ -182,9 +182,18 @@ def kernel_reads(device):
 
 
 def test_the_histograms_count_what_fio_and_the_kernel_count(box):
+    # The helper loads its program when spindled first connects: until it has answered,
+    # its drilldowns are refused, saying so (a busy machine takes a few seconds).
+    deadline = time.monotonic() + 20
     for drill in ("latency", "size", "offset"):
-        expect(box.admin.post(f"{AN}/datasets", json={"statistic": "io.ops",
-                                                      "drilldown": drill}), 201)
+        while True:
+            resp = box.admin.post(f"{AN}/datasets", json={"statistic": "io.ops",
+                                                          "drilldown": drill})
+            if resp.status_code != 400 or "has not answered yet" not in resp.text \
+                    or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        expect(resp, 201)
     # streaming: seconds with a value (0 while the device is idle)
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
