@@ -13,11 +13,16 @@
 #include "base/workq.h"
 
 #define A "/api/analytics/v1"
-/* The largest answer: samples per request, and samples times keys. */
+/* The largest answer: samples per request, and samples times keys shown; the numbers read
+ * for one (samples times every key: top= ranks them, "other" sums those not shown). */
 #define DATA_MAX_SAMPLES  86400
 #define DATA_MAX_CELLS    2000000
-#define DATA_MAX_AHEAD_S  86400 /* how far ahead of now a window may start */
-#define DATA_INLINE_CELLS 4000  /* numbers written on the loop; more go to a helper thread */
+#define DATA_MAX_WORK     8000000
+#define DATA_CHUNK_CELLS  131072 /* numbers one query holds: bounds an answer's memory */
+#define DATA_MAX_AHEAD_S  86400  /* how far ahead of now a window may start */
+#define DATA_INLINE_CELLS 4000   /* numbers written on the loop; more go to a helper thread */
+#define DATA_KEYS_MAX     256    /* keys= names at most this many */
+#define DATA_TOP_MAX      1000
 
 /* --- datasets */
 
@@ -243,10 +248,24 @@ struct data_req {
 	int64_t dataset;   /* by id: a dataset deleted meanwhile ends the stream */
 	struct series_query q;
 	const char *gran_name;
-	int64_t wstart;  /* the window's first bucket (q.start moves to the bucket queried) */
-	int64_t wend;    /* start + seconds: once now passes it, the last bucket goes as is */
-	size_t next;     /* the first bucket not sent yet */
-	size_t total;    /* buckets in the window */
+	char *name, *unit; /* the dataset's, for meta (it may go while a query runs) */
+	bool meta;         /* meta=true */
+	int64_t wstart;    /* the window's first bucket (q.start moves to the buckets queried) */
+	int64_t width;     /* seconds per bucket */
+	int64_t qend;      /* where the last bucket stops: the window's end, on the granularity */
+	int64_t wend;      /* start + seconds: once now passes it, the last bucket goes as is */
+	size_t next;       /* the first bucket not written yet */
+	size_t done;       /* buckets complete when asked: answered at once, a chunk at a time */
+	size_t total;      /* buckets in the window */
+	size_t chunk;      /* buckets per query: DATA_CHUNK_CELLS numbers, at least one bucket */
+	/* keys= or top=N: the keys shown (referenced, sorted by address), the others' values
+	 * summed in each sample's "other"; NULL shows them all. keys lists them for meta, in
+	 * the order asked or ranked. */
+	struct series **shown;
+	size_t nshown;
+	json_t *keys;
+	size_t top; /* top=N: the N keys ranked highest over the window, by their mean or max */
+	bool by_max;
 	bool pending;    /* a query in flight */
 	bool subscribed; /* to the series store's commits */
 	bool single;     /* a one-second request: "data" is the sample, not a list */
@@ -332,15 +351,30 @@ static char *compact_time(int64_t t, char *buf, size_t len)
 	return buf;
 }
 
+static int by_address(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t) * (struct series *const *)a;
+	uintptr_t y = (uintptr_t) * (struct series *const *)b;
+	return x < y ? -1 : x > y;
+}
+
 /* Appends the samples of q's buckets to out, each on a line of its own, a comma starting
- * all lines but the first sample's (*written counts them). Touches nothing but its arguments: a
- * helper thread may run it for a large answer (the series' keys are immutable and referenced). */
-static void write_samples(struct buf *out, size_t *written, const struct series_query *q)
+ * all lines but the first sample's (*written counts them); with shown (nshown of them,
+ * sorted by address), only those keys, the others' values summed in "other". Touches
+ * nothing but its arguments: a helper thread may run it for a large answer (the series'
+ * keys are immutable and referenced). */
+static void write_samples(struct buf *out, size_t *written, const struct series_query *q,
+                          struct series *const *shown, size_t nshown)
 {
 	struct keyval *kv = xcalloc(q->nseries, sizeof(*kv));
 	char **prefix = xcalloc(q->nseries, sizeof(*prefix));
+	bool *hide = xcalloc(q->nseries, sizeof(*hide));
 	size_t longest = 0;
 	for (size_t i = 1; i < q->nseries; i++) {
+		if (shown && !bsearch(&q->series[i], shown, nshown, sizeof(*shown), by_address)) {
+			hide[i] = true;
+			continue;
+		}
 		/* {"key":"<key, escaped>","value": once per key, not per sample */
 		json_t *k = json_string(series_key(q->series[i]));
 		char *esc = k ? json_dumps(k, JSON_ENCODE_ANY) : NULL;
@@ -353,9 +387,14 @@ static void write_samples(struct buf *out, size_t *written, const struct series_
 	for (size_t b = 0; b < q->nbuckets; b++) {
 		const struct series_agg *tot = &q->out[b];
 		size_t n = 0;
+		double other = 0;
 		for (size_t i = 1; i < q->nseries; i++) {
 			const struct series_agg *a = &q->out[i * q->nbuckets + b];
-			if (a->count)
+			if (!a->count)
+				continue;
+			if (hide[i])
+				other += a->sum / (double)a->count;
+			else
 				kv[n++] = (struct keyval){i, a->sum / (double)a->count,
 				                          series_key(q->series[i])};
 		}
@@ -363,7 +402,7 @@ static void write_samples(struct buf *out, size_t *written, const struct series_
 			continue; /* nothing was collected then */
 		qsort(kv, n, sizeof(*kv), by_value_desc);
 		/* room for the sample: its fixed part, and per key its prefix, a number, "}," */
-		char *o = buf_room(out, 320 + n * (longest + 32)), when[32], iso[32];
+		char *o = buf_room(out, 360 + n * (longest + 32)), when[32], iso[32];
 		int64_t t = q->start + (int64_t)b * q->width;
 		if (*written)
 			*o++ = ','; /* at the line's start: a line is whole once it is sent */
@@ -385,6 +424,8 @@ static void write_samples(struct buf *out, size_t *written, const struct series_
 		} else {
 			o += sprintf(o, "\"value\":null,\"min\":null,\"max\":null");
 		}
+		if (shown)
+			o = put_num(o + sprintf(o, ",\"other\":"), other);
 		o += sprintf(o, ",\"data\":[");
 		for (size_t i = 0; i < n; i++) {
 			size_t len = strlen(prefix[kv[i].series]);
@@ -401,6 +442,7 @@ static void write_samples(struct buf *out, size_t *written, const struct series_
 	for (size_t i = 0; i < q->nseries; i++)
 		free(prefix[i]);
 	free(prefix);
+	free(hide);
 	free(kv);
 }
 
@@ -429,6 +471,12 @@ static void data_free(struct data_req *dr)
 {
 	data_unsubscribe(dr);
 	release_series(&dr->q);
+	for (size_t i = 0; i < dr->nshown; i++)
+		series_unref(dr->shown[i]);
+	free(dr->shown);
+	json_decref(dr->keys);
+	free(dr->name);
+	free(dr->unit);
 	buf_free(&dr->out);
 	free(dr);
 }
@@ -438,6 +486,29 @@ static void data_flush(struct data_req *dr)
 	if (dr->s && dr->out.len)
 		stream_write(dr->s, dr->out.p, dr->out.len);
 	dr->out.len = 0;
+}
+
+/* Asks for k buckets of the window from bucket first on, with the keys in q.series. */
+static void data_query(struct data_req *dr, size_t first, size_t k,
+                       void (*done)(void *arg, int status))
+{
+	dr->q.start = dr->wstart + (int64_t)first * dr->width;
+	dr->q.width = dr->width;
+	dr->q.end = dr->qend;
+	dr->q.nbuckets = k;
+	free(dr->q.out);
+	dr->q.out = xcalloc(dr->q.nseries * (k ? k : 1), sizeof(*dr->q.out));
+	dr->pending = true;
+	series_query(&dr->q, done, dr);
+}
+
+/* Whether bucket i of the window is complete: its last second committed, or, the last
+ * one, the window's end passed. */
+static bool data_complete(const struct data_req *dr, size_t i)
+{
+	bool last = i + 1 == dr->total;
+	int64_t bend = last ? dr->qend : dr->wstart + (int64_t)(i + 1) * dr->width;
+	return bend <= series_now() || (last && dr->wend <= series_now());
 }
 
 /* The stream is over (window complete, dataset gone, shutting down): close the document. */
@@ -463,39 +534,36 @@ static void bucket_done(void *arg, int status)
 	if (status < 0) {
 		dr->failed = true;
 	} else if (dr->s) {
-		write_samples(&dr->out, &dr->written, &dr->q);
+		write_samples(&dr->out, &dr->written, &dr->q, dr->shown, dr->nshown);
 		data_flush(dr);
-		dr->next++;
+		dr->next += dr->q.nbuckets;
 	}
 	if (!dr->in_pump)
 		data_pump(dr);
 }
 
-/* Sends the buckets completed since the last call, one query each (most are answered from
- * memory at once); ends the stream after the last one. */
+/* Sends the buckets completed since the last call, a chunk per query (most are answered
+ * from memory at once); ends the stream after the last one. */
 static void data_pump(struct data_req *dr)
 {
 	dr->in_pump = true;
 	while (!dr->pending) {
-		int64_t bstart = dr->wstart + (int64_t)dr->next * dr->q.width;
 		const struct dataset *d = datasets_find_id(dr->dataset);
 		if (!dr->s || dr->failed || dr->next >= dr->total || !d) {
 			dr->in_pump = false;
 			data_stream_end(dr); /* may free dr */
 			return;
 		}
-		bool last = dr->next + 1 == dr->total;
-		int64_t bend = last ? dr->q.end : bstart + dr->q.width;
-		if (bend > series_now() && !(last && dr->wend <= series_now()))
+		size_t k = 0;
+		while (k < dr->chunk && dr->next + k < dr->total && data_complete(dr, dr->next + k))
+			k++;
+		if (!k)
 			break; /* not complete yet: the next commit asks again */
-		/* The dataset's keys now: a disk that appeared meanwhile shows up. */
+		/* The dataset's keys now: a disk that appeared meanwhile shows up (in "other"
+		 * when only some are shown). */
 		release_series(&dr->q);
 		dr->q.nseries = datasets_series(d, &dr->q.series);
-		dr->q.start = bstart;
-		dr->q.nbuckets = 1;
-		dr->q.out = xcalloc(dr->q.nseries, sizeof(*dr->q.out));
-		dr->pending = true;
-		series_query(&dr->q, bucket_done, dr);
+		data_query(dr, dr->next, k, bucket_done);
 	}
 	dr->in_pump = false;
 }
@@ -518,12 +586,20 @@ static void data_stream_event(struct stream *s, enum stream_event ev, void *arg)
 	data_stream_end(dr);
 }
 
-/* The samples are written: answer them whole, or start the stream with them. */
+static void data_ready(void *arg, int status);
+
+/* A chunk of the samples is written: ask for the next, answer them whole, or start the
+ * stream with them. */
 static void data_answer(void *arg)
 {
 	struct data_req *dr = arg;
 	struct request *r = dr->r;
-	dr->next = dr->q.nbuckets;
+	dr->next += dr->q.nbuckets;
+	if (dr->next < dr->done) {
+		size_t k = dr->done - dr->next;
+		data_query(dr, dr->next, k < dr->chunk ? k : dr->chunk, data_ready);
+		return;
+	}
 	if (dr->next >= dr->total) {
 		data_close(dr);
 		reply_header(r, "Cache-Control", "no-store");
@@ -545,12 +621,12 @@ static void data_answer(void *arg)
 static void data_format(void *arg)
 {
 	struct data_req *dr = arg;
-	write_samples(&dr->out, &dr->written, &dr->q);
+	write_samples(&dr->out, &dr->written, &dr->q, dr->shown, dr->nshown);
 }
 
-/* The first part of the window is in. A large answer (a day of 64 disks by minute is
- * 92,000 numbers) is written on a helper thread: the loop never spends long on one
- * request; the request is not touched meanwhile. */
+/* A chunk of the window is in. A large one (a day of 64 disks by minute is 92,000
+ * numbers) is written on a helper thread: the loop never spends long on one request; the
+ * request is not touched meanwhile. */
 static void data_ready(void *arg, int status)
 {
 	struct data_req *dr = arg;
@@ -566,6 +642,94 @@ static void data_ready(void *arg, int status)
 		return;
 	data_format(dr);
 	data_answer(dr);
+}
+
+/* The answer's start: meta when asked for (with the keys shown, once known), then
+ * "data", and the first chunk asked for. */
+static void data_start(struct data_req *dr)
+{
+	/* A real appliance answers {"data": ...} and nothing beside it (pollers iterate the
+	 * top level's values). What a chart needs to lay the samples out goes in "meta", before
+	 * "data" so a stream can start with it, only when asked for with meta=true. */
+	if (dr->meta) {
+		char iso[32], when[32];
+		json_t *head = json_pack(
+		    "{s:{s:s, s:s, s:s, s:I, s:s, s:s, s:I, s:I}}", "meta", "dataset", dr->name,
+		    "unit", dr->unit, "granularity", dr->gran_name, "sample_seconds",
+		    (json_int_t)dr->width, "start", util_iso8601(dr->wstart, iso, sizeof(iso)),
+		    "startTime", compact_time(dr->wstart, when, sizeof(when)), "sample",
+		    (json_int_t)dr->wstart, "points", (json_int_t)dr->total);
+		if (dr->keys) {
+			json_object_set(json_object_get(head, "meta"), "keys", dr->keys);
+			json_object_set_new(
+			    json_object_get(head, "meta"), "other_keys",
+			    json_integer((json_int_t)(dr->q.nseries - 1 - dr->nshown)));
+		}
+		if (dr->top) {
+			json_object_set_new(json_object_get(head, "meta"), "top",
+			                    json_integer((json_int_t)dr->top));
+			json_object_set_new(json_object_get(head, "meta"), "by",
+			                    json_string(dr->by_max ? "max" : "mean"));
+		}
+		/* {"meta":{...}} becomes {"meta":{...},"data":[ */
+		json_dump_callback(head, dump_cb, &dr->out, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		json_decref(head);
+		dr->out.len--;
+		buf_add(&dr->out, ",", 1);
+	} else {
+		buf_add(&dr->out, "{", 1);
+	}
+	/* "data":[ on a line of its own, the stream's first */
+	if (dr->single)
+		buf_add(&dr->out, "\"data\":\n", 8);
+	else
+		buf_add(&dr->out, "\"data\":[\n", 9);
+	data_query(dr, 0, dr->done < dr->chunk ? dr->done : dr->chunk, data_ready);
+}
+
+/* The keys shown (n of them, referenced, in the order asked or ranked): noted for meta,
+ * and sorted by address for write_samples. */
+static void data_show(struct data_req *dr, struct series **shown, size_t n)
+{
+	dr->keys = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(dr->keys, json_string(series_key(shown[i])));
+	qsort(shown, n, sizeof(*shown), by_address);
+	dr->shown = shown;
+	dr->nshown = n;
+}
+
+/* top=N: the window's mean (or max) of each key is in, one bucket of the whole: the N
+ * highest are shown, ties by name. Keys without a value there are not. */
+static void data_ranked(void *arg, int status)
+{
+	struct data_req *dr = arg;
+	dr->pending = false;
+	if (status < 0) {
+		reply_error(dr->r, ERR_BUSY, "data: the stored samples cannot be read now");
+		data_free(dr);
+		return;
+	}
+	struct keyval *kv = xcalloc(dr->q.nseries, sizeof(*kv));
+	size_t n = 0;
+	for (size_t i = 1; i < dr->q.nseries; i++) {
+		const struct series_agg *a = &dr->q.out[i];
+		if (a->count)
+			kv[n++] =
+			    (struct keyval){i, dr->by_max ? a->max : a->sum / (double)a->count,
+			                    series_key(dr->q.series[i])};
+	}
+	qsort(kv, n, sizeof(*kv), by_value_desc);
+	if (n > dr->top)
+		n = dr->top;
+	struct series **shown = xcalloc(n ? n : 1, sizeof(*shown));
+	for (size_t i = 0; i < n; i++) {
+		shown[i] = dr->q.series[kv[i].series];
+		series_ref(shown[i]);
+	}
+	free(kv);
+	data_show(dr, shown, n);
+	data_start(dr);
 }
 
 /* "-N" (N seconds ago), "now", epoch seconds or ISO 8601; -1 with the fault. */
@@ -625,64 +789,79 @@ static int64_t data_buckets(int64_t start, long long seconds, long long points, 
 	return (ngran + per - 1) / per;
 }
 
-#define DATA_KEYS_MAX 256 /* keys= names at most this many */
+/* Whether an answer of nb samples fits: its samples, its numbers (akeys keys shown, and
+ * the total), and the numbers read for it (every one of nser series: top= ranks them all,
+ * "other" sums those not shown). */
+static bool data_fits(int64_t nb, size_t nser, size_t akeys)
+{
+	return nb <= DATA_MAX_SAMPLES && nb * (int64_t)(akeys + 1) <= DATA_MAX_CELLS &&
+	       nb * (int64_t)nser <= DATA_MAX_WORK;
+}
 
-/* keys=a,b,c: only those of the dataset's keys (the total always), in ser[1..], which keeps
- * the rest referenced no more. 0 with *nser the new count, or -1 with f naming the key that
- * the dataset has not seen. */
-static int data_keys(const char *keys, const struct dataset_info *in, struct series **ser,
-                     size_t *nser, struct fault *f)
+/* keys=a,b,c: those of the dataset's keys (in ser[1..nser)), referenced, in the order
+ * asked, each once. 0 with *shown and *nshown, or -1 with f naming the key the dataset
+ * has not seen. */
+static int data_keys(const char *keys, const struct dataset_info *in, struct series *const *ser,
+                     size_t nser, struct series ***shown, size_t *nshown, struct fault *f)
 {
 	if (!in->drilldown)
 		return fault_set(f, ERR_INVALID_ARG,
 		                 "keys: %s is not broken down: it has no keys to choose", in->name);
 	char *list = xstrdup(keys);
-	const char *want[DATA_KEYS_MAX];
-	size_t n = 0;
+	struct series **out = xcalloc(DATA_KEYS_MAX, sizeof(*out));
+	size_t n = 0, asked = 0;
 	int rc = 0;
-	for (char *save = NULL, *k = strtok_r(list, ",", &save); k;
+	for (char *save = NULL, *k = strtok_r(list, ",", &save); k && !rc;
 	     k = strtok_r(NULL, ",", &save)) {
-		if (n == DATA_KEYS_MAX) {
+		if (++asked > DATA_KEYS_MAX) {
 			rc = fault_set(f, ERR_INVALID_ARG, "keys: at most %d", DATA_KEYS_MAX);
 			break;
 		}
-		want[n++] = k;
+		size_t j = 1;
+		while (j < nser && strcmp(series_key(ser[j]), k) != 0)
+			j++;
+		if (j == nser) {
+			rc =
+			    fault_set(f, ERR_INVALID_ARG,
+			              "keys: %s has no key '%.64s' (a second of its data lists the "
+			              "keys it has now)",
+			              in->name, k);
+			break;
+		}
+		bool twice = false;
+		for (size_t i = 0; i < n && !twice; i++)
+			twice = out[i] == ser[j];
+		if (!twice) {
+			series_ref(ser[j]);
+			out[n++] = ser[j];
+		}
 	}
 	if (!rc && n == 0)
 		rc = fault_set(f, ERR_INVALID_ARG,
 		               "keys: one or more of the dataset's keys, by commas");
-	for (size_t i = 0; !rc && i < n; i++) {
-		size_t j = 1;
-		while (j < *nser && strcmp(series_key(ser[j]), want[i]) != 0)
-			j++;
-		if (j == *nser)
-			rc = fault_set(
-			    f, ERR_INVALID_ARG,
-			    "keys: %s has no key '%.64s' (a second of its data lists the keys "
-			    "it has now)",
-			    in->name, want[i]);
-	}
-	if (!rc) {
-		size_t kept = 1;
-		for (size_t j = 1; j < *nser; j++) {
-			bool in_list = false;
-			for (size_t i = 0; i < n && !in_list; i++)
-				in_list = strcmp(series_key(ser[j]), want[i]) == 0;
-			if (in_list)
-				ser[kept++] = ser[j];
-			else
-				series_unref(ser[j]);
-		}
-		*nser = kept;
-	}
 	free(list);
-	return rc ? -1 : 0;
+	if (rc) {
+		for (size_t i = 0; i < n; i++)
+			series_unref(out[i]);
+		free(out);
+		return -1;
+	}
+	*shown = out;
+	*nshown = n;
+	return 0;
+}
+
+static void unref_all(struct series **ser, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		series_unref(ser[i]);
+	free(ser);
 }
 
 void analytics_dataset_data(struct request *r)
 {
-	static const char *const params[] = {"start", "seconds", "granularity", "points",
-	                                     "meta",  "keys",    NULL};
+	static const char *const params[] = {"start", "seconds", "granularity", "points", "meta",
+	                                     "keys",  "top",     "by",          NULL};
 	struct fault f;
 	if (request_query_check(r, params, &f) < 0) {
 		reply_fault(r, &f);
@@ -693,10 +872,12 @@ void analytics_dataset_data(struct request *r)
 		return;
 
 	int64_t now = series_now(), start = 0;
-	long long seconds = 1, points = 0; /* the appliance's default: one second */
+	long long seconds = 1, points = 0, top = 0; /* the appliance's default: one second */
 	bool relative = false;
 	const char *s = request_query(r, "start"), *sec = request_query(r, "seconds");
 	const char *g = request_query(r, "granularity"), *p = request_query(r, "points");
+	const char *keys = request_query(r, "keys"), *tp = request_query(r, "top");
+	const char *by = request_query(r, "by");
 	if (s && parse_start(s, now, &start, &relative, &f) < 0) {
 		reply_fault(r, &f);
 		return;
@@ -726,59 +907,75 @@ void analytics_dataset_data(struct request *r)
 		            DATA_MAX_SAMPLES);
 		return;
 	}
+	if (g && strcmp(g, "second") != 0 && strcmp(g, "minute") != 0 && strcmp(g, "hour") != 0) {
+		reply_error(r, ERR_INVALID_ARG, "granularity: second, minute or hour, not '%.32s'",
+		            g);
+		return;
+	}
+	if (tp && util_parse_ll(tp, 1, DATA_TOP_MAX, &top) < 0) {
+		reply_error(r, ERR_INVALID_ARG, "top: a whole number from 1 to %d", DATA_TOP_MAX);
+		return;
+	}
+	if (by && !tp) {
+		reply_error(r, ERR_INVALID_ARG, "by: orders top=N; give top as well");
+		return;
+	}
+	if (by && strcmp(by, "mean") != 0 && strcmp(by, "max") != 0) {
+		reply_error(r, ERR_INVALID_ARG, "by: mean or max, not '%.32s'", by);
+		return;
+	}
+	if (tp && keys) {
+		reply_error(r, ERR_INVALID_ARG,
+		            "top: keys= names the keys shown, top=N ranks them: not both");
+		return;
+	}
 	struct series_retention ret;
 	datasets_retention(&ret);
 	struct dataset_info in;
 	datasets_info(d, &in);
-	struct series **ser;
-	size_t nser = datasets_series(d, &ser);
-	const char *keys = request_query(r, "keys");
-	if (keys && data_keys(keys, &in, ser, &nser, &f) < 0) {
-		for (size_t i = 0; i < nser; i++)
-			series_unref(ser[i]);
-		free(ser);
+	if (tp && !in.drilldown) {
+		reply_error(r, ERR_INVALID_ARG,
+		            "top: %s is not broken down: it has no keys to rank", in.name);
+		return;
+	}
+	struct series **ser, **shown = NULL;
+	size_t nser = datasets_series(d, &ser), nshown = 0;
+	if (keys && data_keys(keys, &in, ser, nser, &shown, &nshown, &f) < 0) {
+		unref_all(ser, nser);
 		reply_fault(r, &f);
 		return;
 	}
+	/* the keys an answer shows */
+	size_t akeys = keys ? nshown : top && (size_t)top < nser - 1 ? (size_t)top : nser - 1;
 	int64_t gran;
 	if (!g) {
 		/* The finest granularity that gives at most an hour's worth of points, still holds
-		 * the window's start, and whose answer fits one (samples x keys): an hour of a
-		 * thousand disks' seconds is refused asked for, but answered by the minute. */
+		 * the window's start, and whose answer fits one: an hour of a thousand disks'
+		 * seconds is refused asked for, but answered by the minute (or, for the few
+		 * largest, top=N, by the second). */
 		gran = 3600;
 		if (seconds <= 3600 * 60 && start >= now - ret.minute_h * 3600 &&
-		    (int64_t)nser * data_buckets(start, seconds, points, 60) <= DATA_MAX_CELLS)
+		    data_fits(data_buckets(start, seconds, points, 60), nser, akeys))
 			gran = 60;
 		if (seconds <= 3600 && start >= now - ret.second_h * 3600 &&
-		    (int64_t)nser * data_buckets(start, seconds, points, 1) <= DATA_MAX_CELLS)
+		    data_fits(data_buckets(start, seconds, points, 1), nser, akeys))
 			gran = 1;
-	} else if (strcmp(g, "second") == 0) {
-		gran = 1;
-	} else if (strcmp(g, "minute") == 0) {
-		gran = 60;
-	} else if (strcmp(g, "hour") == 0) {
-		gran = 3600;
 	} else {
-		for (size_t i = 0; i < nser; i++)
-			series_unref(ser[i]);
-		free(ser);
-		reply_error(r, ERR_INVALID_ARG, "granularity: second, minute or hour, not '%.32s'",
-		            g);
-		return;
+		gran = strcmp(g, "second") == 0 ? 1 : strcmp(g, "minute") == 0 ? 60 : 3600;
 	}
 
 	int64_t a = start - start % gran, e = start + seconds;
 	int64_t ngran = (e - a + gran - 1) / gran;
 	int64_t per = points && points < ngran ? (ngran + points - 1) / points : 1;
 	int64_t nbuckets = (ngran + per - 1) / per;
-	if (nbuckets > DATA_MAX_SAMPLES || (int64_t)nser * nbuckets > DATA_MAX_CELLS) {
-		for (size_t i = 0; i < nser; i++)
-			series_unref(ser[i]);
-		free(ser);
+	if (!data_fits(nbuckets, nser, akeys)) {
+		unref_all(ser, nser);
+		unref_all(shown, nshown);
 		reply_error(
 		    r, ERR_INVALID_ARG,
 		    "seconds: %lld samples of %s with %zu keys is more than one answer holds; "
-		    "ask for fewer points, a coarser granularity or fewer keys (keys=)",
+		    "ask for fewer points, a coarser granularity, fewer keys (keys=) or the "
+		    "largest few (top=N)",
 		    (long long)nbuckets, gran_name(gran), nser - 1);
 		return;
 	}
@@ -786,48 +983,46 @@ void analytics_dataset_data(struct request *r)
 	struct data_req *dr = xcalloc(1, sizeof(*dr));
 	dr->r = r;
 	dr->dataset = in.id;
+	dr->name = xstrdup(in.name);
+	dr->unit = xstrdup(in.unit);
+	dr->meta = meta;
 	dr->gran_name = gran_name(gran);
 	dr->total = (size_t)nbuckets;
 	/* The appliance answers one second with the sample itself. */
 	dr->single = seconds == 1 && nbuckets == 1;
 	dr->q.series = ser;
 	dr->q.nseries = nser;
-	dr->q.start = dr->wstart = a;
 	dr->q.gran = gran;
-	dr->q.width = per * gran;
-	dr->q.end = a + ngran * gran; /* the last sample stops where the window does */
-	/* What is complete now comes in one query; the rest streams. A window that ends by
-	 * now is answered whole, its last bucket with what it holds so far. */
+	dr->wstart = a;
+	dr->width = per * gran;
+	dr->qend = a + ngran * gran; /* the last sample stops where the window does */
 	dr->wend = e;
-	int64_t done = e <= now ? nbuckets : (now - a) / dr->q.width;
-	dr->q.nbuckets = (size_t)(done < 0 ? 0 : done > nbuckets ? nbuckets : done);
-	dr->q.out = xcalloc(nser * (dr->q.nbuckets ? dr->q.nbuckets : 1), sizeof(*dr->q.out));
-
-	/* A real appliance answers {"data": ...} and nothing beside it (pollers iterate the
-	 * top level's values). What a chart needs to lay the samples out goes in "meta", before
-	 * "data" so a stream can start with it, only when asked for with meta=true. */
-	if (meta) {
-		char iso[32], when[32];
-		json_t *head = json_pack("{s:{s:s, s:s, s:s, s:I, s:s, s:s, s:I, s:I}}", "meta",
-		                         "dataset", in.name, "unit", in.unit, "granularity",
-		                         dr->gran_name, "sample_seconds", (json_int_t)dr->q.width,
-		                         "start", util_iso8601(a, iso, sizeof(iso)), "startTime",
-		                         compact_time(a, when, sizeof(when)), "sample",
-		                         (json_int_t)a, "points", (json_int_t)nbuckets);
-		/* {"meta":{...}} becomes {"meta":{...},"data":[ */
-		json_dump_callback(head, dump_cb, &dr->out, JSON_COMPACT | JSON_PRESERVE_ORDER);
-		json_decref(head);
-		dr->out.len--;
-		buf_add(&dr->out, ",", 1);
-	} else {
-		buf_add(&dr->out, "{", 1);
+	/* What is complete now is answered at once, a chunk of buckets per query (memory
+	 * stays bounded whatever the window); the rest streams. A window that ends by now is
+	 * answered whole, its last bucket with what it holds so far. */
+	int64_t done = e <= now ? nbuckets : (now - a) / dr->width;
+	dr->done = (size_t)(done < 0 ? 0 : done > nbuckets ? nbuckets : done);
+	dr->chunk = DATA_CHUNK_CELLS / nser ? DATA_CHUNK_CELLS / nser : 1;
+	if (keys)
+		data_show(dr, shown, nshown);
+	dr->top = (size_t)top;
+	dr->by_max = by && strcmp(by, "max") == 0;
+	if (!top) {
+		data_start(dr);
+		return;
 	}
-	/* "data":[ on a line of its own, the stream's first */
-	if (dr->single)
-		buf_add(&dr->out, "\"data\":\n", 8);
-	else
-		buf_add(&dr->out, "\"data\":[\n", 9);
-
+	/* top=N: the keys ranked first, over the part of the window complete now, or for a
+	 * window wholly ahead, the same span just before now. */
+	int64_t span = dr->qend - a, from = a;
+	if (dr->done && (int64_t)dr->done * dr->width < span)
+		span = (int64_t)dr->done * dr->width;
+	else if (!dr->done)
+		from = now - now % gran - span;
+	dr->q.start = from;
+	dr->q.width = span;
+	dr->q.end = from + span;
+	dr->q.nbuckets = 1;
+	dr->q.out = xcalloc(nser, sizeof(*dr->q.out));
 	dr->pending = true;
-	series_query(&dr->q, data_ready, dr);
+	series_query(&dr->q, data_ranked, dr);
 }

@@ -96,6 +96,7 @@ void worksheets_api_dataset_delete(struct request *r);
 /* api/status.c */
 void status_dashboard(struct request *r);
 void status_events(struct request *r);
+void status_disks(struct request *r);
 /* api/metrics.c */
 void metrics_api_get(struct request *r);
 /* api/bench.c */

@@ -192,6 +192,8 @@ const struct route api_routes[] = {
      "The phone's dashboard: one compact document, with ETag"},
     {METHOD_GET, "/api/status/v1/events", "status", ROUTE_AUTH, PERM_STAT_READ, status_events,
      "The dashboard as Server-Sent Events, one a second"},
+    {METHOD_GET, "/api/status/v1/disks", "status", ROUTE_AUTH, PERM_STAT_READ, status_disks,
+     "Every disk's figures of the newest second (the dashboard lists the busiest)"},
     /* Public here: api/metrics.c lets --metrics-allow addresses in, else wants stat:read. */
     {METHOD_GET, "/metrics", "system", ROUTE_PUBLIC, 0, metrics_api_get,
      "Prometheus metrics (allow-listed addresses, or a token with stat:read)"},

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
-/* /api/status/v1: the phone's dashboard (polled, with ETag) and the same as a live
- * Server-Sent Events stream. */
+/* /api/status/v1: the phone's dashboard (polled, with ETag), the same as a live
+ * Server-Sent Events stream, and every disk's figures of the second. */
 #include "api.h"
 #include "status/dashboard.h"
 
@@ -13,13 +13,14 @@ void status_dashboard(struct request *r)
 		reply_fault(r, &f);
 		return;
 	}
-	const struct dashboard_doc *doc = dashboard_current();
+	bool gz = request_accepts_gzip(r);
+	const struct dashboard_doc *doc = dashboard_current(gz);
 	if (!doc) {
 		reply_error(r, ERR_INTERNAL, "dashboard: not available");
 		return;
 	}
 	/* gzip where the client takes it: the phone's document is then well under 2 KB. */
-	bool gz = doc->gz && request_accepts_gzip(r);
+	gz = gz && doc->gz;
 	const char *etag = gz ? doc->etag_gz : doc->etag;
 	reply_header(r, "ETag", etag);
 	/* private: the answer depends on a token a shared cache would not see. */
@@ -35,6 +36,18 @@ void status_dashboard(struct request *r)
 		return;
 	}
 	reply_raw(r, 200, "application/json", doc->body, doc->len);
+}
+
+/* Every disk's figures of the newest second, as the dashboard lists its busiest few. */
+void status_disks(struct request *r)
+{
+	struct fault f;
+	if (request_query_check(r, no_query, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	reply_header(r, "Cache-Control", "private, max-age=1");
+	reply_json(r, 200, json_pack("{s:o}", "disks", dashboard_disks_json()));
 }
 
 void status_events(struct request *r)

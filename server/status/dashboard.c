@@ -53,6 +53,7 @@ struct spark_minute {
 };
 
 #define PROBLEMS_RECENT 5 /* the newest open problems the document lists */
+#define DASH_DISKS      8 /* the busiest disks the document lists */
 
 struct sse_client {
 	LIST_ENTRY(sse_client) link;
@@ -68,7 +69,7 @@ static struct {
 	struct dashboard_doc doc;
 	char *body; /* the document */
 	char etag[48];
-	unsigned char *gz; /* the document gzipped, or NULL */
+	unsigned char *gz; /* the document gzipped, or NULL (made when a poll takes it) */
 	char etag_gz[52];
 	struct spark_minute spark[SPARK_MINUTES]; /* slot: minute % SPARK_MINUTES */
 	uint64_t seq;                             /* the sample the document shows; 0: none yet */
@@ -110,19 +111,72 @@ static json_t *dash_cpu(const struct box_sample *s)
 	                 num(p[CPU_IOWAIT], 10));
 }
 
+static json_t *disk_json(const struct disk_sample *d)
+{
+	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "n", d->name, "r_ops_s",
+	                 num(d->reads_per_s, 10), "w_ops_s", num(d->writes_per_s, 10), "r_b_s",
+	                 bytes(d->read_bytes_per_s), "w_b_s", bytes(d->write_bytes_per_s), "r_ms",
+	                 num(d->read_latency_ms, 1000), "w_ms", num(d->write_latency_ms, 1000),
+	                 "busy_pct", num(d->busy_pct, 10));
+}
+
+/* Busiest first: the larger share of the second with I/O in flight, then more operations,
+ * then by name. */
+static int by_busy(const void *a, const void *b)
+{
+	const struct disk_sample *x = *(const struct disk_sample *const *)a;
+	const struct disk_sample *y = *(const struct disk_sample *const *)b;
+	if (x->busy_pct != y->busy_pct)
+		return x->busy_pct < y->busy_pct ? 1 : -1;
+	double ox = x->reads_per_s + x->writes_per_s, oy = y->reads_per_s + y->writes_per_s;
+	if (ox != oy)
+		return ox < oy ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+/* The DASH_DISKS busiest disks: the document stays small on a box of a thousand (every
+ * disk: dashboard_disks_json()). */
 static json_t *dash_disks(const struct box_sample *s)
 {
 	json_t *arr = json_array();
+	int n = s->ndisks;
+	if (n <= 0)
+		return arr;
+	const struct disk_sample **order = xcalloc((size_t)n, sizeof(*order));
+	for (int i = 0; i < n; i++)
+		order[i] = &s->disks[i];
+	qsort(order, (size_t)n, sizeof(*order), by_busy);
+	for (int i = 0; i < n && i < DASH_DISKS; i++)
+		json_array_append_new(arr, disk_json(order[i]));
+	free(order);
+	return arr;
+}
+
+/* All disks together: operations and bytes per second, and the mean latency per operation
+ * (each disk's weighted by its operations). */
+static json_t *dash_io(const struct box_sample *s)
+{
+	double r = 0, w = 0, rb = 0, wb = 0, rt = 0, wt = 0;
 	for (int i = 0; i < s->ndisks; i++) {
 		const struct disk_sample *d = &s->disks[i];
-		json_array_append_new(
-		    arr,
-		    json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "n", d->name, "r_ops_s",
-		              num(d->reads_per_s, 10), "w_ops_s", num(d->writes_per_s, 10), "r_b_s",
-		              bytes(d->read_bytes_per_s), "w_b_s", bytes(d->write_bytes_per_s),
-		              "r_ms", num(d->read_latency_ms, 1000), "w_ms",
-		              num(d->write_latency_ms, 1000), "busy_pct", num(d->busy_pct, 10)));
+		r += d->reads_per_s;
+		w += d->writes_per_s;
+		rb += d->read_bytes_per_s;
+		wb += d->write_bytes_per_s;
+		rt += d->reads_per_s * d->read_latency_ms;
+		wt += d->writes_per_s * d->write_latency_ms;
 	}
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "r_ops_s", num(r, 10), "w_ops_s",
+	                 num(w, 10), "r_b_s", bytes(rb), "w_b_s", bytes(wb), "r_ms",
+	                 num(r > 0 ? rt / r : 0, 1000), "w_ms", num(w > 0 ? wt / w : 0, 1000));
+}
+
+json_t *dashboard_disks_json(void)
+{
+	const struct box_sample *s = collector_latest();
+	json_t *arr = json_array();
+	for (int i = 0; s && i < s->ndisks; i++)
+		json_array_append_new(arr, disk_json(&s->disks[i]));
 	return arr;
 }
 
@@ -346,6 +400,8 @@ static json_t *dash_json(const struct box_sample *s)
 	                              "used", (json_int_t)s->mem_used, "cache",
 	                              (json_int_t)(s->mem_cache + s->mem_buffers), "free",
 	                              (json_int_t)s->mem_free));
+	json_object_set_new(d, "io", dash_io(s));
+	json_object_set_new(d, "ndisks", json_integer(s->ndisks));
 	json_object_set_new(d, "disks", dash_disks(s));
 	json_object_set_new(d, "nic_kb_s", dash_nics(s));
 	if (s->have_arc)
@@ -353,8 +409,9 @@ static json_t *dash_json(const struct box_sample *s)
 	return d;
 }
 
-/* The document gzipped once per build (some 50 us), for the polls that take gzip: with
- * its sparklines and a busy box's figures it is several KB as text, well under 2 as gzip. */
+/* The document gzipped, once per build that a poll taking gzip reads (some 50 us at
+ * zlib's default level): with its sparklines and a busy box's figures it is several KB
+ * as text, well under 2 as gzip. */
 static void dash_gzip(void)
 {
 	free(dash.gz);
@@ -362,7 +419,8 @@ static void dash_gzip(void)
 	dash.doc.gz = NULL;
 	z_stream z = {0};
 	/* windowBits 15 + 16: a gzip wrapper; memLevel 8 as zlib's default */
-	if (deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+	    Z_OK)
 		return;
 	uLong cap = deflateBound(&z, (uLong)dash.doc.len);
 	unsigned char *out = xmalloc(cap);
@@ -403,10 +461,12 @@ static void dash_build(const struct box_sample *s)
 	dash.doc.body = dash.body;
 	dash.doc.len = strlen(dash.body);
 	dash.doc.etag = dash.etag;
-	dash_gzip();
+	free(dash.gz); /* gzipped again when a poll takes it */
+	dash.gz = NULL;
+	dash.doc.gz = NULL;
 }
 
-const struct dashboard_doc *dashboard_current(void)
+const struct dashboard_doc *dashboard_current(bool gz)
 {
 	const struct box_sample *s = collector_latest();
 	if (s) {
@@ -421,6 +481,8 @@ const struct dashboard_doc *dashboard_current(void)
 		dash.built_at = util_now();
 		dash_build(NULL);
 	}
+	if (gz && dash.body && !dash.doc.gz)
+		dash_gzip();
 	return dash.body ? &dash.doc : NULL;
 }
 
@@ -495,12 +557,16 @@ static void dash_send(struct stream *one)
 		stream_fanout_event(&dash.fanout, id, "dashboard", dash.doc.body, len, sse_allowed);
 }
 
+/* Each sample feeds the sparklines; the document itself is built for the event streams,
+ * if any, or by the next poll: a box nobody watches builds none. */
 static void dash_tick(void *arg, const struct box_sample *s)
 {
-	dash.seq = s->seq;
 	spark_add(s);
+	if (!dash.fanout.n)
+		return;
+	dash.seq = s->seq;
 	dash_build(s);
-	if (dash.fanout.n && dash.body)
+	if (dash.body)
 		dash_send(NULL);
 }
 
@@ -522,7 +588,7 @@ int dashboard_events_admit(struct fault *f)
 
 void dashboard_events_attach(struct stream *s, const char *token, const char *user)
 {
-	const struct dashboard_doc *doc = dashboard_current();
+	const struct dashboard_doc *doc = dashboard_current(false);
 	struct sse_client *c = xcalloc(1, sizeof(*c));
 	c->s = s;
 	c->token = xstrdup(token);

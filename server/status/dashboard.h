@@ -5,8 +5,11 @@
 #ifndef SPINDLE_DASHBOARD_H
 #define SPINDLE_DASHBOARD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <jansson.h>
 
 #include "base/fault.h"
 
@@ -32,8 +35,11 @@ struct dashboard_doc {
 int dashboard_init(struct event_base *base, long long timeout_s);
 void dashboard_shutdown(void);
 
-/* The current document: the last tick's, or one built now when no sample exists yet. */
-const struct dashboard_doc *dashboard_current(void);
+/* The current document: built from the newest sample if it is not yet (or, before the
+ * first sample, once a second); gz: with its gzipped form too. */
+const struct dashboard_doc *dashboard_current(bool gz);
+/* Every disk of the newest sample, as the document lists its busiest. */
+json_t *dashboard_disks_json(void);
 
 /* Room for one more event stream? ERR_BUSY past DASHBOARD_EVENTS_MAX. */
 int dashboard_events_admit(struct fault *f);

@@ -99,6 +99,7 @@ ROWS = [
     # status: stat:read
     Row("GET", "/api/status/v1/dashboard", None, (401, 200, 200, 200)),
     Row("GET", "/api/status/v1/events", None, (401, 200, 200, 200), ("raw",)),
+    Row("GET", "/api/status/v1/disks", None, (401, 200, 200, 200)),
     # Prometheus: the tests connect from loopback, in the default --metrics-allow
     # (test_metrics.py covers the token path)
     Row("GET", "/metrics", None, ALL_200, ("raw",)),

@@ -432,7 +432,8 @@ class FakeProc:
     start()); live=True rewrites the files every 0.2 s from a thread (each atomically), so
     the collector sees the rates below; live=False writes them once (rates read as 0).
     mounts: [(source, mount point, type)] for proc/self/mounts (the dashboard's capacity;
-    written once, the kernel's escapes applied); None writes none."""
+    written once, the kernel's escapes applied); None writes none. rates_of: {disk: m}
+    gives a disk m times the rates."""
     RATES = {"reads": 12345, "writes": 6789, "read_sectors": 2411718, "write_sectors": 1325977,
              "read_ms": 152399, "write_ms": 23762, "io_ms": 999, "rx_bytes": 104857600,
              "tx_bytes": 52428800, "packets": 70000, "hits": 49000, "misses": 1000,
@@ -442,6 +443,7 @@ class FakeProc:
         self.root = Path(root)
         self.mounts = mounts
         self.disks = [f"nvme{i}n1" for i in range(disks)]
+        self.rates_of = {}
         self.nics = [f"eth{i}" for i in range(nics)]
         self.cpus, self.arc, self.live = cpus, arc, live
         self.t0 = time.monotonic()
@@ -467,10 +469,13 @@ class FakeProc:
         self._write("stat", f"cpu  {' '.join(str(x * self.cpus) for x in per)} 0 0\n"
                     + "".join(f"cpu{i} {cpu} 0 0\n" for i in range(self.cpus))
                     + "btime 1700000000\n")
-        self._write("diskstats", "".join(
-            f" 259 {i} {d} {v('reads')} 0 {v('read_sectors')} {v('read_ms')} {v('writes')} 0 "
-            f"{v('write_sectors')} {v('write_ms')} 7 {v('io_ms')} {v('read_ms')}\n"
-            for i, d in enumerate(self.disks)))
+        def disk(i, d):
+            m = self.rates_of.get(d, 1)
+            w = lambda name: v(name) * m  # noqa: E731
+            return (f" 259 {i} {d} {w('reads')} 0 {w('read_sectors')} {w('read_ms')} "
+                    f"{w('writes')} 0 {w('write_sectors')} {w('write_ms')} 7 {w('io_ms')} "
+                    f"{w('read_ms')}\n")
+        self._write("diskstats", "".join(disk(i, d) for i, d in enumerate(self.disks)))
         self._write("net/dev", "Inter-|   Receive |  Transmit\n face |bytes packets\n"
                     + "    lo: 5 5 0 0 0 0 0 0 5 5 0 0 0 0 0 0\n"
                     + "".join(f"  {n}: {v('rx_bytes')} {v('packets')} 3 0 0 0 0 0 "

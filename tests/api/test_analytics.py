@@ -547,6 +547,75 @@ def test_keys_choose_what_is_answered(box):
                  details="keys: io.ops is not broken down")
 
 
+def test_top_shows_the_highest_keys_and_sums_the_rest_in_other(box):
+    """top=N: the N keys of the highest mean (by=max: largest value) over the window, in
+    every sample of it, the rest summed in "other"; keys= likewise shows the keys named,
+    the rest in "other". The box's known seconds: sda 158 ops/s, sdb 20, sdc 10 from the
+    third on."""
+    admin, m = box["admin"], box["m"]
+    win = {"start": m + 1, "seconds": 5, "meta": "true"}
+    for extra in ({}, {"by": "max"}, {"by": "mean"}):
+        doc = expect(admin.get(data_path("io.ops[disk]", top=1, **win, **extra)), 200)
+        assert doc["meta"]["keys"] == ["sda"] and doc["meta"]["top"] == 1, doc["meta"]
+        assert doc["meta"]["by"] == extra.get("by", "mean")
+        got = [(s["sample"] - m, [kv["key"] for kv in s["data"]["data"]],
+                s["data"]["other"]) for s in rows(doc)]
+        assert got == [(1, ["sda"], 20), (2, ["sda"], 20), (3, ["sda"], 30),
+                       (4, ["sda"], 30), (5, ["sda"], 30)], got
+        for s in rows(doc):  # the total is the whole dataset's
+            assert s["data"]["value"] == 158 + s["data"]["other"]
+    doc = expect(admin.get(data_path("io.ops[disk]", top=2, **win)), 200)
+    assert doc["meta"]["keys"] == ["sda", "sdb"]
+    assert [s["data"]["other"] for s in rows(doc)] == [0, 0, 10, 10, 10]
+    assert [kv["key"] for kv in rows(doc)[-1]["data"]["data"]] == ["sda", "sdb"]
+    # more than there are: all of them, "other" 0
+    doc = expect(admin.get(data_path("io.ops[disk]", top=50, **win)), 200)
+    assert doc["meta"]["keys"] == ["sda", "sdb", "sdc"]
+    assert {s["data"]["other"] for s in rows(doc)} == {0}
+    # other_keys: the keys "other" sums (here the live disks, quiet in that window, too)
+    unranked = doc["meta"]["other_keys"]
+    assert expect(admin.get(data_path("io.ops[disk]", top=1, **win)), 200)["meta"][
+        "other_keys"] == unranked + 2
+    # keys=: the keys named, in the order named, once each
+    doc = expect(admin.get(data_path("io.ops[disk]", keys="sdc,sdb,sdc", **win)), 200)
+    assert doc["meta"]["keys"] == ["sdc", "sdb"] and "top" not in doc["meta"]
+    assert [s["data"]["other"] for s in rows(doc)] == [158] * 5
+    assert [[kv["key"] for kv in s["data"]["data"]] for s in rows(doc)] == \
+        [["sdb"], ["sdb"], ["sdb", "sdc"], ["sdb", "sdc"], ["sdb", "sdc"]]
+    # without either: no "other", as ever (and as the appliance)
+    assert all("other" not in s["data"] for s in rows(expect(
+        admin.get(data_path("io.ops[disk]", **win)), 200)))
+    # what is wrong is named
+    for params, details in [({"top": 0}, "top: a whole number from 1 to 1000"),
+                            ({"top": 1001}, "top: a whole number"),
+                            ({"top": "x"}, "top: a whole number"),
+                            ({"by": "max"}, "by: orders top=N"),
+                            ({"top": 2, "by": "median"}, "by: mean or max, not 'median'"),
+                            ({"top": 2, "keys": "sda"}, "top: keys= names the keys shown")]:
+        expect_fault(admin.get(data_path("io.ops[disk]", seconds=2, **params)), 400,
+                     "ERR_INVALID_ARG", details)
+    expect_fault(admin.get(data_path("io.ops", seconds=2, top=2)), 400,
+                 details="top: io.ops is not broken down")
+
+
+def test_top_on_a_stream_holds_its_ranking(box):
+    """A window reaching past now is ranked on what is complete when asked (wholly ahead:
+    the same span just before now); its later samples show the same keys."""
+    srv, admin = box["srv"], box["admin"]
+    for start in ("-2", "now"):
+        with DataStream(srv, admin.token, data_path("io.ops[disk]", start=start, seconds=4,
+                                                    top=1, meta="true")) as st:
+            assert st.status == 200
+            doc = json.loads("\n".join(line for _, line in st.lines()))
+        # the live box: sda and sdb each at a rate of their own (conftest's FakeProc)
+        assert len(doc["meta"]["keys"]) == 1, doc["meta"]
+        shown = doc["meta"]["keys"][0]
+        assert len(rows(doc)) >= 3, doc
+        for s in rows(doc):
+            assert [kv["key"] for kv in s["data"]["data"]] in ([shown], []), s
+            assert "other" in s["data"]
+
+
 def test_a_thousand_keys_answer_an_hour_by_the_minute(spawn, tmp_path):
     """An hour of io.ops[disk] on a box of 600 disks is more seconds x keys than an answer
     holds: asked without a granularity it comes by the minute, not refused; by the second
@@ -559,6 +628,7 @@ def test_a_thousand_keys_answer_an_hour_by_the_minute(spawn, tmp_path):
         while True:
             doc = expect(admin.get(data_path("io.ops[disk]", seconds=1)), 200)
             if doc["data"] and len(doc["data"]["data"]["data"]) == 600:
+                seen = time.time()
                 break
             assert time.monotonic() < deadline, "600 disks not seen"
             time.sleep(0.2)
@@ -571,6 +641,28 @@ def test_a_thousand_keys_answer_an_hour_by_the_minute(spawn, tmp_path):
         meta = expect(admin.get(data_path("io.ops[disk]", start=-3600, meta="true",
                                           keys="nvme0n1,nvme1n1")), 200)["meta"]
         assert meta["granularity"] == "second", meta
+        # the eight busiest: by the second too, each sample the eight and the rest's sum
+        doc = expect(admin.get(data_path("io.ops[disk]", start=-3600, meta="true", top=8)),
+                     200)
+        assert doc["meta"]["granularity"] == "second" and len(doc["meta"]["keys"]) == 8
+        assert doc["data"], doc
+        for s in doc["data"]:
+            shown = s["data"]["data"]
+            assert len(shown) <= 8 and {kv["key"] for kv in shown} <= set(doc["meta"]["keys"])
+            total = sum(kv["value"] for kv in shown) + s["data"]["other"]
+            assert abs(total - s["data"]["value"]) <= 0.002 * 600, s  # 3 decimals each
+        # a window of more numbers than one query holds (131,072) comes whole, in order
+        # (601 x 399 numbers: two queries): the same samples as its two halves asked apart
+        time.sleep(max(0, seen + 12 - time.time()))  # some seconds stored before the end
+        t0 = int(time.time()) - 405  # ending 6 s ago: complete, none of it streamed
+        whole = expect(admin.get(data_path("io.ops[disk]", start=t0, seconds=399,
+                                           granularity="second")), 200)["data"]
+        halves = [expect(admin.get(data_path("io.ops[disk]", start=a, seconds=n,
+                                             granularity="second")), 200)["data"]
+                  for a, n in ((t0, 200), (t0 + 200, 199))]
+        assert len(whole) >= 5 and whole == halves[0] + halves[1], \
+            [len(whole), len(halves[0]), len(halves[1])]
+        assert sorted({s["sample"] for s in whole}) == [s["sample"] for s in whole]
         # few keys, the whole window: the same rule as ever
         meta = expect(admin.get(data_path("io.ops[op]", start=-3600, meta="true")), 200)["meta"]
         assert meta["granularity"] == "second"

@@ -305,6 +305,7 @@ def exercise(c, srv, admin):
             break
         if again.status_code == 200 and again.headers["ETag"] != dash.headers["ETag"]:
             del c.failures[seen:]
+    c.call(admin, "GET", "/api/status/v1/disks", 200)
     resp = c.call(admin, "GET", "/api/status/v1/events", 200, stream=True)
     event = b""
     for chunk in resp.iter_content(chunk_size=None):

@@ -61,8 +61,9 @@ def test_dashboard_document(clients):
     assert set(body) == {"dashboard"}
     d = body["dashboard"]
     assert set(d) - {"arc_hit_pct", "pools"} == {
-        "time", "version", "uptime_s", "ncpus", "cpu_pct", "mem_bytes", "disks", "nic_kb_s",
-        "jobs", "leds_lit", "problems", "problems_recent", "capacity", "spark"}, sorted(d)
+        "time", "version", "uptime_s", "ncpus", "cpu_pct", "mem_bytes", "io", "ndisks",
+        "disks", "nic_kb_s", "jobs", "leds_lit", "problems", "problems_recent", "capacity",
+        "spark"}, sorted(d)
     parse_time(d["time"])
     assert d["version"] == resp.headers["X-Spindle-Version"]
     assert isinstance(d["uptime_s"], int) and d["uptime_s"] > 0
@@ -72,6 +73,14 @@ def test_dashboard_document(clients):
     assert 0 < d["mem_bytes"]["used"] < d["mem_bytes"]["total"]
     for disk in d["disks"]:
         assert set(disk) == DISK_KEYS and 0 <= disk["busy_pct"] <= 100, disk
+    assert set(d["io"]) == {"r_ops_s", "w_ops_s", "r_b_s", "w_b_s", "r_ms", "w_ms"}, d["io"]
+    assert all(v >= 0 for v in d["io"].values())
+    assert len(d["disks"]) == min(8, d["ndisks"])
+    every = expect(mon.get("/api/status/v1/disks"), 200)
+    assert set(every) == {"disks"} and {x["n"] for x in d["disks"]} <= {
+        x["n"] for x in every["disks"]}
+    assert all(set(x) == DISK_KEYS for x in every["disks"])
+    expect_fault(mon.get("/api/status/v1/disks?x=1"), 400, details="x")
     assert set(d["nic_kb_s"]) == {"rx", "tx"}
     assert set(d["jobs"]) == {"running", "queued"}
     assert all(isinstance(v, int) and v >= 0 for v in d["jobs"].values())
@@ -131,7 +140,8 @@ def test_dashboard_of_a_big_box(spawn, tmp_path):
     assert int(resp.headers["Content-Length"]) == len(wire) < 2048, (len(wire), text)
     assert "Content-Encoding" not in plain.headers and len(plain.content) > len(wire)
     assert len(d["problems_recent"]) == 2 and len(d["capacity"]) == 4
-    assert [disk["n"] for disk in d["disks"]] == fake.disks
+    assert sorted(disk["n"] for disk in d["disks"]) == sorted(fake.disks)
+    assert d["ndisks"] == 8
     assert d["ncpus"] == 64
     assert d["mem_bytes"]["total"] == 512 << 30
     assert d["mem_bytes"]["free"] == 64 << 30
@@ -147,11 +157,47 @@ def test_dashboard_of_a_big_box(spawn, tmp_path):
         assert disk["r_ms"] == pytest.approx(r["read_ms"] / r["reads"], abs=0.002)
         assert disk["w_ms"] == pytest.approx(r["write_ms"] / r["writes"], abs=0.002)
         assert 75 <= disk["busy_pct"] <= 100
+    assert d["io"]["r_ops_s"] == pytest.approx(8 * r["reads"], rel=0.25)
+    assert d["io"]["w_b_s"] == pytest.approx(8 * r["write_sectors"] * 512, rel=0.25)
+    assert d["io"]["r_ms"] == pytest.approx(r["read_ms"] / r["reads"], abs=0.002)
+    assert d["io"]["w_ms"] == pytest.approx(r["write_ms"] / r["writes"], abs=0.002)
     assert d["nic_kb_s"]["rx"] == pytest.approx(2 * r["rx_bytes"] / 1024, rel=0.25)
     assert d["nic_kb_s"]["tx"] == pytest.approx(2 * r["tx_bytes"] / 1024, rel=0.25)
     assert d["arc_hit_pct"] == pytest.approx(100 * r["hits"] / (r["hits"] + r["misses"]), abs=0.1)
     assert d["cpu_pct"]["iowait"] == pytest.approx(5, abs=1)
     assert d["cpu_pct"]["busy"] == pytest.approx(55, abs=2)     # 100 - idle 40 - iowait 5
+
+
+def test_dashboard_of_a_thousand_disks_stays_small(spawn, tmp_path):
+    """1,152 disks (48 shelves of 24): the document lists the eight busiest (one, made
+    busier than the rest, first), their sum in io, and stays under 2 KB gzipped; every disk
+    is one link away. Nobody reading, no document is built: the tag moves by one per read,
+    not per second."""
+    fake = FakeProc(tmp_path / "root", disks=1152, nics=1, cpus=2, arc=False)
+    fake.rates_of = {fake.disks[700]: 3}  # three times the others' rates
+    fake.start()
+    try:
+        srv = spawn("--proc-root", tmp_path / "root")
+        mon = srv.admin()
+        assert wait_for(lambda: dashboard(mon).get("ndisks") == 1152, 15 * SLOW)
+        time.sleep(1.2)  # a whole second of every disk's rates
+        resp = mon.get(DASHBOARD, headers={"Accept-Encoding": "gzip"}, stream=True)
+        wire = resp.raw.read(decode_content=False)
+        d = json.loads(gzip.decompress(wire))["dashboard"]
+        tag = resp.headers["ETag"]
+        every = expect(mon.get("/api/status/v1/disks"), 200)["disks"]
+        time.sleep(2.5)
+        later = mon.get(DASHBOARD, headers={"Accept-Encoding": "gzip"}).headers["ETag"]
+    finally:
+        fake.stop()
+    print(f"\ndashboard, 1,152 disks: {len(wire)} bytes gzipped")
+    assert len(wire) < 2048, len(wire)
+    assert d["ndisks"] == 1152 and len(d["disks"]) == 8
+    assert d["disks"][0]["n"] == fake.disks[700], d["disks"][:2]
+    assert d["io"]["r_ops_s"] == pytest.approx(1154 * FakeProc.RATES["reads"], rel=0.25)
+    assert sorted(x["n"] for x in every) == sorted(fake.disks)
+    gen = lambda t: int(t.strip('"').split("-")[1])  # "<nonce>-<generation>-gz"
+    assert gen(later) == gen(tag) + 1, (tag, later)
 
 
 def dashboard(client):
