@@ -33,38 +33,50 @@ function rate(bytesPerSecond) {
   return isNum(bytesPerSecond) ? `${bytes(bytesPerSecond)}/s` : '–';
 }
 
-function disks(doc) {
-  return Array.isArray(doc.disks) ? doc.disks : null;
+// All disks together: the document's io (a box of a thousand disks lists only its
+// busiest), or, from an older server, the sum of its disks.
+function io(doc) {
+  if (doc.io && typeof doc.io === 'object') return doc.io;
+  if (!Array.isArray(doc.disks)) return null;
+  const d = doc.disks;
+  const r = sum(d.map((x) => x.r_ops_s || 0));
+  const w = sum(d.map((x) => x.w_ops_s || 0));
+  return {
+    r_ops_s: r,
+    w_ops_s: w,
+    r_b_s: sum(d.map((x) => x.r_b_s || 0)),
+    w_b_s: sum(d.map((x) => x.w_b_s || 0)),
+    r_ms: r ? sum(d.map((x) => (x.r_ops_s || 0) * (x.r_ms || 0))) / r : 0,
+    w_ms: w ? sum(d.map((x) => (x.w_ops_s || 0) * (x.w_ms || 0))) / w : 0,
+  };
 }
 
 // The figures of one document, by tile: {value, sub, point (for local history)}.
 const FIGURES = {
   iops(doc) {
-    const d = disks(doc);
-    if (!d) return null;
-    const r = sum(d.map((x) => x.r_ops_s || 0));
-    const w = sum(d.map((x) => x.w_ops_s || 0));
+    const t = io(doc);
+    if (!t) return null;
+    const r = t.r_ops_s || 0;
+    const w = t.w_ops_s || 0;
     return { value: num(r + w), sub: `read ${num(r)} · write ${num(w)}`, point: r + w };
   },
   throughput(doc) {
-    const d = disks(doc);
-    if (!d) return null;
-    const r = sum(d.map((x) => x.r_b_s || 0));
-    const w = sum(d.map((x) => x.w_b_s || 0));
+    const t = io(doc);
+    if (!t) return null;
+    const r = t.r_b_s || 0;
+    const w = t.w_b_s || 0;
     return { value: rate(r + w), sub: `read ${rate(r)} · write ${rate(w)}`, point: r + w };
   },
   latency(doc) {
-    const d = disks(doc);
-    if (!d) return null;
-    // Mean over all I/Os of the second: each disk's mean weighted by its operations.
-    const rOps = sum(d.map((x) => x.r_ops_s || 0));
-    const wOps = sum(d.map((x) => x.w_ops_s || 0));
-    const rT = sum(d.map((x) => (x.r_ops_s || 0) * (x.r_ms || 0)));
-    const wT = sum(d.map((x) => (x.w_ops_s || 0) * (x.w_ms || 0)));
-    const all = rOps + wOps ? (rT + wT) / (rOps + wOps) : null;
+    const t = io(doc);
+    if (!t) return null;
+    // Mean over all I/Os of the second: reads' and writes' means weighted by their counts.
+    const rOps = t.r_ops_s || 0;
+    const wOps = t.w_ops_s || 0;
+    const all = rOps + wOps ? (rOps * (t.r_ms || 0) + wOps * (t.w_ms || 0)) / (rOps + wOps) : null;
     return {
       value: all === null ? 'idle' : ms(all),
-      sub: `read ${rOps ? ms(rT / rOps) : '–'} · write ${wOps ? ms(wT / wOps) : '–'}`,
+      sub: `read ${rOps ? ms(t.r_ms) : '–'} · write ${wOps ? ms(t.w_ms) : '–'}`,
       point: all,
     };
   },

@@ -9,6 +9,9 @@
 // seconds, exclusive) in steps of meta.sample_seconds. sampled[i]: the point has a sample
 // with a value (a drilldown's missing key there is a zero, as a heat map's empty bucket).
 // A dataset without a drilldown has one series, named `name`, from each sample's value.
+// Asked with top= or keys=, the answer shows some keys (meta.keys, each a series even
+// where it has no value) and sums the rest in each sample's "other": then `other` is that
+// column and `others` how many keys it sums; else both are null.
 export function shape(resp, end, name, drilled) {
   const step = Math.max(1, resp.meta.sample_seconds || 1);
   const t0 = resp.meta.sample;
@@ -28,6 +31,9 @@ export function shape(resp, end, name, drilled) {
     return c;
   };
   if (!drilled) column(name);
+  const chosen = drilled && Array.isArray(resp.meta.keys) ? resp.meta.keys : null;
+  if (chosen) for (const k of chosen) column(k);
+  const other = chosen ? new Array(n).fill(null) : null;
   for (const s of samples) {
     const i = Math.round((s.sample - t0) / step);
     if (i < 0 || i >= n || !s.data) continue;
@@ -37,8 +43,18 @@ export function shape(resp, end, name, drilled) {
       continue;
     }
     for (const kv of s.data.data || []) column(kv.key)[i] = kv.value;
+    if (other && typeof s.data.other === 'number') other[i] = s.data.other;
   }
-  return { xs, step, keys: [...byKey].map(([key, values]) => ({ key, values })), sampled };
+  const others = other ? resp.meta.other_keys ?? null : null;
+  return { xs, step, keys: [...byKey].map(([key, values]) => ({ key, values })), sampled, other, others };
+}
+
+// The samples of a window, from a first answer and the ones asked since for its newest
+// part: `old` samples before `from`, from the window's start `start` on, then `fresh`
+// (which start at `from`). Both as .../data answers them (a list, a sample or null).
+export function mergeSamples(old, fresh, start, from) {
+  const list = (x) => (Array.isArray(x) ? x : x ? [x] : []);
+  return [...list(old).filter((s) => s.sample >= start && s.sample < from), ...list(fresh)];
 }
 
 // Current (newest value), min, max and mean of a series; nulls left out.

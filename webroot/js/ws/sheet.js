@@ -18,7 +18,7 @@ import { askName, chooseKeys } from './dialog.js';
 import { heatKind, rangeText as bucketText } from './buckets.js';
 import { heatChart } from './heat.js';
 import { BASE, cloneWorksheet, deleteWorksheet, mayEdit, mayModify, renameWorksheet } from './list.js';
-import { collapse, csv, OTHER, shape } from './series.js';
+import { collapse, csv, mergeSamples, OTHER, shape, stats } from './series.js';
 
 const DATASETS = '/api/analytics/v1/datasets';
 const MIN_SECONDS = 10;
@@ -543,7 +543,7 @@ export async function renderSheet(main, ctx) {
     const topSel = h('select', { id: `${id}-top`, class: 'ws-top' }, TOPS.map((n) => h('option', { value: n, text: n ? `top ${n}` : 'every key', selected: n === c.top })));
     topSel.addEventListener('change', () => {
       c.top = Number(topSel.value);
-      draw(c);
+      refetch(c); // the box ranks them
     });
     const csvBtn = h('button', { type: 'button', class: 'small', text: 'CSV', 'aria-label': `Export ${dsView.name} as CSV`, title: 'Export this chart’s data as CSV' });
     csvBtn.addEventListener('click', () => exportCsv(c));
@@ -561,7 +561,14 @@ export async function renderSheet(main, ctx) {
     c.showTools = showTop;
     if (keysBtn) {
       keysBtn.addEventListener('click', async () => {
-        const seen = c.shaped ? collapse(c.shaped.keys, 0).map((s) => s.key) : [];
+        let seen = c.shaped ? collapse(c.shaped.keys, 0).map((s) => s.key) : [];
+        try {
+          // the chart may hold the top few only: a second of data lists every key
+          const one = await get(`${hrefOf(catalog, c.view.name)}/data?seconds=1`, { signal });
+          if (one.data) seen = [...new Set([...seen, ...one.data.data.data.map((kv) => kv.key)])];
+        } catch {
+          /* the keys the chart holds */
+        }
         const keys = [...c.view.drilldowns, ...seen.filter((k) => !c.view.drilldowns.includes(k)).sort(naturalCompare)];
         const chosen = await chooseKeys({ title: `Keys of ${dsView.name}`, keys, chosen: c.view.drilldowns });
         keysBtn.focus();
@@ -569,7 +576,7 @@ export async function renderSheet(main, ctx) {
         c.view.drilldowns = chosen;
         showTop();
         markDirty();
-        draw(c);
+        refetch(c);
       });
     }
     const removeBtn = edit
@@ -652,8 +659,16 @@ export async function renderSheet(main, ctx) {
     // a heat map's columns in the order of its ranges
     const all = c.kind && c.heatRows
       ? collapse(c.shaped.keys, 0, c.heatRows.map((r) => r.key))
-      : collapse(c.shaped.keys, 0, c.view.drilldowns);
+      : withOther(c, collapse(c.shaped.keys, 0, c.view.drilldowns));
     download(`${fileName(ws.name || 'worksheet')}-${fileName(c.view.name)}.csv`, csv(c.shaped.xs, all));
+  }
+
+  // The series, and the box's "other" (the keys it did not show, summed) after them when it
+  // sent one and no keys were chosen by name.
+  function withOther(c, list) {
+    if (!c.shaped.other || c.view.drilldowns.length) return list;
+    const values = c.shaped.other;
+    return [...list, { key: OTHER, values, stats: stats(values), other: true, count: c.shaped.others ?? '…' }];
   }
 
   // Draws c's shaped data: the series to show, the plot, the legend.
@@ -662,7 +677,10 @@ export async function renderSheet(main, ctx) {
     const kind = heatKind(c.view.name, c.shaped.keys.map((k) => k.key));
     if (kind !== c.kind) setKind(c, kind);
     if (kind) return drawHeat(c);
-    const list = collapse(c.shaped.keys, c.drilled ? c.top : 0, c.view.drilldowns);
+    // the box's top N and "other" when it chose them; else ranked here (every key)
+    const list = c.shaped.other
+      ? withOther(c, collapse(c.shaped.keys, 0, c.view.drilldowns))
+      : collapse(c.shaped.keys, c.drilled ? c.top : 0, c.view.drilldowns);
     c.series = list;
     const spec = list.map((s, i) => ({ label: s.other ? `other (${s.count})` : s.key, colour: s.other ? OTHER_COLOUR : colour(i), show: s.other ? c.showOther : true }));
     const data = [c.shaped.xs, ...list.map((s) => s.values)];
@@ -797,6 +815,7 @@ export async function renderSheet(main, ctx) {
 
   // ---- fetching
 
+  const GRAN_SECONDS = { second: 1, minute: 60, hour: 3600 };
   const pickGranularity = (start, seconds, edge) => {
     const age = edge - start;
     if (seconds <= 2 * 3600 && age <= ret.retain_second_data * 3600) return 'second';
@@ -814,6 +833,19 @@ export async function renderSheet(main, ctx) {
       ctx.ready();
     }
   };
+
+  // What a chart last drew, to ask only for what is newer next time: its samples (the
+  // answer's data, a list), meta, the window's end and its newest sample's start.
+  function remember(resp, sig, end) {
+    const data = Array.isArray(resp.data) ? resp.data : resp.data ? [resp.data] : [];
+    return { sig, meta: resp.meta, data, end, last: data.length ? data[data.length - 1].sample : null };
+  }
+
+  // The chart's keys or top N changed: all of its window again.
+  function refetch(c) {
+    c.cache = null;
+    refresh();
+  }
 
   async function refresh() {
     clearTimeout(timer);
@@ -837,21 +869,45 @@ export async function renderSheet(main, ctx) {
       await Promise.all(
         live.map(async (c) => {
           const points = Math.max(10, Math.round(c.plot ? c.plot.plotWidth() : stack.clientWidth - 80));
-          const q = `?start=${start}&seconds=${view.seconds}&granularity=${gran}&points=${points}&meta=true`;
+          const href = `${hrefOf(catalog, c.view.name)}/data`;
           // keys chosen: only those asked for (a thousand disks' seconds are not fetched for
-          // two); a key the box no longer has is answered by asking for every key
-          const keys = c.view.drilldowns.length ? `&keys=${encodeURIComponent(c.view.drilldowns.join(','))}` : '';
-          const fetchData = async () => {
-            if (!keys) return get(`${hrefOf(catalog, c.view.name)}/data${q}`, { signal: ac.signal });
+          // two); else, but for a heat map (every bucket), the box's top N and "other"
+          const chosen = c.view.drilldowns.length ? c.view.drilldowns.join(',') : '';
+          const topN = c.drilled && !chosen && c.top > 0 && !heatKind(c.view.name) ? c.top : 0;
+          const sig = `${gran}|${chosen}|${topN}|${view.seconds}|${points}`;
+          const ask = (query) => get(`${href}?${query}&granularity=${gran}&meta=true`, { signal: ac.signal });
+          // a key the box no longer has: asked again without keys
+          const orAll = async (query, keys) => {
+            if (!keys) return ask(query);
             try {
-              return await get(`${hrefOf(catalog, c.view.name)}/data${q}${keys}`, { signal: ac.signal });
+              return await ask(`${query}&keys=${encodeURIComponent(keys)}`);
             } catch (e) {
-              if (e.status === 400 && /^keys:/.test(e.details || '')) return get(`${hrefOf(catalog, c.view.name)}/data${q}`, { signal: ac.signal });
+              if (e.status === 400 && /^keys:/.test(e.details || '')) return null;
               throw e;
             }
           };
+          const fetchData = async () => {
+            const prev = c.cache;
+            c.cache = null;
+            const a = start - (start % GRAN_SECONDS[gran]);
+            // live, one point a granule: only the granules it lacks, from its newest sample
+            // (which may have been incomplete) on, the top N's keys as ranked at first
+            if (view.live && prev && prev.sig === sig && prev.meta.sample_seconds === GRAN_SECONDS[gran] && end > prev.end && end - prev.end < view.seconds && (!topN || (prev.meta.keys || []).length)) {
+              const from = Math.max(prev.last ?? a, a);
+              const inc = await orAll(`start=${from}&seconds=${end - from}`, topN ? prev.meta.keys.join(',') : chosen);
+              if (inc) {
+                const data = mergeSamples(prev.data, inc.data, a, from);
+                return remember({ meta: { ...prev.meta, sample: a, points: Math.ceil((end - a) / GRAN_SECONDS[gran]), other_keys: inc.meta.other_keys }, data }, sig, end);
+              }
+            }
+            const q = `start=${start}&seconds=${view.seconds}&points=${points}`;
+            const whole = (topN ? await ask(`${q}&top=${topN}`) : await orAll(q, chosen)) || (await ask(q));
+            return remember(whole, sig, end);
+          };
           try {
-            const resp = await fetchData();
+            const got = await fetchData();
+            const resp = { meta: got.meta, data: got.data };
+            c.cache = got;
             c.error.textContent = '';
             c.shaped = shape(resp, end, c.view.name, c.drilled);
             c.window = [start, end];
