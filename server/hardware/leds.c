@@ -66,6 +66,7 @@ static void snap_free(struct snap *s)
 	}
 	free(s->chassis);
 	free(s->disks);
+	hmap_clear(&s->by_key, NULL);
 	sysfs_inventory_free(&s->inv);
 	free(s);
 }
@@ -88,19 +89,25 @@ static long disk_index(const struct snap *s, size_t chassis, const char *id)
 
 struct comp *comp_by_key(struct snap *s, const char *key, long *idx, bool *disk)
 {
-	for (size_t i = 0; s && i < s->inv.nchassis; i++)
-		if (strcmp(s->chassis[i].key, key) == 0) {
-			*idx = (long)i;
-			*disk = false;
-			return &s->chassis[i];
-		}
-	for (size_t i = 0; s && i < s->inv.ndisks; i++)
-		if (strcmp(s->disks[i].key, key) == 0) {
-			*idx = (long)i;
-			*disk = true;
-			return &s->disks[i];
-		}
-	return NULL;
+	void *v = s ? hmap_get(&s->by_key, key, strlen(key)) : NULL;
+	if (!v)
+		return NULL;
+	size_t i = (size_t)(uintptr_t)v - 1;
+	*disk = i >= s->inv.nchassis;
+	*idx = (long)(*disk ? i - s->inv.nchassis : i);
+	return *disk ? &s->disks[*idx] : &s->chassis[*idx];
+}
+
+/* Indexes the snapshot's components by key (the first of a repeated key wins, as a
+ * search from the start found it). */
+static void index_keys(struct snap *s)
+{
+	for (size_t i = 0; i < s->inv.nchassis + s->inv.ndisks; i++) {
+		const char *key =
+		    i < s->inv.nchassis ? s->chassis[i].key : s->disks[i - s->inv.nchassis].key;
+		if (!hmap_get(&s->by_key, key, strlen(key)))
+			hmap_put(&s->by_key, key, strlen(key), (void *)(uintptr_t)(i + 1));
+	}
 }
 
 /* --- scanning (helper thread) */
@@ -200,6 +207,7 @@ static void scan_work(void *arg)
 		c->locate = -1;
 		choose_disk(c, &s->inv.disks[i], &have_ledctl);
 	}
+	index_keys(s);
 	s->taken_ns = util_mono_ns();
 	j->snap = s;
 }
@@ -259,9 +267,7 @@ static void scan_done(void *arg)
 	bool first = !leds.snap, full = j->full;
 	leds.scanning = false;
 	if (j->snap) {
-		if (full)
-			leds.leds_read_ns = j->snap->taken_ns;
-		else
+		if (!full)
 			carry_leds(j->snap, leds.snap);
 		snap_free(leds.snap);
 		leds.snap = j->snap;
@@ -295,7 +301,7 @@ static bool snap_older(uint64_t ns)
 	return !leds.snap || util_mono_ns() - leds.snap->taken_ns > ns;
 }
 
-/* full: read every LED as well (the first scan, and the lit count's refresh). */
+/* full: read every LED as well (the first scan). */
 static void scan_start(bool full)
 {
 	if (leds.scanning)
@@ -880,13 +886,13 @@ void leds_locate(const char *chassis, const char *disk, bool on, const char *use
 	op_start(op);
 }
 
+/* From what is known, never a read of its own: an enclosure is asked nothing for a count
+ * the dashboard or /metrics shows. Changes made here count at once; others (a button,
+ * another tool) once a read of the hardware sees them. */
 unsigned leds_lit_count(void)
 {
 	if (!leds.started || !leds.snap)
 		return 0;
-	/* Changes made here count at once; others (a button, another tool) at the next read. */
-	if (!leds.env.stopping && util_mono_ns() - leds.leds_read_ns > LEDS_COUNT_TTL_NS)
-		scan_start(true);
 	unsigned n = 0;
 	for (size_t i = 0; i < leds.snap->inv.nchassis; i++)
 		n += comp_locate(&leds.snap->chassis[i]) == 1;

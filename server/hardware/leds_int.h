@@ -14,13 +14,13 @@
 #include "leds.h"
 #include "sysfs.h"
 #include "base/fault.h"
+#include "base/hmap.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#define LEDS_TTL_NS        1000000000ull  /* a request finds an older inventory stale */
-#define LEDS_COUNT_TTL_NS  10000000000ull /* leds_lit_count rereads every LED this often */
+#define LEDS_TTL_NS        1000000000ull /* a request finds an older inventory stale */
 #define LEDS_KILL_GRACE_MS 1000
 #define LEDS_KEY_MAX       (SYSFS_ID_MAX + 16)
 
@@ -42,6 +42,7 @@ struct snap {
 	struct sysfs_inventory inv;
 	struct comp *chassis; /* parallel to inv.chassis */
 	struct comp *disks;   /* parallel to inv.disks */
+	struct hmap by_key;   /* comp key -> its index + 1, disks after the chassis */
 	uint64_t taken_ns;
 	unsigned gen;
 };
@@ -124,7 +125,6 @@ struct leds_state {
 	struct snap *snap;
 	unsigned gen;
 	bool scanning;
-	uint64_t leds_read_ns; /* when every LED was last read */
 	struct op *waiters, *waiters_tail;
 	struct op *stores; /* changes whose row and audit entry are with the writer */
 	bool started;

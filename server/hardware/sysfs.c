@@ -5,6 +5,7 @@
  * device link points at the disk's device; both are compared by their real paths. */
 #define _GNU_SOURCE
 #include "sysfs.h"
+#include "base/hmap.h"
 #include "base/log.h"
 #include "base/util.h"
 
@@ -30,6 +31,13 @@ struct scan {
 	size_t nsys, sys_cap;
 	struct slot *slots; /* every enclosure slot, in chassis order */
 	size_t nslots, slots_cap;
+	char *block_real; /* the real path of <root>/sys/block */
+	/* Lookups, each value an index + 1: slots by their real path and their device's
+	 * (made once the slots are all read), and the disks seen so far by wwid (a slot's
+	 * index + 1, or a system disk's as its negative). */
+	struct hmap slot_by_real, slot_by_dev;
+	bool slots_mapped;
+	struct hmap disk_by_wwid;
 };
 
 struct slot {
@@ -278,6 +286,56 @@ static char *real_of(const char *path)
 	return realpath(path, buf) ? xstrdup(buf) : NULL;
 }
 
+/* Folds "//", "/./" and "/x/../" out of an absolute path, in place. */
+static void fold_path(char *p)
+{
+	char *out = p;
+	for (const char *in = p; *in;) {
+		while (*in == '/')
+			in++;
+		const char *end = strchrnul(in, '/');
+		size_t n = (size_t)(end - in);
+		if (n == 0 || (n == 1 && in[0] == '.')) {
+			/* nothing */
+		} else if (n == 2 && in[0] == '.' && in[1] == '.') {
+			while (out > p && *--out != '/')
+				;
+		} else {
+			*out++ = '/';
+			memmove(out, in, n);
+			out += n;
+		}
+		in = end;
+	}
+	if (out == p)
+		*out++ = '/';
+	*out = '\0';
+}
+
+/* The real path the link dir_real/name leads to, dir_real being a real path: the link read
+ * alone and folded against it, as sysfs's relative links lead through real directories,
+ * then checked to be the same file (realpath() would look at every component of a deep
+ * path in turn); realpath() where that does not hold. NULL when nothing is there. */
+static char *link_real(const char *dir_real, const char *name)
+{
+	char path[PATH_MAX], target[PATH_MAX], out[PATH_MAX];
+	if (!dir_real || !spath(path, sizeof(path), "%s/%s", dir_real, name))
+		return NULL;
+	ssize_t n = readlink(path, target, sizeof(target) - 1);
+	if (n < 0)
+		return errno == EINVAL ? real_of(path) : NULL; /* not a link: a directory */
+	target[n] = '\0';
+	if (!spath(out, sizeof(out), "%s/%s", target[0] == '/' ? "" : dir_real, target))
+		return real_of(path);
+	fold_path(out);
+	struct stat a, b;
+	if (stat(path, &a) < 0)
+		return NULL;
+	if (lstat(out, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+		return real_of(path);
+	return xstrdup(out);
+}
+
 static bool is_dir(const char *path)
 {
 	struct stat st;
@@ -357,7 +415,9 @@ static bool slot_status_present(const char *status)
 	return false;
 }
 
-static void scan_slot(struct scan *s, size_t chassis, const char *encdir, const char *name)
+/* enc_real: the real path of encdir, whose slots are directories of their own. */
+static void scan_slot(struct scan *s, size_t chassis, const char *encdir, const char *enc_real,
+                      const char *name)
 {
 	char dir[PATH_MAX], path[PATH_MAX], type[64], status[64], number[32];
 	if (!spath(dir, sizeof(dir), "%s/%s", encdir, name) || !is_dir(dir))
@@ -372,9 +432,9 @@ static void scan_slot(struct scan *s, size_t chassis, const char *encdir, const 
 	struct slot *sl = &s->slots[s->nslots++];
 	struct sysfs_disk *d = &sl->d;
 	disk_init(d);
-	sl->real = real_of(dir);
-	spath(path, sizeof(path), "%s/device", dir);
-	sl->dev_real = real_of(path);
+	sl->real = enc_real && spath(path, sizeof(path), "%s/%s", enc_real, name) ? xstrdup(path)
+	                                                                          : real_of(dir);
+	sl->dev_real = link_real(sl->real, "device");
 
 	d->chassis = chassis;
 	snprintf(d->slot, sizeof(d->slot), "%s", name);
@@ -447,8 +507,10 @@ static void scan_enclosure(struct scan *s, const char *sysname)
 
 	size_t first = s->nslots, nnames;
 	char **names = list_dir(encdir, &nnames);
+	char *enc_real = real_of(encdir);
 	for (size_t i = 0; i < nnames; i++)
-		scan_slot(s, ci, encdir, names[i]);
+		scan_slot(s, ci, encdir, enc_real, names[i]);
+	free(enc_real);
 	free_list(names, nnames);
 	/* Slots without a number count in name order. */
 	for (size_t i = first; i < s->nslots; i++)
@@ -510,32 +572,40 @@ static void vpd_serial(const char *path, char *out, size_t outlen)
 	clean_text(buf + 4, len < (size_t)n - 4 ? len : (size_t)n - 4, out, outlen);
 }
 
-/* Which slot the disk sits in: -1 when none. */
-static long find_slot(struct scan *s, const char *blk, const char *dev_real)
+static long index_of(const struct hmap *m, const char *key)
 {
-	char devdir[PATH_MAX], path[PATH_MAX];
-	if (spath(devdir, sizeof(devdir), "%s/device", blk)) {
-		size_t n;
-		char **names = list_dir(devdir, &n);
-		long found = -1;
-		for (size_t i = 0; i < n && found < 0; i++) {
-			if (strncmp(names[i], "enclosure_device:", 17) != 0 ||
-			    !spath(path, sizeof(path), "%s/%s", devdir, names[i]))
-				continue;
-			char *r = real_of(path);
-			for (size_t k = 0; r && k < s->nslots && found < 0; k++)
-				if (s->slots[k].real && strcmp(s->slots[k].real, r) == 0)
-					found = (long)k;
-			free(r);
+	void *v = key ? hmap_get(m, key, strlen(key)) : NULL;
+	return v ? (long)(intptr_t)v - 1 : -1;
+}
+
+static void index_put(struct hmap *m, const char *key, long i)
+{
+	if (key && !hmap_get(m, key, strlen(key)))
+		hmap_put(m, key, strlen(key), (void *)(intptr_t)(i + 1));
+}
+
+/* Which slot the disk (its device's real path dev_real) sits in: -1 when none. */
+static long find_slot(struct scan *s, const char *dev_real)
+{
+	if (!s->slots_mapped) {
+		for (size_t k = 0; k < s->nslots; k++) {
+			index_put(&s->slot_by_real, s->slots[k].real, (long)k);
+			index_put(&s->slot_by_dev, s->slots[k].dev_real, (long)k);
 		}
-		free_list(names, n);
-		if (found >= 0)
-			return found;
+		s->slots_mapped = true;
 	}
-	for (size_t k = 0; dev_real && k < s->nslots; k++)
-		if (s->slots[k].dev_real && strcmp(s->slots[k].dev_real, dev_real) == 0)
-			return (long)k;
-	return -1;
+	size_t n;
+	char **names = list_dir(dev_real, &n);
+	long found = -1;
+	for (size_t i = 0; i < n && found < 0; i++) {
+		if (strncmp(names[i], "enclosure_device:", 17) != 0)
+			continue;
+		char *r = link_real(dev_real, names[i]);
+		found = index_of(&s->slot_by_real, r);
+		free(r);
+	}
+	free_list(names, n);
+	return found >= 0 ? found : index_of(&s->slot_by_dev, dev_real);
 }
 
 static void scan_disk(struct scan *s, const char *name)
@@ -548,8 +618,9 @@ static void scan_disk(struct scan *s, const char *name)
 		return;
 	if (attr(buf, sizeof(buf), "%s/hidden", blk) && strcmp(buf, "1") == 0)
 		return;
-	spath(path, sizeof(path), "%s/device", blk);
-	char *dev_real = real_of(path);
+	char *blk_real = link_real(s->block_real, name);
+	char *dev_real = link_real(blk_real, "device");
+	free(blk_real);
 	if (!dev_real)
 		return; /* no device behind it: a virtual block device */
 
@@ -586,19 +657,16 @@ static void scan_disk(struct scan *s, const char *name)
 		snprintf(d.vendor, sizeof(d.vendor), "%s", vendor);
 
 	/* One disk reached by two paths (multipath) is listed once, by its first name. */
-	if (d.wwid[0]) {
-		for (size_t i = 0; i < s->nsys; i++)
-			if (strcmp(s->sys_disks[i].wwid, d.wwid) == 0) {
-				s->sys_disks[i].paths++;
-				goto out;
-			}
-		for (size_t i = 0; i < s->nslots; i++)
-			if (s->slots[i].d.device[0] && strcmp(s->slots[i].d.wwid, d.wwid) == 0) {
-				s->slots[i].d.paths++;
-				goto out;
-			}
+	void *seen = d.wwid[0] ? hmap_get(&s->disk_by_wwid, d.wwid, strlen(d.wwid)) : NULL;
+	if (seen) {
+		intptr_t at = (intptr_t)seen;
+		if (at > 0)
+			s->slots[at - 1].d.paths++;
+		else
+			s->sys_disks[-at - 1].paths++;
+		goto out;
 	}
-	long k = find_slot(s, blk, dev_real);
+	long k = find_slot(s, dev_real);
 	if (k >= 0 && !s->slots[k].d.device[0]) {
 		struct sysfs_disk *slot = &s->slots[k].d;
 		d.chassis = slot->chassis;
@@ -609,9 +677,15 @@ static void scan_disk(struct scan *s, const char *name)
 		d.faulted = slot->faulted;
 		d.locate = slot->locate;
 		*slot = d;
+		if (d.wwid[0])
+			hmap_put(&s->disk_by_wwid, d.wwid, strlen(d.wwid),
+			         (void *)(intptr_t)(k + 1));
 	} else {
 		s->sys_disks = util_grow(s->sys_disks, &s->sys_cap, s->nsys, sizeof(*s->sys_disks));
 		s->sys_disks[s->nsys++] = d;
+		if (d.wwid[0])
+			hmap_put(&s->disk_by_wwid, d.wwid, strlen(d.wwid),
+			         (void *)(intptr_t)(-(intptr_t)s->nsys));
 	}
 out:
 	free(dev_real);
@@ -642,24 +716,19 @@ static void disk_id(const struct sysfs_inventory *inv, struct sysfs_disk *d)
 	snprintf(d->id, sizeof(d->id), "%.*s", SYSFS_ID_MAX, id);
 }
 
-static bool id_taken(const char *ids, size_t stride, size_t n, const char *id)
-{
-	for (size_t j = 0; j < n; j++)
-		if (strcmp(ids + j * stride, id) == 0)
-			return true;
-	return false;
-}
-
 /* Ids repeat only where the hardware repeats itself (a dual-ported enclosure seen twice);
  * the later ones get -2, -3, ... ids is the id field of the first of n structs. */
 static void unique_ids(char *ids, size_t stride, size_t n)
 {
-	for (size_t i = 1; i < n; i++) {
+	struct hmap taken = {0};
+	for (size_t i = 0; i < n; i++) {
 		char *id = ids + i * stride, base[SYSFS_ID_MAX + 1];
 		snprintf(base, sizeof(base), "%s", id);
-		for (int suffix = 2; id_taken(ids, stride, i, id); suffix++)
+		for (int suffix = 2; hmap_get(&taken, id, strlen(id)); suffix++)
 			snprintf(id, SYSFS_ID_MAX + 1, "%.*s-%d", SYSFS_ID_MAX - 12, base, suffix);
+		hmap_put(&taken, id, strlen(id), id);
 	}
+	hmap_clear(&taken, NULL);
 }
 
 int sysfs_scan(const char *root, struct sysfs_inventory *inv, bool leds)
@@ -689,9 +758,14 @@ int sysfs_scan(const char *root, struct sysfs_inventory *inv, bool leds)
 
 	spath(path, sizeof(path), "%s/sys/block", s.root);
 	names = list_dir(path, &n);
+	s.block_real = real_of(path);
 	for (size_t i = 0; i < n; i++)
 		scan_disk(&s, names[i]);
 	free_list(names, n);
+	free(s.block_real);
+	hmap_clear(&s.slot_by_real, NULL);
+	hmap_clear(&s.slot_by_dev, NULL);
+	hmap_clear(&s.disk_by_wwid, NULL);
 
 	spath(path, sizeof(path), "%s/sys/class/ipmi", s.root);
 	names = list_dir(path, &n);
