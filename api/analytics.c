@@ -624,18 +624,26 @@ static void data_format(void *arg)
 	write_samples(&dr->out, &dr->written, &dr->q, dr->shown, dr->nshown);
 }
 
+/* A query before the answer started is done: true when the disk could not be read (the
+ * request is answered so, and dr freed). */
+static bool data_unread(struct data_req *dr, int status)
+{
+	dr->pending = false;
+	if (status >= 0)
+		return false;
+	reply_error(dr->r, ERR_BUSY, "data: the stored samples cannot be read now");
+	data_free(dr);
+	return true;
+}
+
 /* A chunk of the window is in. A large one (a day of 64 disks by minute is 92,000
  * numbers) is written on a helper thread: the loop never spends long on one request; the
  * request is not touched meanwhile. */
 static void data_ready(void *arg, int status)
 {
 	struct data_req *dr = arg;
-	dr->pending = false;
-	if (status < 0) {
-		reply_error(dr->r, ERR_BUSY, "data: the stored samples cannot be read now");
-		data_free(dr);
+	if (data_unread(dr, status))
 		return;
-	}
 	struct workq *wq = auth_workq();
 	if (dr->q.nseries * dr->q.nbuckets > DATA_INLINE_CELLS && wq &&
 	    workq_submit(wq, data_format, data_answer, dr) == 0)
@@ -704,12 +712,8 @@ static void data_show(struct data_req *dr, struct series **shown, size_t n)
 static void data_ranked(void *arg, int status)
 {
 	struct data_req *dr = arg;
-	dr->pending = false;
-	if (status < 0) {
-		reply_error(dr->r, ERR_BUSY, "data: the stored samples cannot be read now");
-		data_free(dr);
+	if (data_unread(dr, status))
 		return;
-	}
 	struct keyval *kv = xcalloc(dr->q.nseries, sizeof(*kv));
 	size_t n = 0;
 	for (size_t i = 1; i < dr->q.nseries; i++) {
