@@ -58,11 +58,12 @@ static bool __attribute__((format(printf, 3, 4))) spath(char *buf, size_t len, c
 	return n >= 0 && (size_t)n < len;
 }
 
-/* Up to len - 1 bytes of a file; -1 when it cannot be read. One read: sysfs hands over a
- * whole attribute at once. */
-static ssize_t read_raw(const char *path, char *buf, size_t len)
+/* Up to len - 1 bytes of a file (path relative to the directory dfd, or AT_FDCWD); -1 when
+ * it cannot be read. One read: sysfs hands over a whole attribute at once. */
+static ssize_t read_raw_at(int dfd, const char *path, char *buf, size_t len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK); /* a FIFO: no hang */
+	/* O_NONBLOCK: a FIFO does not hang */
+	int fd = openat(dfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return -1;
 	ssize_t n;
@@ -77,6 +78,11 @@ static ssize_t read_raw(const char *path, char *buf, size_t len)
 	return n;
 }
 
+static ssize_t read_raw(const char *path, char *buf, size_t len)
+{
+	return read_raw_at(AT_FDCWD, path, buf, len);
+}
+
 /* Printable ASCII only (JSON-safe, one line), trimmed at both ends, into out. */
 static void clean_text(const char *in, size_t n, char *out, size_t outlen)
 {
@@ -88,6 +94,32 @@ static void clean_text(const char *in, size_t n, char *out, size_t outlen)
 	while (j > 0 && out[j - 1] == ' ')
 		j--;
 	out[j] = '\0';
+}
+
+/* A text attribute of the directory dfd, cleaned; true when it is there and not empty.
+ * Relative to a directory already open, the kernel walks one name, not a deep path through
+ * its links again for each attribute. */
+static bool attr_at(int dfd, char *out, size_t outlen, const char *name)
+{
+	char buf[4096];
+	out[0] = '\0';
+	ssize_t got = dfd >= 0 ? read_raw_at(dfd, name, buf, sizeof(buf)) : -1;
+	if (got <= 0)
+		return false;
+	clean_text(buf, (size_t)got, out, outlen);
+	return out[0] != '\0';
+}
+
+/* A directory to read attributes of (O_PATH: nothing read yet), or -1. */
+static int dir_open(const char *path)
+{
+	return path ? open(path, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+}
+
+static void dir_close(int dfd)
+{
+	if (dfd >= 0)
+		close(dfd);
 }
 
 /* A text attribute, cleaned; true when it is there and not empty. */
@@ -395,10 +427,10 @@ static void disk_init(struct sysfs_disk *d)
 
 /* The medium rotation rate from SCSI VPD page B1 (bytes 4-5): 1 means not rotating,
  * 0x401-0xfffe is rpm; anything else (or no page) is 0, unknown. */
-static int vpd_rpm(const char *path)
+static int vpd_rpm(int dfd, const char *name)
 {
 	unsigned char buf[64];
-	ssize_t n = read_raw(path, (char *)buf, sizeof(buf));
+	ssize_t n = dfd >= 0 ? read_raw_at(dfd, name, (char *)buf, sizeof(buf)) : -1;
 	if (n < 6 || buf[1] != 0xb1)
 		return 0;
 	int v = (buf[4] << 8) | buf[5];
@@ -420,20 +452,27 @@ static void scan_slot(struct scan *s, size_t chassis, const char *encdir, const 
                       const char *name)
 {
 	char dir[PATH_MAX], path[PATH_MAX], type[64], status[64], number[32];
-	if (!spath(dir, sizeof(dir), "%s/%s", encdir, name) || !is_dir(dir))
+	if (!spath(dir, sizeof(dir), "%s/%s", encdir, name))
 		return;
-	bool typed = attr(type, sizeof(type), "%s/type", dir);
-	if (typed && strcmp(type, "device") != 0 && strcmp(type, "array device") != 0)
-		return; /* the SES driver only makes device slots, but say so */
-	if (!typed && (!spath(path, sizeof(path), "%s/locate", dir) || access(path, F_OK) < 0))
-		return; /* "power", "subsystem" and other directories that are not slots */
+	char *real = enc_real && spath(path, sizeof(path), "%s/%s", enc_real, name) ? xstrdup(path)
+	                                                                            : real_of(dir);
+	int sfd = dir_open(real); /* fails for a file: not a slot */
+	bool typed = attr_at(sfd, type, sizeof(type), "type");
+	if (sfd < 0 ||
+	    (typed && strcmp(type, "device") != 0 && strcmp(type, "array device") != 0) ||
+	    (!typed && faccessat(sfd, "locate", F_OK, 0) < 0)) {
+		/* the SES driver only makes device slots, but say so; "power", "subsystem" and
+		 * other directories are not slots */
+		dir_close(sfd);
+		free(real);
+		return;
+	}
 
 	s->slots = util_grow(s->slots, &s->slots_cap, s->nslots, sizeof(*s->slots));
 	struct slot *sl = &s->slots[s->nslots++];
 	struct sysfs_disk *d = &sl->d;
 	disk_init(d);
-	sl->real = enc_real && spath(path, sizeof(path), "%s/%s", enc_real, name) ? xstrdup(path)
-	                                                                          : real_of(dir);
+	sl->real = real;
 	sl->dev_real = link_real(sl->real, "device");
 
 	d->chassis = chassis;
@@ -441,20 +480,21 @@ static void scan_slot(struct scan *s, size_t chassis, const char *encdir, const 
 	snprintf(d->label, sizeof(d->label), "%s", name);
 	d->slot_dir = xstrdup(dir);
 	long long num = -1;
-	if (attr(number, sizeof(number), "%s/slot", dir) &&
+	if (attr_at(sfd, number, sizeof(number), "slot") &&
 	    util_parse_ll(number, 0, 1 << 20, &num) == 0)
 		d->slot_number = (int)num;
 	if (s->leds) {
-		spath(path, sizeof(path), "%s/locate", dir);
+		spath(path, sizeof(path), "%s/locate", sl->real);
 		d->locate = sysfs_read_flag(path);
-		spath(path, sizeof(path), "%s/fault", dir);
+		spath(path, sizeof(path), "%s/fault", sl->real);
 		d->faulted = sysfs_read_flag(path);
 	}
-	if (attr(status, sizeof(status), "%s/status", dir)) {
+	if (attr_at(sfd, status, sizeof(status), "status")) {
 		d->present = slot_status_present(status);
 		if (strcasecmp(status, "critical") == 0 || strcasecmp(status, "unrecoverable") == 0)
 			d->faulted = 1;
 	}
+	dir_close(sfd);
 }
 
 static int slot_cmp(const void *a, const void *b)
@@ -561,10 +601,10 @@ static void disk_interface(const char *name, const char *rel, const char *vendor
 }
 
 /* The serial from SCSI VPD page 0x80: a 4-byte header, then the serial in ASCII. */
-static void vpd_serial(const char *path, char *out, size_t outlen)
+static void vpd_serial(int dfd, const char *name, char *out, size_t outlen)
 {
 	char buf[256];
-	ssize_t n = read_raw(path, buf, sizeof(buf));
+	ssize_t n = dfd >= 0 ? read_raw_at(dfd, name, buf, sizeof(buf)) : -1;
 	out[0] = '\0';
 	if (n <= 4 || (unsigned char)buf[1] != 0x80)
 		return;
@@ -610,19 +650,26 @@ static long find_slot(struct scan *s, const char *dev_real)
 
 static void scan_disk(struct scan *s, const char *name)
 {
-	char blk[PATH_MAX], path[PATH_MAX], buf[64];
-	if (not_a_disk(name) || !spath(blk, sizeof(blk), "%s/sys/block/%s", s->root, name))
-		return;
-	/* Partitions have no place here; hidden ones are NVMe multipath legs. */
-	if (spath(path, sizeof(path), "%s/partition", blk) && access(path, F_OK) == 0)
-		return;
-	if (attr(buf, sizeof(buf), "%s/hidden", blk) && strcmp(buf, "1") == 0)
+	char buf[64];
+	if (not_a_disk(name))
 		return;
 	char *blk_real = link_real(s->block_real, name);
+	int bfd = dir_open(blk_real);
+	/* Partitions have no place here; hidden ones are NVMe multipath legs. */
+	if (bfd < 0 || faccessat(bfd, "partition", F_OK, 0) == 0 ||
+	    (attr_at(bfd, buf, sizeof(buf), "hidden") && strcmp(buf, "1") == 0)) {
+		dir_close(bfd);
+		free(blk_real);
+		return;
+	}
 	char *dev_real = link_real(blk_real, "device");
 	free(blk_real);
-	if (!dev_real)
+	int dfd = dir_open(dev_real);
+	if (dfd < 0) {
+		dir_close(bfd);
+		free(dev_real);
 		return; /* no device behind it: a virtual block device */
+	}
 
 	struct sysfs_disk d;
 	disk_init(&d);
@@ -632,24 +679,24 @@ static void scan_disk(struct scan *s, const char *name)
 	bool scsi = strncmp(name, "sd", 2) == 0;
 	char vendor[64] = "";
 	if (scsi)
-		attr(vendor, sizeof(vendor), "%s/device/vendor", blk);
-	attr(d.model, sizeof(d.model), "%s/device/model", blk);
-	if (!attr(d.wwid, sizeof(d.wwid), "%s/wwid", blk))
-		attr(d.wwid, sizeof(d.wwid), "%s/device/wwid", blk);
-	if (!attr(d.serial, sizeof(d.serial), "%s/device/serial", blk) &&
-	    !attr(d.serial, sizeof(d.serial), "%s/serial", blk) &&
-	    spath(path, sizeof(path), "%s/device/vpd_pg80", blk))
-		vpd_serial(path, d.serial, sizeof(d.serial));
+		attr_at(dfd, vendor, sizeof(vendor), "vendor");
+	attr_at(dfd, d.model, sizeof(d.model), "model");
+	if (!attr_at(bfd, d.wwid, sizeof(d.wwid), "wwid"))
+		attr_at(dfd, d.wwid, sizeof(d.wwid), "wwid");
+	if (!attr_at(dfd, d.serial, sizeof(d.serial), "serial") &&
+	    !attr_at(bfd, d.serial, sizeof(d.serial), "serial"))
+		vpd_serial(dfd, "vpd_pg80", d.serial, sizeof(d.serial));
 	long long v;
-	if (attr(buf, sizeof(buf), "%s/size", blk) &&
+	if (attr_at(bfd, buf, sizeof(buf), "size") &&
 	    util_parse_ll(buf, 0, INT64_MAX / 512, &v) == 0)
 		d.size = (uint64_t)v * 512;
-	if (attr(buf, sizeof(buf), "%s/queue/rotational", blk))
+	if (attr_at(bfd, buf, sizeof(buf), "queue/rotational"))
 		d.rotational = strcmp(buf, "1") == 0;
-	if (!attr(d.revision, sizeof(d.revision), "%s/device/rev", blk))
-		attr(d.revision, sizeof(d.revision), "%s/device/firmware_rev", blk);
-	if (spath(path, sizeof(path), "%s/device/vpd_pgb1", blk))
-		d.rpm = vpd_rpm(path);
+	if (!attr_at(dfd, d.revision, sizeof(d.revision), "rev"))
+		attr_at(dfd, d.revision, sizeof(d.revision), "firmware_rev");
+	d.rpm = vpd_rpm(dfd, "vpd_pgb1");
+	dir_close(bfd);
+	dir_close(dfd);
 	size_t rl = strlen(s->root);
 	const char *rel = strncmp(dev_real, s->root, rl) == 0 ? dev_real + rl : dev_real;
 	disk_interface(name, rel, vendor, d.interface, sizeof(d.interface));
