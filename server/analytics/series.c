@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RING_MASK (SERIES_RING - 1)
+#define RING_MIN 64 /* a new series' ring, in seconds; it doubles as its values span more */
 /* The part of the ring a query leaves to the disk although memory still holds it, so
  * a disk read may take this long before memory has moved past where it starts. */
 #define QUERY_SLACK 64
@@ -28,7 +28,13 @@
 struct series {
 	int64_t id, dataset;
 	char *key;
-	double *ring;  /* SERIES_RING seconds, NaN: no value; NULL until the first value */
+	/* The newest seconds, NaN: no value; NULL until the first value. The ring holds cap
+	 * seconds (a power of two), growing from RING_MIN to SERIES_RING as the series' life
+	 * spans more: memory follows what a series has to keep. */
+	double *ring;
+	uint32_t cap;
+	int64_t first; /* its first value's second: none before (while cap < SERIES_RING, the
+	                * ring holds every second from there) */
 	double staged; /* the value put for the second being collected */
 	bool has_staged;
 	bool sent;    /* its row is in the database or on its way */
@@ -58,6 +64,33 @@ static struct {
 	struct db_samples **readers;
 	size_t nreaders, readers_cap;
 } store = {.readers_mu = PTHREAD_MUTEX_INITIALIZER};
+
+/* The value of second u, which memory holds (store.oldest <= u <= store.newest). */
+static inline double ring_get(const struct series *s, int64_t u)
+{
+	return s->ring && u >= s->first ? s->ring[u & (s->cap - 1)] : NAN;
+}
+
+/* Room for second t: a ring that would have to overwrite a second it still has to keep
+ * (it spans less than SERIES_RING) doubles until it need not. */
+static void ring_reserve(struct series *s, int64_t t)
+{
+	int64_t need = t - s->first + 1;
+	if (need <= (int64_t)s->cap || s->cap >= SERIES_RING)
+		return;
+	uint32_t cap = s->cap;
+	while ((int64_t)cap < need && cap < SERIES_RING)
+		cap *= 2;
+	double *r = xmalloc(cap * sizeof(*r));
+	for (uint32_t j = 0; j < cap; j++)
+		r[j] = NAN;
+	int64_t lo = t - (int64_t)s->cap > s->first ? t - (int64_t)s->cap : s->first;
+	for (int64_t u = lo; u < t; u++)
+		r[u & (cap - 1)] = s->ring[u & (s->cap - 1)];
+	free(s->ring);
+	s->ring = r;
+	s->cap = cap;
+}
 
 static void series_free(struct series *s)
 {
@@ -119,15 +152,15 @@ int series_init(const struct series_config *cfg, char *err, size_t errlen)
 static bool flush_piece(struct buf *body, struct buf *tmp, const struct series *s,
                         int64_t row_start, int64_t a, int64_t e, int64_t *prev_id)
 {
-	while (a < e && isnan(s->ring[a & RING_MASK]))
+	while (a < e && isnan(ring_get(s, a)))
 		a++;
-	while (e > a && isnan(s->ring[(e - 1) & RING_MASK]))
+	while (e > a && isnan(ring_get(s, e - 1)))
 		e--;
 	if (a >= e)
 		return false;
 	double v[SERIES_CHUNK];
 	for (int64_t u = a; u < e; u++)
-		v[u - a] = s->ring[u & RING_MASK];
+		v[u - a] = ring_get(s, u);
 	tmp->len = 0;
 	series_pack(v, (size_t)(e - a), tmp);
 	series_flush_piece_put(body, s->id - *prev_id, a - row_start, tmp);
@@ -199,9 +232,11 @@ void series_commit(int64_t t)
 	if (store.newest && t <= store.newest) {
 		/* The clock stepped back: what memory holds is flushed, then it starts afresh. */
 		flush_upto(store.newest + 1);
-		for (size_t i = 0; i < store.n; i++)
-			for (int j = 0; store.all[i]->ring && j < SERIES_RING; j++)
-				store.all[i]->ring[j] = NAN;
+		for (size_t i = 0; i < store.n; i++) {
+			free(store.all[i]->ring);
+			store.all[i]->ring = NULL;
+			store.all[i]->cap = 0;
+		}
 		store.newest = store.oldest = store.flushed = 0;
 	}
 	/* A jump past the current chunk: flush it before its seconds could be overwritten. */
@@ -213,15 +248,18 @@ void series_commit(int64_t t)
 	for (size_t i = 0; i < store.n; i++) {
 		struct series *s = store.all[i];
 		if (!s->ring && s->has_staged) {
-			s->ring = xmalloc(SERIES_RING * sizeof(*s->ring));
-			for (int j = 0; j < SERIES_RING; j++)
+			s->cap = RING_MIN;
+			s->first = t;
+			s->ring = xmalloc(s->cap * sizeof(*s->ring));
+			for (uint32_t j = 0; j < s->cap; j++)
 				s->ring[j] = NAN;
 		}
 		if (!s->ring)
 			continue;
-		for (int64_t u = from; u < t; u++)
-			s->ring[u & RING_MASK] = NAN;
-		s->ring[t & RING_MASK] = s->has_staged ? s->staged : NAN;
+		ring_reserve(s, t);
+		for (int64_t u = from > s->first ? from : s->first; u < t; u++)
+			s->ring[u & (s->cap - 1)] = NAN;
+		s->ring[t & (s->cap - 1)] = s->has_staged ? s->staged : NAN;
 		s->has_staged = false;
 	}
 	store.newest = t;
@@ -363,7 +401,7 @@ int64_t series_id(const struct series *s)
 int64_t series_incore_bytes(const struct series *s)
 {
 	return (int64_t)(sizeof(*s) + strlen(s->key) + 1 +
-	                 (s->ring ? SERIES_RING * sizeof(*s->ring) : 0));
+	                 (s->ring ? s->cap * sizeof(*s->ring) : 0));
 }
 
 int64_t series_disk_bytes(const struct series *s)
@@ -652,7 +690,7 @@ void series_query_memory(struct series_query *q, int64_t from, int64_t to)
 		if (!s->ring)
 			continue;
 		for (int64_t u = from; u < to; u++) {
-			double v = s->ring[u & RING_MASK];
+			double v = ring_get(s, u);
 			if (!isnan(v))
 				agg_add(&out[(u - q->start) / q->width], v);
 		}

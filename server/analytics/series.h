@@ -3,7 +3,8 @@
  * (dataset, key), the key "" holding a dataset's total.
  *
  * - Memory: each series keeps its newest SERIES_RING seconds (more than an hour) in a
- *   ring, so the dashboard and "last N seconds" never touch the disk.
+ *   ring, so the dashboard and "last N seconds" never touch the disk; the ring starts
+ *   small and doubles as the series' values span more.
  * - Disk: every SERIES_CHUNK seconds the loop packs the seconds just completed (a few
  *   microseconds) and hands them to a writer thread, which stores them in ONE
  *   transaction on a connection of its own. Once an hour is complete the writer packs its

@@ -183,12 +183,23 @@ static int start_store(struct series_retention ret)
 	return rc;
 }
 
+/* A series of another dataset, born 150 s before the first run ends. */
+static struct series *late;
+#define LATE_FROM (T0 + RUN - 150)
+
+static double value_late(int64_t t)
+{
+	return (double)(t % 1000) / 8;
+}
+
 static void run_until(struct series *tot, struct series *k, int64_t from, int64_t to)
 {
 	for (int64_t t = from; t < to; t++) {
 		series_put(tot, t, value_total(t));
 		if (k_has(t))
 			series_put(k, t, value_k(t));
+		if (late && t >= LATE_FROM)
+			series_put(late, t, value_late(t));
 		series_commit(t);
 		if (t + 1 > stored_end)
 			stored_end = t + 1;
@@ -205,6 +216,7 @@ static void test_store(void)
 	ok(start_store(keep) == 0, "store started");
 	struct series *tot = series_open(1, ""), *k = series_open(1, "k");
 	int64_t id_tot = series_id(tot), id_k = series_id(k);
+	late = series_open(2, "late");
 
 	/* Three hours and 100 s, then 5 s more that no flush has taken yet. */
 	run_until(tot, k, T0, T0 + RUN);
@@ -222,6 +234,30 @@ static void test_store(void)
 	ok(series_disk_bytes(tot) > 0 && series_incore_bytes(tot) > SERIES_RING * 8,
 	   "bytes on disk (%lld) and in memory (%lld)", (long long)series_disk_bytes(tot),
 	   (long long)series_incore_bytes(tot));
+
+	/* A series 150 s old keeps a ring of 256 s, not 4096, and every one of its seconds. */
+	int64_t late_bytes = series_incore_bytes(late) - (int64_t)strlen("late") - 1;
+	ok(late_bytes > 256 * 8 && late_bytes < 300 * 8,
+	   "a series born 150 s ago holds its seconds in %lld bytes", (long long)late_bytes);
+	struct series_agg out[160];
+	struct series_query q = {.series = &late,
+	                         .nseries = 1,
+	                         .start = LATE_FROM - 10,
+	                         .gran = 1,
+	                         .width = 1,
+	                         .nbuckets = 160,
+	                         .out = out};
+	done_status = -2;
+	series_query(&q, query_done, NULL);
+	int wrong = done_status != 0;
+	for (int b = 0; b < 160; b++) {
+		int64_t t = LATE_FROM - 10 + b;
+		bool want = b >= 10 && t < T0 + RUN;
+		if (want ? out[b].count != 1 || out[b].sum != value_late(t) : out[b].count != 0)
+			wrong++;
+	}
+	is_int(wrong, 0, "its seconds from memory, none before its first");
+	late = NULL;
 
 	/* Rollups against the raw seconds; memory against disk; across the split. */
 	is_int(check_query(tot, k, T0, 60, 60, 180, 0), 0,
