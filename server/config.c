@@ -96,6 +96,9 @@ static const struct opt opts[] = {
      "disk locator LEDs: auto, ses, ledctl or virtual (auto)"},
     {"led-command-timeout", OPT_INT, OFF(led_command_timeout_s), 1, 300, "SECONDS",
      "time ledctl or ipmitool may take before it is killed (10)"},
+    {"hardware-watch", OPT_INT, OFF(hardware_watch_s), 0, 86400, "SECONDS",
+     "how often the enclosures' slots are read for faults (a problem) and lit LEDs; 0: only "
+     "when the hardware is read (60)"},
     {"ledctl-socket", OPT_STRING, OFF(ledctl_socket), 0, 0, "PATH",
      "ledctl through the root helper at this socket if it is there (/run/spindle/ledctl.sock)"},
     {"bench-dirs", OPT_STRING, OFF(bench_dirs), 0, 0, "DIRS",
@@ -328,6 +331,7 @@ static void config_defaults(struct config *cfg)
 	cfg->system_led_backend = xstrdup("auto");
 	cfg->disk_led_backend = xstrdup("auto");
 	cfg->led_command_timeout_s = 10;
+	cfg->hardware_watch_s = 60;
 	cfg->ledctl_socket = xstrdup("/run/spindle/ledctl.sock");
 	cfg->iolat_socket = xstrdup("/run/spindle/iolat.sock");
 	cfg->smbstatus_socket = xstrdup("/run/spindle/smbstatus.sock");

@@ -37,6 +37,7 @@ struct config {
 	char *system_led_backend; /* auto, leds, ipmi, virtual */
 	char *disk_led_backend;   /* auto, ses, ledctl, virtual */
 	long long led_command_timeout_s;
+	long long hardware_watch_s;
 	char *ledctl_socket; /* the root helper's socket (spindle-ledctl.socket), if there */
 
 	char *proc_root;             /* the collector reads <proc_root>/proc */

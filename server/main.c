@@ -221,6 +221,7 @@ int main(int argc, char **argv)
 	    .disk_backend = cfg.disk_led_backend,
 	    .command_timeout_ms = (int)cfg.led_command_timeout_s * 1000,
 	    .ledctl_socket = cfg.ledctl_socket,
+	    .watch_s = (int)cfg.hardware_watch_s,
 	};
 	/* Problems first: the LEDs, the collector and the jobs raise them. */
 	if (problems_init(d.base, cfg.state_dir) < 0)

@@ -888,7 +888,7 @@ void leds_locate(const char *chassis, const char *disk, bool on, const char *use
 
 /* From what is known, never a read of its own: an enclosure is asked nothing for a count
  * the dashboard or /metrics shows. Changes made here count at once; others (a button,
- * another tool) once a read of the hardware sees them. */
+ * another tool) once a read of the hardware, or the watch (--hardware-watch), sees them. */
 unsigned leds_lit_count(void)
 {
 	if (!leds.started || !leds.snap)
@@ -929,6 +929,16 @@ void leds_lit_each(leds_lit_fn fn, void *arg)
 
 /* --- start and stop */
 
+/* The watch: every LED and slot read, so a disk the enclosure marks faulted is a problem
+ * (and an LED lit by its button counted) with nobody looking at the hardware. */
+static void watch_tick(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+	scan_start(true);
+}
+
 int leds_init(struct event_base *base, struct db *db, const struct leds_config *cfg)
 {
 	memset(&leds, 0, sizeof(leds));
@@ -954,6 +964,12 @@ int leds_init(struct event_base *base, struct db *db, const struct leds_config *
 	led_records_load(db);
 	leds.started = true;
 	scan_start(true);
+	if (cfg->watch_s > 0) {
+		struct timeval tv = {cfg->watch_s, 0};
+		leds.watch = event_new(base, -1, EV_PERSIST, watch_tick, NULL);
+		if (!leds.watch || event_add(leds.watch, &tv) < 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -962,6 +978,9 @@ void leds_shutdown(void)
 	if (!leds.started)
 		return;
 	leds.env.stopping = true;
+	if (leds.watch)
+		event_free(leds.watch);
+	leds.watch = NULL;
 	led_command_stop();
 	/* Its done callbacks answer whoever waits on a scan, a read or a write. */
 	workq_free(leds.env.wq);

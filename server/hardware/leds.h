@@ -32,6 +32,7 @@ struct leds_config {
 	const char *disk_backend;   /* "auto", "ses", "ledctl", "virtual" */
 	int command_timeout_ms;     /* ledctl / ipmitool; then SIGTERM, SIGKILL a second later */
 	const char *ledctl_socket;  /* the root helper's socket for ledctl, used if it exists */
+	int watch_s; /* every LED and slot read this often (faults become problems); 0: never */
 };
 
 /* Once, after child_init and audit_init; starts the first inventory scan. */

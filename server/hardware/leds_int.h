@@ -125,6 +125,7 @@ struct leds_state {
 	struct snap *snap;
 	unsigned gen;
 	bool scanning;
+	struct event *watch; /* --hardware-watch: every LED and slot read this often */
 	struct op *waiters, *waiters_tail;
 	struct op *stores; /* changes whose row and audit entry are with the writer */
 	bool started;

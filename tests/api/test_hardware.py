@@ -482,7 +482,7 @@ def test_the_lit_count_asks_the_enclosure_nothing(tmp_path):
     count, however long the dashboard is polled (the count once re-read every LED each
     10 s: SCSI traffic to every enclosure for a number on a phone); a read of the disk
     sees it, and the count follows."""
-    b = Box(tmp_path, "--disk-led-backend", "ses")
+    b = Box(tmp_path, "--disk-led-backend", "ses", "--hardware-watch", "0")
     try:
         mon = b.admin
 
@@ -496,6 +496,28 @@ def test_the_lit_count_asks_the_enclosure_nothing(tmp_path):
             time.sleep(0.5)
         assert expect(mon.get(f"{HW}/{ENC}/disk/{SDB}"), 200)["disk"]["locate"] is True
         assert wait_for_value(lit, 1)
+    finally:
+        b.stop()
+
+
+def test_the_watch_reads_the_slots_with_nobody_looking(tmp_path):
+    """--hardware-watch 1: a disk the enclosure marks faulted behind spindled's back is a
+    problem, and an LED lit by its button is counted, without any read of the hardware."""
+    b = Box(tmp_path, "--disk-led-backend", "ses", "--hardware-watch", "1")
+    try:
+        mon = b.admin
+
+        def lit():
+            return expect(mon.get("/api/status/v1/dashboard"), 200)["dashboard"]["leds_lit"]
+
+        def faulted():
+            return sum(p["code"] == "SP-DISK-FAULT" for p in expect(
+                mon.get("/api/problem/v1/problems"), 200)["problems"])
+        assert wait_for_value(lit, 0) and wait_for_value(faulted, 1)  # Slot 03, at start
+        b.fs.write(slot(b.fs, "Slot 00"), 1)
+        b.fs.write(slot(b.fs, "Slot 00", "fault"), 1)
+        assert wait_for_value(lit, 1), lit()
+        assert wait_for_value(faulted, 2), faulted()
     finally:
         b.stop()
 

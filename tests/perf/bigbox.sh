@@ -5,11 +5,11 @@
 # SAS disks in N/24 SES enclosures of 24 slots (tests/api/fixtures/hw.py), 8 CPUs and 4
 # NICs, its /proc/diskstats advancing every 0.2 s (tests/api/conftest.py's FakeProc), on
 # one root for --proc-root and --sys-root. After WARMUP seconds (130) it prints, per N:
-#   - idle CPU: spindled's user + system time over IDLE seconds (20) with no request, in
-#     percent of one core;
+#   - idle CPU: spindled's user + system time over IDLE seconds (60: one round of the
+#     hardware watch, --hardware-watch) with no request, in percent of one core;
 #   - RSS (VmRSS) then;
 #   - the longest loop stall: wrk asks GET /api/system/v1/health on one keep-alive
-#     connection (plain HTTP), one request after another, for IDLE seconds: its slowest
+#     connection (plain HTTP), one request after another, for STALL seconds (20): its slowest
 #     answer (a tick that holds the loop shows there) and its median;
 #   - the dashboard's size, plain and gzipped; GET /metrics' size and time (median of 5);
 #   - GET /api/hardware/v1/chassis after an idle second (median of 5);
@@ -19,11 +19,11 @@
 # Then a table, and each figure's ratio to the first size's (the peer: a box of one shelf).
 # Usage, from the repo root after a build:  bash tests/perf/bigbox.sh
 # Environment: SPINDLED (default ./server/spindled), SIZES ("24 192 1152"), WARMUP (130),
-#              IDLE (20).
+#              IDLE (60), STALL (20).
 set -euo pipefail
 
 export SPINDLED=${SPINDLED:-$PWD/server/spindled}
-export SIZES=${SIZES:-24 192 1152} WARMUP=${WARMUP:-130} IDLE=${IDLE:-20}
+export SIZES=${SIZES:-24 192 1152} WARMUP=${WARMUP:-130} IDLE=${IDLE:-60} STALL=${STALL:-20}
 [ -x "$SPINDLED" ] || { echo "bigbox.sh: no spindled at $SPINDLED: build first, or set SPINDLED" >&2; exit 1; }
 
 exec /usr/bin/python3 - <<'PY'
@@ -36,6 +36,7 @@ from fixtures.hw import FakeSys
 
 SIZES = [int(n) for n in os.environ["SIZES"].split()]
 WARMUP, IDLE = float(os.environ["WARMUP"]), float(os.environ["IDLE"])
+STALL = float(os.environ["STALL"])
 TICK = os.sysconf("SC_CLK_TCK")
 TB = 10 ** 12
 
@@ -136,7 +137,7 @@ def measure(n):
         time.sleep(IDLE)
         r["idle_cpu_pct"] = 100 * (cpu_s(pid) - c0) / (time.monotonic() - t0)
         r["rss_mb"] = rss_mb(pid)
-        r["stall_max_ms"], r["stall_p50_ms"] = stall(srv, IDLE)
+        r["stall_max_ms"], r["stall_p50_ms"] = stall(srv, STALL)
         plain = admin.get("/api/status/v1/dashboard", headers={"Accept-Encoding": "identity"})
         gz = admin.get("/api/status/v1/dashboard", headers={"Accept-Encoding": "gzip"},
                        stream=True)
