@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: ISC */
-/* The series store: every series' newest seconds in a ring in memory, handed to the
- * writer thread (series_writer.c) every SERIES_CHUNK seconds, and queries across memory
- * and disk. See series.h for the shape of it; the comments here say why things are done
- * so. Everything here runs on the loop thread except q_disk, on a helper thread. */
+/* The series store: every series' newest seconds in memory (the last few as doubles, the
+ * rest packed as they were flushed), handed to the writer thread (series_writer.c) every
+ * SERIES_CHUNK seconds, and queries across memory and disk. See series.h for the shape of it; the
+ * comments here say why things are done so. Everything here runs on the loop thread except q_disk,
+ * on a helper thread. */
 #define _GNU_SOURCE
 #include "series.h"
 #include "series_pack.h"
@@ -18,8 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RING_MIN 64 /* a new series' ring, in seconds; it doubles as its values span more */
-/* The part of the ring a query leaves to the disk although memory still holds it, so
+/* The newest seconds of a series as doubles, a power of two above SERIES_CHUNK: the seconds
+ * not flushed yet are always among them, and a stream's tick reads them without unpacking. */
+#define RECENT 32
+/* The part of memory a query leaves to the disk although memory still holds it, so
  * a disk read may take this long before memory has moved past where it starts. */
 #define QUERY_SLACK 64
 
@@ -28,14 +31,21 @@
 struct series {
 	int64_t id, dataset;
 	char *key;
-	/* The newest seconds, NaN: no value; NULL until the first value. The ring holds cap
-	 * seconds (a power of two), growing from RING_MIN to SERIES_RING as the series' life
-	 * spans more: memory follows what a series has to keep. */
-	double *ring;
-	uint32_t cap;
-	int64_t first; /* its first value's second: none before (while cap < SERIES_RING, the
-	                * ring holds every second from there) */
-	double staged; /* the value put for the second being collected */
+	/* The seconds (newest - RECENT, newest], NaN: no value; NULL while the series has no
+	 * value in memory. */
+	double *recent;
+	/* Every flushed second memory holds, as the flushes packed them: entries of varint
+	 * start (seconds after the entry before, after past.t for the first), varint length
+	 * and that many bytes of series_pack(). The live entries start at past.head; the
+	 * first starts at second past.t. Its memory follows what the series keeps: a few
+	 * bytes per 10 s for an idle disk, 8 KB or so an hour for a busy one. */
+	struct {
+		unsigned char *p;
+		size_t head, len, cap;
+		int64_t t, last; /* the first live entry's start, the last entry's */
+	} past;
+	int64_t last_value; /* the second of its newest value in memory */
+	double staged;      /* the value put for the second being collected */
 	bool has_staged;
 	bool sent;    /* its row is in the database or on its way */
 	bool dropped; /* its dataset is gone; freed with the last reference */
@@ -65,37 +75,119 @@ static struct {
 	size_t nreaders, readers_cap;
 } store = {.readers_mu = PTHREAD_MUTEX_INITIALIZER};
 
-/* The value of second u, which memory holds (store.oldest <= u <= store.newest). */
-static inline double ring_get(const struct series *s, int64_t u)
+/* The value of second u among the recent ones (newest - RECENT < u <= newest). */
+static inline double recent_get(const struct series *s, int64_t u)
 {
-	return s->ring && u >= s->first ? s->ring[u & (s->cap - 1)] : NAN;
+	return s->recent ? s->recent[u & (RECENT - 1)] : NAN;
 }
 
-/* Room for second t: a ring that would have to overwrite a second it still has to keep
- * (it spans less than SERIES_RING) doubles until it need not. */
-static void ring_reserve(struct series *s, int64_t t)
+static void put_varint(unsigned char **o, uint64_t v)
 {
-	int64_t need = t - s->first + 1;
-	if (need <= (int64_t)s->cap || s->cap >= SERIES_RING)
+	while (v >= 0x80) {
+		*(*o)++ = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	*(*o)++ = (unsigned char)v;
+}
+
+/* Reads a varint of past's own making (so never malformed) and moves *p past it. */
+static uint64_t get_varint(const unsigned char **p)
+{
+	uint64_t v = 0;
+	for (int shift = 0;; shift += 7) {
+		unsigned char c = *(*p)++;
+		v |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80))
+			return v;
+	}
+}
+
+/* Keeps a flushed piece (seconds from t, packed) in s->past. */
+static void past_add(struct series *s, int64_t t, const struct buf *packed)
+{
+	if (s->past.head == s->past.len)
+		s->past.head = s->past.len = 0;
+	size_t need = s->past.len + 20 + packed->len;
+	if (need > s->past.cap && s->past.head) {
+		/* Slide the live entries to the front before growing: memory stays near what
+		 * the series keeps, and each byte is moved at most once per capacity's worth
+		 * of new bytes. */
+		memmove(s->past.p, s->past.p + s->past.head, s->past.len - s->past.head);
+		s->past.len -= s->past.head;
+		need -= s->past.head;
+		s->past.head = 0;
+	}
+	if (need > s->past.cap) {
+		size_t cap = s->past.cap ? s->past.cap + s->past.cap / 2 : 64;
+		s->past.p = xrealloc(s->past.p, cap > need ? cap : need);
+		s->past.cap = cap > need ? cap : need;
+	}
+	if (s->past.head == s->past.len)
+		s->past.t = t;
+	unsigned char *o = s->past.p + s->past.len;
+	put_varint(&o, (uint64_t)(t - s->past.last));
+	put_varint(&o, packed->len);
+	memcpy(o, packed->p, packed->len);
+	s->past.len = (size_t)(o - s->past.p) + packed->len;
+	s->past.last = t;
+}
+/* Forgets the entries whose chunk ends at or before oldest: memory holds no such second. */
+static void past_trim(struct series *s, int64_t oldest)
+{
+	const unsigned char *p = s->past.p + s->past.head, *end = s->past.p + s->past.len;
+	if (p == end)
 		return;
-	uint32_t cap = s->cap;
-	while ((int64_t)cap < need && cap < SERIES_RING)
-		cap *= 2;
-	double *r = xmalloc(cap * sizeof(*r));
-	for (uint32_t j = 0; j < cap; j++)
-		r[j] = NAN;
-	int64_t lo = t - (int64_t)s->cap > s->first ? t - (int64_t)s->cap : s->first;
-	for (int64_t u = lo; u < t; u++)
-		r[u & (cap - 1)] = s->ring[u & (s->cap - 1)];
-	free(s->ring);
-	s->ring = r;
-	s->cap = cap;
+	get_varint(&p); /* the first entry starts at past.t */
+	int64_t t = s->past.t;
+	while (t - t % SERIES_CHUNK + SERIES_CHUNK <= oldest) {
+		p += get_varint(&p);
+		s->past.head = (size_t)(p - s->past.p);
+		if (p == end)
+			return;
+		t += (int64_t)get_varint(&p);
+		s->past.t = t;
+	}
+}
+
+/* The values memory holds of the seconds [a, a + n), NaN where it has none. */
+static void mem_read(const struct series *s, int64_t a, size_t n, double *out)
+{
+	int64_t b = a + (int64_t)n, ring_lo = store.newest - RECENT + 1;
+	for (size_t i = 0; i < n; i++)
+		out[i] = NAN;
+	if (!s->recent)
+		return;
+	const unsigned char *p = s->past.p + s->past.head, *end = s->past.p + s->past.len;
+	if (a < ring_lo && p < end) {
+		get_varint(&p);
+		/* Entries never cross a chunk, so one starting at t ends by t + SERIES_CHUNK. */
+		for (int64_t t = s->past.t; t < b && t < ring_lo;) {
+			size_t len = get_varint(&p);
+			if (t + SERIES_CHUNK > a)
+				series_unpack(p, len, t, out, a, n);
+			p += len;
+			if (p == end)
+				break;
+			t += (int64_t)get_varint(&p);
+		}
+	}
+	for (int64_t u = a > ring_lo ? a : ring_lo; u < b && u <= store.newest; u++)
+		out[u - a] = recent_get(s, u);
+}
+
+/* Frees what memory holds of s: it has no value there. */
+static void mem_free(struct series *s)
+{
+	free(s->recent);
+	free(s->past.p);
+	s->recent = NULL;
+	memset(&s->past, 0, sizeof(s->past));
 }
 
 static void series_free(struct series *s)
 {
 	free(s->key);
-	free(s->ring);
+	mem_free(s);
 	free(s);
 }
 
@@ -147,38 +239,46 @@ int series_init(const struct series_config *cfg, char *err, size_t errlen)
 
 /* --- flushing */
 
-/* Appends the piece of series s for the seconds [a, e) to body; false when it has no
- * value there. prev_id is the id of the piece before (for the delta). */
-static bool flush_piece(struct buf *body, struct buf *tmp, const struct series *s,
-                        int64_t row_start, int64_t a, int64_t e, int64_t *prev_id)
+/* Appends the piece of series s for the seconds [a, e) (not flushed yet, so among the
+ * recent ones) to body and keeps it in s->past; false when it has no value there.
+ * prev_id is the id of the piece before (for the delta). */
+static bool flush_piece(struct buf *body, struct buf *tmp, struct series *s, int64_t row_start,
+                        int64_t a, int64_t e, int64_t *prev_id)
 {
-	while (a < e && isnan(ring_get(s, a)))
+	while (a < e && isnan(recent_get(s, a)))
 		a++;
-	while (e > a && isnan(ring_get(s, e - 1)))
+	while (e > a && isnan(recent_get(s, e - 1)))
 		e--;
 	if (a >= e)
 		return false;
 	double v[SERIES_CHUNK];
 	for (int64_t u = a; u < e; u++)
-		v[u - a] = ring_get(s, u);
+		v[u - a] = recent_get(s, u);
 	tmp->len = 0;
 	series_pack(v, (size_t)(e - a), tmp);
+	past_add(s, a, tmp);
 	series_flush_piece_put(body, s->id - *prev_id, a - row_start, tmp);
 	*prev_id = s->id;
 	return true;
 }
 
-/* Hands the seconds [store.flushed, upto) to the writer: one flush row per 10-second chunk
- * (normally just one), holding every series' values, so no row ever crosses an hour. */
+/* Moves the seconds [store.flushed, upto) (at most a chunk, all among the recent ones)
+ * into the series' past and hands them to the writer: one flush row per 10-second chunk,
+ * holding every series' values, so no row ever crosses an hour. */
 static void flush_upto(int64_t upto)
 {
 	static struct buf body, tmp;
-	if (!store.ready || upto <= store.flushed)
+	int64_t lo = store.flushed > upto - RECENT ? store.flushed : upto - RECENT;
+	if (upto <= lo)
 		return;
-	struct series_batch *b = xcalloc(1, sizeof(*b));
-	b->kind = SERIES_BATCH_FLUSH;
-	b->upto = upto;
-	for (size_t i = 0; i < store.n; i++) {
+	struct series_batch *b = NULL;
+	if (store.ready) {
+		b = xcalloc(1, sizeof(*b));
+		b->kind = SERIES_BATCH_FLUSH;
+		b->upto = upto;
+		b->from = lo;
+	}
+	for (size_t i = 0; b && i < store.n; i++) {
 		struct series *s = store.all[i];
 		if (!s->sent) {
 			b->news = util_grow(b->news, &b->news_cap, b->nnews, sizeof(*b->news));
@@ -187,7 +287,6 @@ static void flush_upto(int64_t upto)
 			s->sent = true;
 		}
 	}
-	int64_t lo = store.flushed > upto - SERIES_RING ? store.flushed : upto - SERIES_RING;
 	for (int64_t c = lo - lo % SERIES_CHUNK; c < upto; c += SERIES_CHUNK) {
 		int64_t a = c > lo ? c : lo, e = c + SERIES_CHUNK < upto ? c + SERIES_CHUNK : upto;
 		int64_t prev_id = 0;
@@ -197,15 +296,17 @@ static void flush_upto(int64_t upto)
 		for (size_t i = 0; i < store.n; i++) {
 			struct series *s = store.all[i];
 			size_t before = body.len;
-			if (!s->ring || !flush_piece(&body, &tmp, s, a, a, e, &prev_id))
+			if (!s->recent || !flush_piece(&body, &tmp, s, a, a, e, &prev_id))
 				continue;
 			count++;
+			if (!b)
+				continue;
 			b->pieces =
 			    util_grow(b->pieces, &b->pieces_cap, b->npieces, sizeof(*b->pieces));
 			b->pieces[b->npieces++] =
 			    (struct series_batch_piece){s->id, body.len - before};
 		}
-		if (!count)
+		if (!count || !b)
 			continue;
 		b->rows = util_grow(b->rows, &b->rows_cap, b->nrows, sizeof(*b->rows));
 		struct series_batch_row *r = &b->rows[b->nrows++];
@@ -215,9 +316,9 @@ static void flush_upto(int64_t upto)
 		series_flush_row_put(&b->data, count, &body);
 		r->len = b->data.len - r->off;
 	}
-	b->from = lo;
 	store.flushed = upto;
-	series_writer_enqueue(b);
+	if (b)
+		series_writer_enqueue(b);
 }
 
 void series_put(struct series *s, int64_t t, double v)
@@ -232,34 +333,34 @@ void series_commit(int64_t t)
 	if (store.newest && t <= store.newest) {
 		/* The clock stepped back: what memory holds is flushed, then it starts afresh. */
 		flush_upto(store.newest + 1);
-		for (size_t i = 0; i < store.n; i++) {
-			free(store.all[i]->ring);
-			store.all[i]->ring = NULL;
-			store.all[i]->cap = 0;
-		}
+		for (size_t i = 0; i < store.n; i++)
+			mem_free(store.all[i]);
 		store.newest = store.oldest = store.flushed = 0;
 	}
-	/* A jump past the current chunk: flush it before its seconds could be overwritten. */
-	if (store.newest && t / SERIES_CHUNK != store.newest / SERIES_CHUNK)
+	/* A jump past the current chunk: flush it before its seconds could be overwritten.
+	 * The seconds jumped over have no value: nothing to flush there. */
+	if (store.newest && t / SERIES_CHUNK != store.newest / SERIES_CHUNK) {
 		flush_upto(store.newest + 1);
+		if (store.flushed < t - t % SERIES_CHUNK)
+			store.flushed = t - t % SERIES_CHUNK;
+	}
 	int64_t from = store.newest ? store.newest + 1 : t;
-	if (t - from > SERIES_RING)
-		from = t - SERIES_RING;
+	if (from < t - RECENT)
+		from = t - RECENT;
 	for (size_t i = 0; i < store.n; i++) {
 		struct series *s = store.all[i];
-		if (!s->ring && s->has_staged) {
-			s->cap = RING_MIN;
-			s->first = t;
-			s->ring = xmalloc(s->cap * sizeof(*s->ring));
-			for (uint32_t j = 0; j < s->cap; j++)
-				s->ring[j] = NAN;
+		if (!s->recent && s->has_staged) {
+			s->recent = xmalloc(RECENT * sizeof(*s->recent));
+			for (int j = 0; j < RECENT; j++)
+				s->recent[j] = NAN;
 		}
-		if (!s->ring)
+		if (!s->recent)
 			continue;
-		ring_reserve(s, t);
-		for (int64_t u = from > s->first ? from : s->first; u < t; u++)
-			s->ring[u & (s->cap - 1)] = NAN;
-		s->ring[t & (s->cap - 1)] = s->has_staged ? s->staged : NAN;
+		for (int64_t u = from; u < t; u++)
+			s->recent[u & (RECENT - 1)] = NAN;
+		s->recent[t & (RECENT - 1)] = s->has_staged ? s->staged : NAN;
+		if (s->has_staged)
+			s->last_value = t;
 		s->has_staged = false;
 	}
 	store.newest = t;
@@ -269,8 +370,20 @@ void series_commit(int64_t t)
 		store.oldest = t - SERIES_RING + 1;
 	if (!store.flushed)
 		store.flushed = t;
-	if ((t + 1) % SERIES_CHUNK == 0)
+	if ((t + 1) % SERIES_CHUNK == 0) {
 		flush_upto(t + 1);
+		/* What memory no longer holds goes; a series with no value left in it keeps
+		 * nothing until its next one. */
+		for (size_t i = 0; i < store.n; i++) {
+			struct series *s = store.all[i];
+			if (!s->recent)
+				continue;
+			if (s->last_value < store.oldest)
+				mem_free(s);
+			else
+				past_trim(s, store.oldest);
+		}
+	}
 
 	store.notifying = true;
 	for (size_t i = 0; i < store.nsubs; i++)
@@ -401,7 +514,7 @@ int64_t series_id(const struct series *s)
 int64_t series_incore_bytes(const struct series *s)
 {
 	return (int64_t)(sizeof(*s) + strlen(s->key) + 1 +
-	                 (s->ring ? s->cap * sizeof(*s->ring) : 0));
+	                 (s->recent ? RECENT * sizeof(*s->recent) : 0) + s->past.cap);
 }
 
 int64_t series_disk_bytes(const struct series *s)
@@ -687,12 +800,15 @@ void series_query_memory(struct series_query *q, int64_t from, int64_t to)
 	for (size_t i = 0; i < q->nseries; i++) {
 		const struct series *s = q->series[i];
 		struct series_agg *out = &q->out[i * q->nbuckets];
-		if (!s->ring)
+		if (!s->recent)
 			continue;
-		for (int64_t u = from; u < to; u++) {
-			double v = ring_get(s, u);
-			if (!isnan(v))
-				agg_add(&out[(u - q->start) / q->width], v);
+		double v[512];
+		for (int64_t a = from; a < to; a += 512) {
+			size_t n = to - a < 512 ? (size_t)(to - a) : 512;
+			mem_read(s, a, n, v);
+			for (size_t u = 0; u < n; u++)
+				if (!isnan(v[u]))
+					agg_add(&out[(a + (int64_t)u - q->start) / q->width], v[u]);
 		}
 	}
 }

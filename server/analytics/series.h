@@ -2,9 +2,9 @@
 /* The series store: every value the analytics datasets collect, one series per
  * (dataset, key), the key "" holding a dataset's total.
  *
- * - Memory: each series keeps its newest SERIES_RING seconds (more than an hour) in a
- *   ring, so the dashboard and "last N seconds" never touch the disk; the ring starts
- *   small and doubles as the series' values span more.
+ * - Memory: each series keeps its newest SERIES_RING seconds (more than an hour), so the
+ *   dashboard and "last N seconds" never touch the disk: the newest few as doubles, the
+ *   rest as the flushes packed them, so its memory follows what it holds.
  * - Disk: every SERIES_CHUNK seconds the loop packs the seconds just completed (a few
  *   microseconds) and hands them to a writer thread, which stores them in ONE
  *   transaction on a connection of its own. Once an hour is complete the writer packs its

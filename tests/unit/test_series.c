@@ -183,8 +183,9 @@ static int start_store(struct series_retention ret)
 	return rc;
 }
 
-/* A series of another dataset, born 150 s before the first run ends. */
-static struct series *late;
+/* A series of another dataset, born 150 s before the first run ends; one of an idle disk
+ * (0 every second); one whose values stop after its first 100 s. */
+static struct series *late, *idle, *gone;
 #define LATE_FROM (T0 + RUN - 150)
 
 static double value_late(int64_t t)
@@ -200,6 +201,10 @@ static void run_until(struct series *tot, struct series *k, int64_t from, int64_
 			series_put(k, t, value_k(t));
 		if (late && t >= LATE_FROM)
 			series_put(late, t, value_late(t));
+		if (idle)
+			series_put(idle, t, 0);
+		if (gone && t < T0 + 100)
+			series_put(gone, t, (double)t);
 		series_commit(t);
 		if (t + 1 > stored_end)
 			stored_end = t + 1;
@@ -217,6 +222,8 @@ static void test_store(void)
 	struct series *tot = series_open(1, ""), *k = series_open(1, "k");
 	int64_t id_tot = series_id(tot), id_k = series_id(k);
 	late = series_open(2, "late");
+	idle = series_open(2, "idle");
+	gone = series_open(2, "gone");
 
 	/* Three hours and 100 s, then 5 s more that no flush has taken yet. */
 	run_until(tot, k, T0, T0 + RUN);
@@ -231,14 +238,36 @@ static void test_store(void)
 	ok(m.n == 3, "a minute rollup row per complete hour");
 	struct rows h = rows_of(DB_SAMPLES_HOURS, id_k, T0, T0 + RUN);
 	ok(h.n == 1 && h.first == T0, "the hour rollups of the day in one row");
-	ok(series_disk_bytes(tot) > 0 && series_incore_bytes(tot) > SERIES_RING * 8,
-	   "bytes on disk (%lld) and in memory (%lld)", (long long)series_disk_bytes(tot),
-	   (long long)series_incore_bytes(tot));
-
-	/* A series 150 s old keeps a ring of 256 s, not 4096, and every one of its seconds. */
+	/* Memory keeps the seconds packed as flushed, but the newest few. */
+	int64_t head = (int64_t)sizeof(int64_t) * 16 + 64; /* a series' own fields, at most */
+	ok(series_disk_bytes(tot) > 0 && series_incore_bytes(tot) > SERIES_RING &&
+	       series_incore_bytes(tot) < SERIES_RING * 4,
+	   "bytes on disk (%lld); in memory %lld: its %d seconds of noise, packed",
+	   (long long)series_disk_bytes(tot), (long long)series_incore_bytes(tot), SERIES_RING);
+	ok(series_incore_bytes(idle) < head + 32 * 8 + SERIES_RING,
+	   "an idle disk's %d seconds of 0 take %lld bytes, under one a second", SERIES_RING,
+	   (long long)series_incore_bytes(idle));
+	ok(series_incore_bytes(gone) < head,
+	   "a series with no value in memory's hour keeps nothing there (%lld bytes)",
+	   (long long)series_incore_bytes(gone));
 	int64_t late_bytes = series_incore_bytes(late) - (int64_t)strlen("late") - 1;
-	ok(late_bytes > 256 * 8 && late_bytes < 300 * 8,
+	ok(late_bytes < head + 32 * 8 + 150 * 4,
 	   "a series born 150 s ago holds its seconds in %lld bytes", (long long)late_bytes);
+	struct series_agg idle_out[1];
+	struct series_query iq = {.series = &idle,
+	                          .nseries = 1,
+	                          .start = T0 + RUN - SERIES_RING + 64,
+	                          .gran = 1,
+	                          .width = SERIES_RING,
+	                          .nbuckets = 1,
+	                          .out = idle_out};
+	done_status = -2;
+	series_query(&iq, query_done, NULL);
+	ok(done_status == 0 && idle_out[0].count == SERIES_RING - 64 && idle_out[0].max == 0,
+	   "the idle disk's seconds back from memory: %lld of %d", (long long)idle_out[0].count,
+	   SERIES_RING - 64);
+	idle = gone = NULL;
+
 	struct series_agg out[160];
 	struct series_query q = {.series = &late,
 	                         .nseries = 1,
