@@ -9,6 +9,7 @@
 #include "api.h"
 #include "analytics/datasets.h"
 #include "analytics/series.h"
+#include "base/hmap.h"
 #include "base/util.h"
 #include "base/workq.h"
 
@@ -813,6 +814,10 @@ static int data_keys(const char *keys, const struct dataset_info *in, struct ser
 		                 "keys: %s is not broken down: it has no keys to choose", in->name);
 	char *list = xstrdup(keys);
 	struct series **out = xcalloc(DATA_KEYS_MAX, sizeof(*out));
+	struct hmap at = {0}; /* key -> its index in ser (the total, ser[0], is no key) */
+	bool *taken = xcalloc(nser, sizeof(*taken));
+	for (size_t j = 1; j < nser; j++)
+		hmap_index_put(&at, series_key(ser[j]), j);
 	size_t n = 0, asked = 0;
 	int rc = 0;
 	for (char *save = NULL, *k = strtok_r(list, ",", &save); k && !rc;
@@ -821,10 +826,8 @@ static int data_keys(const char *keys, const struct dataset_info *in, struct ser
 			rc = fault_set(f, ERR_INVALID_ARG, "keys: at most %d", DATA_KEYS_MAX);
 			break;
 		}
-		size_t j = 1;
-		while (j < nser && strcmp(series_key(ser[j]), k) != 0)
-			j++;
-		if (j == nser) {
+		long j = hmap_index_get(&at, k);
+		if (j < 0) {
 			rc =
 			    fault_set(f, ERR_INVALID_ARG,
 			              "keys: %s has no key '%.64s' (a second of its data lists the "
@@ -832,14 +835,14 @@ static int data_keys(const char *keys, const struct dataset_info *in, struct ser
 			              in->name, k);
 			break;
 		}
-		bool twice = false;
-		for (size_t i = 0; i < n && !twice; i++)
-			twice = out[i] == ser[j];
-		if (!twice) {
+		if (!taken[j]) {
+			taken[j] = true;
 			series_ref(ser[j]);
 			out[n++] = ser[j];
 		}
 	}
+	hmap_clear(&at, NULL);
+	free(taken);
 	if (!rc && n == 0)
 		rc = fault_set(f, ERR_INVALID_ARG,
 		               "keys: one or more of the dataset's keys, by commas");

@@ -6,7 +6,10 @@
 
 static const char *const no_query[] = {NULL};
 
-void status_dashboard(struct request *r)
+/* A document of the dashboard's, with its ETag (a 304 when the client has it) and gzip
+ * where the client takes it: the phone's dashboard is then well under 2 KB. */
+static void reply_doc(struct request *r, const struct dashboard_doc *(*get)(bool gz),
+                      const char *what)
 {
 	struct fault f;
 	if (request_query_check(r, no_query, &f) < 0) {
@@ -14,12 +17,11 @@ void status_dashboard(struct request *r)
 		return;
 	}
 	bool gz = request_accepts_gzip(r);
-	const struct dashboard_doc *doc = dashboard_current(gz);
+	const struct dashboard_doc *doc = get(gz);
 	if (!doc) {
-		reply_error(r, ERR_INTERNAL, "dashboard: not available");
+		reply_error(r, ERR_INTERNAL, "%s: not available", what);
 		return;
 	}
-	/* gzip where the client takes it: the phone's document is then well under 2 KB. */
 	gz = gz && doc->gz;
 	const char *etag = gz ? doc->etag_gz : doc->etag;
 	reply_header(r, "ETag", etag);
@@ -38,16 +40,15 @@ void status_dashboard(struct request *r)
 	reply_raw(r, 200, "application/json", doc->body, doc->len);
 }
 
+void status_dashboard(struct request *r)
+{
+	reply_doc(r, dashboard_current, "dashboard");
+}
+
 /* Every disk's figures of the newest second, as the dashboard lists its busiest few. */
 void status_disks(struct request *r)
 {
-	struct fault f;
-	if (request_query_check(r, no_query, &f) < 0) {
-		reply_fault(r, &f);
-		return;
-	}
-	reply_header(r, "Cache-Control", "private, max-age=1");
-	reply_json(r, 200, json_pack("{s:o}", "disks", dashboard_disks_json()));
+	reply_doc(r, dashboard_disks, "disks");
 }
 
 void status_events(struct request *r)

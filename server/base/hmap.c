@@ -176,3 +176,15 @@ void hmap_clear(struct hmap *m, void (*free_val)(void *val))
 	free(m->b);
 	memset(m, 0, sizeof(*m));
 }
+
+void hmap_index_put(struct hmap *m, const char *k, size_t i)
+{
+	if (k && !hmap_get(m, k, strlen(k)))
+		hmap_put(m, k, strlen(k), (void *)(uintptr_t)(i + 1));
+}
+
+long hmap_index_get(const struct hmap *m, const char *k)
+{
+	void *v = k ? hmap_get(m, k, strlen(k)) : NULL;
+	return v ? (long)((uintptr_t)v - 1) : -1;
+}

@@ -39,4 +39,11 @@ void hmap_filter(struct hmap *m, bool (*fn)(void *val, void *ctx), void *ctx);
  * releases the buckets: the map is empty and ready for use again. */
 void hmap_clear(struct hmap *m, void (*free_val)(void *val));
 
+/* A map as an index of an array: key -> the position of the first element put with it
+ * (a later one with the same key is not indexed, as a search from the start would not
+ * find it). A NULL key is never indexed. The keys must outlive the map. */
+void hmap_index_put(struct hmap *m, const char *k, size_t i);
+/* The position indexed for k, or -1. */
+long hmap_index_get(const struct hmap *m, const char *k);
+
 #endif

@@ -89,25 +89,21 @@ static long disk_index(const struct snap *s, size_t chassis, const char *id)
 
 struct comp *comp_by_key(struct snap *s, const char *key, long *idx, bool *disk)
 {
-	void *v = s ? hmap_get(&s->by_key, key, strlen(key)) : NULL;
-	if (!v)
+	long i = s ? hmap_index_get(&s->by_key, key) : -1;
+	if (i < 0)
 		return NULL;
-	size_t i = (size_t)(uintptr_t)v - 1;
-	*disk = i >= s->inv.nchassis;
-	*idx = (long)(*disk ? i - s->inv.nchassis : i);
+	*disk = (size_t)i >= s->inv.nchassis;
+	*idx = *disk ? i - (long)s->inv.nchassis : i;
 	return *disk ? &s->disks[*idx] : &s->chassis[*idx];
 }
 
-/* Indexes the snapshot's components by key (the first of a repeated key wins, as a
- * search from the start found it). */
+/* Indexes the snapshot's components by key: chassis first, then disks. */
 static void index_keys(struct snap *s)
 {
-	for (size_t i = 0; i < s->inv.nchassis + s->inv.ndisks; i++) {
-		const char *key =
-		    i < s->inv.nchassis ? s->chassis[i].key : s->disks[i - s->inv.nchassis].key;
-		if (!hmap_get(&s->by_key, key, strlen(key)))
-			hmap_put(&s->by_key, key, strlen(key), (void *)(uintptr_t)(i + 1));
-	}
+	for (size_t i = 0; i < s->inv.nchassis; i++)
+		hmap_index_put(&s->by_key, s->chassis[i].key, i);
+	for (size_t i = 0; i < s->inv.ndisks; i++)
+		hmap_index_put(&s->by_key, s->disks[i].key, s->inv.nchassis + i);
 }
 
 /* --- scanning (helper thread) */

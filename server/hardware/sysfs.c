@@ -612,25 +612,13 @@ static void vpd_serial(int dfd, const char *name, char *out, size_t outlen)
 	clean_text(buf + 4, len < (size_t)n - 4 ? len : (size_t)n - 4, out, outlen);
 }
 
-static long index_of(const struct hmap *m, const char *key)
-{
-	void *v = key ? hmap_get(m, key, strlen(key)) : NULL;
-	return v ? (long)(intptr_t)v - 1 : -1;
-}
-
-static void index_put(struct hmap *m, const char *key, long i)
-{
-	if (key && !hmap_get(m, key, strlen(key)))
-		hmap_put(m, key, strlen(key), (void *)(intptr_t)(i + 1));
-}
-
 /* Which slot the disk (its device's real path dev_real) sits in: -1 when none. */
 static long find_slot(struct scan *s, const char *dev_real)
 {
 	if (!s->slots_mapped) {
 		for (size_t k = 0; k < s->nslots; k++) {
-			index_put(&s->slot_by_real, s->slots[k].real, (long)k);
-			index_put(&s->slot_by_dev, s->slots[k].dev_real, (long)k);
+			hmap_index_put(&s->slot_by_real, s->slots[k].real, k);
+			hmap_index_put(&s->slot_by_dev, s->slots[k].dev_real, k);
 		}
 		s->slots_mapped = true;
 	}
@@ -641,11 +629,11 @@ static long find_slot(struct scan *s, const char *dev_real)
 		if (strncmp(names[i], "enclosure_device:", 17) != 0)
 			continue;
 		char *r = link_real(dev_real, names[i]);
-		found = index_of(&s->slot_by_real, r);
+		found = hmap_index_get(&s->slot_by_real, r);
 		free(r);
 	}
 	free_list(names, n);
-	return found >= 0 ? found : index_of(&s->slot_by_dev, dev_real);
+	return found >= 0 ? found : hmap_index_get(&s->slot_by_dev, dev_real);
 }
 
 static void scan_disk(struct scan *s, const char *name)

@@ -61,18 +61,26 @@ struct sse_client {
 	char *token; /* re-checked before every send: a revoked session stops its stream */
 };
 
+/* A document served as bytes: built once per sample that a request or stream reads,
+ * gzipped once per build that a poll taking gzip reads. */
+struct doc {
+	struct dashboard_doc d;
+	char tag;   /* in its ETags: one document's tag never matches another's */
+	char *body; /* the JSON and a newline */
+	char etag[48];
+	unsigned char *gz; /* the body gzipped, or NULL */
+	char etag_gz[52];
+	uint64_t seq; /* the sample the document shows; 0: none yet */
+};
+
 static struct {
 	struct event_base *base;
 	struct event *heartbeat;
 	bool subscribed;
-	char nonce[9]; /* differs per daemon run, so an old ETag never matches a new document */
-	struct dashboard_doc doc;
-	char *body; /* the document */
-	char etag[48];
-	unsigned char *gz; /* the document gzipped, or NULL (made when a poll takes it) */
-	char etag_gz[52];
+	char nonce[9];    /* differs per daemon run, so an old ETag never matches a new document */
+	struct doc main;  /* the dashboard */
+	struct doc disks; /* every disk's figures */
 	struct spark_minute spark[SPARK_MINUTES]; /* slot: minute % SPARK_MINUTES */
-	uint64_t seq;                             /* the sample the document shows; 0: none yet */
 	int64_t built_at;                         /* wall second of a sample-less build */
 	LIST_HEAD(sse_clients, sse_client) clients;
 	struct stream_fanout fanout; /* the same streams, to send each event to all */
@@ -134,21 +142,24 @@ static int by_busy(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* The DASH_DISKS busiest disks: the document stays small on a box of a thousand (every
- * disk: dashboard_disks_json()). */
+/* The DASH_DISKS busiest disks, busiest first: the document stays small on a box of a
+ * thousand (every disk: dashboard_disks()). One pass, keeping the best few in order. */
 static json_t *dash_disks(const struct box_sample *s)
 {
+	const struct disk_sample *best[DASH_DISKS];
+	int n = 0;
+	for (int i = 0; i < s->ndisks; i++) {
+		const struct disk_sample *d = &s->disks[i];
+		if (n == DASH_DISKS && by_busy(&d, &best[n - 1]) >= 0)
+			continue;
+		int j = n < DASH_DISKS ? n++ : n - 1;
+		for (; j > 0 && by_busy(&d, &best[j - 1]) < 0; j--)
+			best[j] = best[j - 1];
+		best[j] = d;
+	}
 	json_t *arr = json_array();
-	int n = s->ndisks;
-	if (n <= 0)
-		return arr;
-	const struct disk_sample **order = xcalloc((size_t)n, sizeof(*order));
 	for (int i = 0; i < n; i++)
-		order[i] = &s->disks[i];
-	qsort(order, (size_t)n, sizeof(*order), by_busy);
-	for (int i = 0; i < n && i < DASH_DISKS; i++)
-		json_array_append_new(arr, disk_json(order[i]));
-	free(order);
+		json_array_append_new(arr, disk_json(best[i]));
 	return arr;
 }
 
@@ -169,15 +180,6 @@ static json_t *dash_io(const struct box_sample *s)
 	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "r_ops_s", num(r, 10), "w_ops_s",
 	                 num(w, 10), "r_b_s", bytes(rb), "w_b_s", bytes(wb), "r_ms",
 	                 num(r > 0 ? rt / r : 0, 1000), "w_ms", num(w > 0 ? wt / w : 0, 1000));
-}
-
-json_t *dashboard_disks_json(void)
-{
-	const struct box_sample *s = collector_latest();
-	json_t *arr = json_array();
-	for (int i = 0; s && i < s->ndisks; i++)
-		json_array_append_new(arr, disk_json(&s->disks[i]));
-	return arr;
 }
 
 /* NIC totals in KB/s; the loopback device is traffic of the box with itself, and a bond's
@@ -409,23 +411,22 @@ static json_t *dash_json(const struct box_sample *s)
 	return d;
 }
 
-/* The document gzipped, once per build that a poll taking gzip reads (some 50 us at
- * zlib's default level): with its sparklines and a busy box's figures it is several KB
- * as text, well under 2 as gzip. */
-static void dash_gzip(void)
+/* The document gzipped (some 50 us at zlib's default level for the dashboard: with its
+ * sparklines and a busy box's figures it is several KB as text, well under 2 as gzip). */
+static void doc_gzip(struct doc *c)
 {
-	free(dash.gz);
-	dash.gz = NULL;
-	dash.doc.gz = NULL;
+	free(c->gz);
+	c->gz = NULL;
+	c->d.gz = NULL;
 	z_stream z = {0};
 	/* windowBits 15 + 16: a gzip wrapper; memLevel 8 as zlib's default */
 	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
 	    Z_OK)
 		return;
-	uLong cap = deflateBound(&z, (uLong)dash.doc.len);
+	uLong cap = deflateBound(&z, (uLong)c->d.len);
 	unsigned char *out = xmalloc(cap);
-	z.next_in = (Bytef *)dash.doc.body;
-	z.avail_in = (uInt)dash.doc.len;
+	z.next_in = (Bytef *)c->d.body;
+	z.avail_in = (uInt)c->d.len;
 	z.next_out = out;
 	z.avail_out = (uInt)cap;
 	if (deflate(&z, Z_FINISH) != Z_STREAM_END) {
@@ -433,57 +434,83 @@ static void dash_gzip(void)
 		free(out);
 		return;
 	}
-	dash.gz = out;
-	dash.doc.gz = out;
-	dash.doc.gz_len = z.total_out;
+	c->gz = out;
+	c->d.gz = out;
+	c->d.gz_len = z.total_out;
 	deflateEnd(&z);
-	snprintf(dash.etag_gz, sizeof(dash.etag_gz), "\"%s-%llu-gz\"", dash.nonce,
-	         (unsigned long long)dash.doc.generation);
-	dash.doc.etag_gz = dash.etag_gz;
+	snprintf(c->etag_gz, sizeof(c->etag_gz), "\"%s%c-%llu-gz\"", dash.nonce, c->tag,
+	         (unsigned long long)c->d.generation);
+	c->d.etag_gz = c->etag_gz;
 }
 
-static void dash_build(const struct box_sample *s)
+/* Makes j (consumed) the document's bytes; on failure the last ones stay. */
+static void doc_set(struct doc *c, json_t *j)
 {
-	json_t *j = json_pack("{s:o}", "dashboard", dash_json(s));
 	/* Rounded above; this precision only keeps 0.1 from printing as 0.10000000000000001. */
 	char *text = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(12));
 	json_decref(j);
 	if (!text) {
-		log_warn("dashboard: cannot encode the document; keeping the last one");
+		log_warn("dashboard: cannot encode a document; keeping the last one");
 		return;
 	}
-	dash.doc.generation++;
-	snprintf(dash.etag, sizeof(dash.etag), "\"%s-%llu\"", dash.nonce,
-	         (unsigned long long)dash.doc.generation);
-	free(dash.body);
-	dash.body = xasprintf("%s\n", text);
+	c->d.generation++;
+	snprintf(c->etag, sizeof(c->etag), "\"%s%c-%llu\"", dash.nonce, c->tag,
+	         (unsigned long long)c->d.generation);
+	free(c->body);
+	c->body = xasprintf("%s\n", text);
 	free(text);
-	dash.doc.body = dash.body;
-	dash.doc.len = strlen(dash.body);
-	dash.doc.etag = dash.etag;
-	free(dash.gz); /* gzipped again when a poll takes it */
-	dash.gz = NULL;
-	dash.doc.gz = NULL;
+	c->d.body = c->body;
+	c->d.len = strlen(c->body);
+	c->d.etag = c->etag;
+	free(c->gz); /* gzipped again when a poll takes it */
+	c->gz = NULL;
+	c->d.gz = NULL;
+}
+
+static const struct dashboard_doc *doc_served(struct doc *c, bool gz)
+{
+	if (gz && c->body && !c->d.gz)
+		doc_gzip(c);
+	return c->body ? &c->d : NULL;
+}
+
+static void doc_free(struct doc *c)
+{
+	free(c->body);
+	free(c->gz);
+	c->body = NULL;
+	c->gz = NULL;
+	memset(&c->d, 0, sizeof(c->d));
+	c->seq = 0;
 }
 
 const struct dashboard_doc *dashboard_current(bool gz)
 {
 	const struct box_sample *s = collector_latest();
 	if (s) {
-		/* Normally the tick rebuilt it already; this covers a request racing the
-		 * first subscriber call. */
-		if (s->seq != dash.seq || !dash.body) {
-			dash.seq = s->seq;
-			dash_build(s);
+		if (s->seq != dash.main.seq || !dash.main.body) {
+			dash.main.seq = s->seq;
+			doc_set(&dash.main, json_pack("{s:o}", "dashboard", dash_json(s)));
 		}
-	} else if (!dash.body || dash.built_at != util_now()) {
+	} else if (!dash.main.body || dash.built_at != util_now()) {
 		/* No sample yet: uptime and counts still move, once a second. */
 		dash.built_at = util_now();
-		dash_build(NULL);
+		doc_set(&dash.main, json_pack("{s:o}", "dashboard", dash_json(NULL)));
 	}
-	if (gz && dash.body && !dash.doc.gz)
-		dash_gzip();
-	return dash.body ? &dash.doc : NULL;
+	return doc_served(&dash.main, gz);
+}
+
+const struct dashboard_doc *dashboard_disks(bool gz)
+{
+	const struct box_sample *s = collector_latest();
+	if (!dash.disks.body || (s && s->seq != dash.disks.seq)) {
+		json_t *arr = json_array();
+		for (int i = 0; s && i < s->ndisks; i++)
+			json_array_append_new(arr, disk_json(&s->disks[i]));
+		dash.disks.seq = s ? s->seq : 0;
+		doc_set(&dash.disks, json_pack("{s:o}", "disks", arr));
+	}
+	return doc_served(&dash.disks, gz);
 }
 
 /* ---- event streams */
@@ -549,12 +576,13 @@ static bool sse_allowed(struct stream *s, void *arg)
 static void dash_send(struct stream *one)
 {
 	char id[24];
-	snprintf(id, sizeof(id), "%llu", (unsigned long long)dash.doc.generation);
-	size_t len = dash.doc.len - 1; /* without its newline: one line of data */
+	const struct dashboard_doc *doc = &dash.main.d;
+	snprintf(id, sizeof(id), "%llu", (unsigned long long)doc->generation);
+	size_t len = doc->len - 1; /* without its newline: one line of data */
 	if (one)
-		stream_event(one, id, "dashboard", dash.doc.body, len);
+		stream_event(one, id, "dashboard", doc->body, len);
 	else
-		stream_fanout_event(&dash.fanout, id, "dashboard", dash.doc.body, len, sse_allowed);
+		stream_fanout_event(&dash.fanout, id, "dashboard", doc->body, len, sse_allowed);
 }
 
 /* Each sample feeds the sparklines; the document itself is built for the event streams,
@@ -562,11 +590,7 @@ static void dash_send(struct stream *one)
 static void dash_tick(void *arg, const struct box_sample *s)
 {
 	spark_add(s);
-	if (!dash.fanout.n)
-		return;
-	dash.seq = s->seq;
-	dash_build(s);
-	if (dash.body)
+	if (dash.fanout.n && dashboard_current(false))
 		dash_send(NULL);
 }
 
@@ -622,6 +646,8 @@ int dashboard_init(struct event_base *base, long long timeout_s)
 	if (util_random(rnd, sizeof(rnd)) < 0)
 		return -1;
 	util_hex(rnd, sizeof(rnd), dash.nonce);
+	dash.main.tag = 'd';
+	dash.disks.tag = 'k';
 	if (collector_subscribe(dash_tick, NULL) < 0)
 		return -1;
 	dash.subscribed = true;
@@ -645,8 +671,6 @@ void dashboard_shutdown(void)
 	if (dash.heartbeat)
 		event_free(dash.heartbeat);
 	dash.heartbeat = NULL;
-	free(dash.body);
-	dash.body = NULL;
-	free(dash.gz);
-	dash.gz = NULL;
+	doc_free(&dash.main);
+	doc_free(&dash.disks);
 }

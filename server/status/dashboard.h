@@ -19,7 +19,7 @@ struct stream;
 #define DASHBOARD_EVENTS_MAX 128 /* concurrent event streams */
 
 struct dashboard_doc {
-	const char *body; /* {"dashboard":{...}} and a newline */
+	const char *body; /* the JSON ({"dashboard":{...}}) and a newline */
 	size_t len;
 	const char *etag; /* quoted, strong: changes with every sample */
 	uint64_t generation;
@@ -38,8 +38,9 @@ void dashboard_shutdown(void);
 /* The current document: built from the newest sample if it is not yet (or, before the
  * first sample, once a second); gz: with its gzipped form too. */
 const struct dashboard_doc *dashboard_current(bool gz);
-/* Every disk of the newest sample, as the document lists its busiest. */
-json_t *dashboard_disks_json(void);
+/* Every disk of the newest sample, as the dashboard lists its busiest: {"disks":[...]},
+ * built once per sample that a request reads. */
+const struct dashboard_doc *dashboard_disks(bool gz);
 
 /* Room for one more event stream? ERR_BUSY past DASHBOARD_EVENTS_MAX. */
 int dashboard_events_admit(struct fault *f);

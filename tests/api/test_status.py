@@ -186,14 +186,30 @@ def test_dashboard_of_a_thousand_disks_stays_small(spawn, tmp_path):
         d = json.loads(gzip.decompress(wire))["dashboard"]
         tag = resp.headers["ETag"]
         every = expect(mon.get("/api/status/v1/disks"), 200)["disks"]
+        # every disk's document: built once a sample, with its own tag, 304 and gzip
+        for _ in range(5):
+            a = mon.get("/api/status/v1/disks", headers={"Accept-Encoding": "gzip"},
+                        stream=True)
+            disks_wire = a.raw.read(decode_content=False)
+            b = mon.get("/api/status/v1/disks", headers={
+                "Accept-Encoding": "gzip", "If-None-Match": a.headers["ETag"]})
+            if b.status_code == 304:
+                break
+            assert b.status_code == 200 and b.headers["ETag"] != a.headers["ETag"]
+        assert b.status_code == 304 and a.headers["Content-Encoding"] == "gzip"
+        assert a.headers["ETag"] not in (tag, tag.replace("-gz", ""))
+        assert len(json.loads(gzip.decompress(disks_wire))["disks"]) == 1152
         time.sleep(2.5)
         later = mon.get(DASHBOARD, headers={"Accept-Encoding": "gzip"}).headers["ETag"]
     finally:
         fake.stop()
-    print(f"\ndashboard, 1,152 disks: {len(wire)} bytes gzipped")
+    print(f"\ndashboard, 1,152 disks: {len(wire)} bytes gzipped; every disk's "
+          f"{len(disks_wire)}")
     assert len(wire) < 2048, len(wire)
     assert d["ndisks"] == 1152 and len(d["disks"]) == 8
     assert d["disks"][0]["n"] == fake.disks[700], d["disks"][:2]
+    busy = [x["busy_pct"] for x in d["disks"]]
+    assert busy == sorted(busy, reverse=True), d["disks"]  # busiest first
     assert d["io"]["r_ops_s"] == pytest.approx(1154 * FakeProc.RATES["reads"], rel=0.25)
     assert sorted(x["n"] for x in every) == sorted(fake.disks)
     gen = lambda t: int(t.strip('"').split("-")[1])  # "<nonce>-<generation>-gz"
