@@ -21,7 +21,7 @@
 
 /* The newest seconds of a series as doubles, a power of two above SERIES_CHUNK: the seconds
  * not flushed yet are always among them, and a stream's tick reads them without unpacking. */
-#define RECENT 32
+#define RECENT 16
 /* The part of memory a query leaves to the disk although memory still holds it, so
  * a disk read may take this long before memory has moved past where it starts. */
 #define QUERY_SLACK 64
@@ -34,15 +34,13 @@ struct series {
 	/* The seconds (newest - RECENT, newest], NaN: no value; NULL while the series has no
 	 * value in memory. */
 	double *recent;
-	/* Every flushed second memory holds, as the flushes packed them: entries of varint
-	 * start (seconds after the entry before, after past.t for the first), varint length
-	 * and that many bytes of series_pack(). The live entries start at past.head; the
-	 * first starts at second past.t. Its memory follows what the series keeps: a few
-	 * bytes per 10 s for an idle disk, 8 KB or so an hour for a busy one. */
+	/* Every flushed second memory holds, as the flushes packed them, in pages of its own
+	 * (below): memory follows what the series keeps (a few bytes per 10 s for an idle
+	 * disk, 2 to 5 per second for a busy one), never more than a page beyond it. */
 	struct {
-		unsigned char *p;
-		size_t head, len, cap;
-		int64_t t, last; /* the first live entry's start, the last entry's */
+		struct page *head, *tail; /* oldest first */
+		size_t off;               /* the first live entry's offset in head */
+		size_t bytes;             /* of its pages */
 	} past;
 	int64_t last_value; /* the second of its newest value in memory */
 	double staged;      /* the value put for the second being collected */
@@ -102,51 +100,130 @@ static uint64_t get_varint(const unsigned char **p)
 	}
 }
 
+/* A page of a series' past: entries of varint start (seconds after t0), varint length and
+ * that many bytes of series_pack(), oldest first. Pages are of one size (but for an entry
+ * larger than one, which ten seconds never make) so that a freed one serves any series:
+ * no fragments, no copying as a series grows, and at most a page unused per series. */
+#define PAGE_SIZE   512
+#define PAGES_SPARE 256 /* freed pages kept for reuse */
+
+struct page {
+	struct page *next;
+	int64_t t0;
+	uint32_t used, cap;
+	unsigned char data[];
+};
+
+static struct {
+	struct page *free;
+	size_t nfree;
+} pages;
+
+static struct page *page_new(size_t need)
+{
+	size_t cap = PAGE_SIZE - sizeof(struct page);
+	struct page *pg;
+	if (need <= cap && pages.free) {
+		pg = pages.free;
+		pages.free = pg->next;
+		pages.nfree--;
+	} else {
+		if (need > cap)
+			cap = need;
+		pg = xmalloc(sizeof(*pg) + cap);
+		pg->cap = (uint32_t)cap;
+	}
+	pg->next = NULL;
+	pg->used = 0;
+	return pg;
+}
+
+static void page_free(struct page *pg)
+{
+	if (pg->cap == PAGE_SIZE - sizeof(struct page) && pages.nfree < PAGES_SPARE) {
+		pg->next = pages.free;
+		pages.free = pg;
+		pages.nfree++;
+	} else {
+		free(pg);
+	}
+}
+
 /* Keeps a flushed piece (seconds from t, packed) in s->past. */
 static void past_add(struct series *s, int64_t t, const struct buf *packed)
 {
-	if (s->past.head == s->past.len)
-		s->past.head = s->past.len = 0;
-	size_t need = s->past.len + 20 + packed->len;
-	if (need > s->past.cap && s->past.head) {
-		/* Slide the live entries to the front before growing: memory stays near what
-		 * the series keeps, and each byte is moved at most once per capacity's worth
-		 * of new bytes. */
-		memmove(s->past.p, s->past.p + s->past.head, s->past.len - s->past.head);
-		s->past.len -= s->past.head;
-		need -= s->past.head;
-		s->past.head = 0;
+	size_t need = 20 + packed->len;
+	struct page *pg = s->past.tail;
+	if (!pg || pg->cap - pg->used < need) {
+		pg = page_new(need);
+		pg->t0 = t;
+		if (s->past.tail)
+			s->past.tail->next = pg;
+		else
+			s->past.head = pg;
+		s->past.tail = pg;
+		s->past.bytes += sizeof(*pg) + pg->cap;
 	}
-	if (need > s->past.cap) {
-		size_t cap = s->past.cap ? s->past.cap + s->past.cap / 2 : 64;
-		s->past.p = xrealloc(s->past.p, cap > need ? cap : need);
-		s->past.cap = cap > need ? cap : need;
-	}
-	if (s->past.head == s->past.len)
-		s->past.t = t;
-	unsigned char *o = s->past.p + s->past.len;
-	put_varint(&o, (uint64_t)(t - s->past.last));
+	unsigned char *o = pg->data + pg->used;
+	put_varint(&o, (uint64_t)(t - pg->t0));
 	put_varint(&o, packed->len);
 	memcpy(o, packed->p, packed->len);
-	s->past.len = (size_t)(o - s->past.p) + packed->len;
-	s->past.last = t;
+	pg->used = (uint32_t)(o - pg->data + packed->len);
 }
+
+/* Reads s->past's entries, oldest first, from where at says (at->pg NULL: the first). */
+struct past_at {
+	const struct page *pg;
+	size_t off;
+};
+
+static bool past_next(const struct series *s, struct past_at *at, int64_t *t,
+                      const unsigned char **p, size_t *len)
+{
+	if (!at->pg) {
+		at->pg = s->past.head;
+		at->off = s->past.off;
+	}
+	while (at->pg && at->off >= at->pg->used) {
+		at->pg = at->pg->next;
+		at->off = 0;
+	}
+	if (!at->pg)
+		return false;
+	const unsigned char *q = at->pg->data + at->off;
+	*t = at->pg->t0 + (int64_t)get_varint(&q);
+	*len = get_varint(&q);
+	*p = q;
+	at->off = (size_t)(q - at->pg->data) + *len;
+	return true;
+}
+
 /* Forgets the entries whose chunk ends at or before oldest: memory holds no such second. */
 static void past_trim(struct series *s, int64_t oldest)
 {
-	const unsigned char *p = s->past.p + s->past.head, *end = s->past.p + s->past.len;
-	if (p == end)
-		return;
-	get_varint(&p); /* the first entry starts at past.t */
-	int64_t t = s->past.t;
-	while (t - t % SERIES_CHUNK + SERIES_CHUNK <= oldest) {
-		p += get_varint(&p);
-		s->past.head = (size_t)(p - s->past.p);
-		if (p == end)
-			return;
-		t += (int64_t)get_varint(&p);
-		s->past.t = t;
+	struct past_at at = {0};
+	int64_t t;
+	const unsigned char *p;
+	size_t len;
+	while (past_next(s, &at, &t, &p, &len) && t - t % SERIES_CHUNK + SERIES_CHUNK <= oldest) {
+		while (s->past.head != at.pg) {
+			struct page *pg = s->past.head;
+			s->past.head = pg->next;
+			s->past.bytes -= sizeof(*pg) + pg->cap;
+			page_free(pg);
+		}
+		s->past.off = at.off;
 	}
+	/* pages read to their end go now */
+	while (s->past.head && s->past.off >= s->past.head->used) {
+		struct page *pg = s->past.head;
+		s->past.head = pg->next;
+		s->past.off = 0;
+		s->past.bytes -= sizeof(*pg) + pg->cap;
+		page_free(pg);
+	}
+	if (!s->past.head)
+		s->past.tail = NULL;
 }
 
 /* The values memory holds of the seconds [a, a + n), NaN where it has none. */
@@ -157,20 +234,14 @@ static void mem_read(const struct series *s, int64_t a, size_t n, double *out)
 		out[i] = NAN;
 	if (!s->recent)
 		return;
-	const unsigned char *p = s->past.p + s->past.head, *end = s->past.p + s->past.len;
-	if (a < ring_lo && p < end) {
-		get_varint(&p);
-		/* Entries never cross a chunk, so one starting at t ends by t + SERIES_CHUNK. */
-		for (int64_t t = s->past.t; t < b && t < ring_lo;) {
-			size_t len = get_varint(&p);
-			if (t + SERIES_CHUNK > a)
-				series_unpack(p, len, t, out, a, n);
-			p += len;
-			if (p == end)
-				break;
-			t += (int64_t)get_varint(&p);
-		}
-	}
+	struct past_at at = {0};
+	int64_t t;
+	const unsigned char *p;
+	size_t len;
+	/* Entries never cross a chunk, so one starting at t ends by t + SERIES_CHUNK. */
+	while (a < ring_lo && past_next(s, &at, &t, &p, &len) && t < b && t < ring_lo)
+		if (t + SERIES_CHUNK > a)
+			series_unpack(p, len, t, out, a, n);
 	for (int64_t u = a > ring_lo ? a : ring_lo; u < b && u <= store.newest; u++)
 		out[u - a] = recent_get(s, u);
 }
@@ -179,8 +250,12 @@ static void mem_read(const struct series *s, int64_t a, size_t n, double *out)
 static void mem_free(struct series *s)
 {
 	free(s->recent);
-	free(s->past.p);
 	s->recent = NULL;
+	while (s->past.head) {
+		struct page *pg = s->past.head;
+		s->past.head = pg->next;
+		page_free(pg);
+	}
 	memset(&s->past, 0, sizeof(s->past));
 }
 
@@ -514,7 +589,7 @@ int64_t series_id(const struct series *s)
 int64_t series_incore_bytes(const struct series *s)
 {
 	return (int64_t)(sizeof(*s) + strlen(s->key) + 1 +
-	                 (s->recent ? RECENT * sizeof(*s->recent) : 0) + s->past.cap);
+	                 (s->recent ? RECENT * sizeof(*s->recent) : 0) + s->past.bytes);
 }
 
 int64_t series_disk_bytes(const struct series *s)
@@ -546,6 +621,12 @@ void series_shutdown(void)
 		series_unref(store.all[i]);
 	}
 	free(store.all);
+	while (pages.free) {
+		struct page *pg = pages.free;
+		pages.free = pg->next;
+		free(pg);
+	}
+	pages.nfree = 0;
 	for (size_t i = 0; i < store.nreaders; i++)
 		db_samples_close(store.readers[i]);
 	free(store.readers);

@@ -244,14 +244,14 @@ static void test_store(void)
 	       series_incore_bytes(tot) < SERIES_RING * 4,
 	   "bytes on disk (%lld); in memory %lld: its %d seconds of noise, packed",
 	   (long long)series_disk_bytes(tot), (long long)series_incore_bytes(tot), SERIES_RING);
-	ok(series_incore_bytes(idle) < head + 32 * 8 + SERIES_RING,
+	ok(series_incore_bytes(idle) < head + 16 * 8 + SERIES_RING,
 	   "an idle disk's %d seconds of 0 take %lld bytes, under one a second", SERIES_RING,
 	   (long long)series_incore_bytes(idle));
 	ok(series_incore_bytes(gone) < head,
 	   "a series with no value in memory's hour keeps nothing there (%lld bytes)",
 	   (long long)series_incore_bytes(gone));
 	int64_t late_bytes = series_incore_bytes(late) - (int64_t)strlen("late") - 1;
-	ok(late_bytes < head + 32 * 8 + 150 * 4,
+	ok(late_bytes < head + 16 * 8 + 150 * 4,
 	   "a series born 150 s ago holds its seconds in %lld bytes", (long long)late_bytes);
 	struct series_agg idle_out[1];
 	struct series_query iq = {.series = &idle,
