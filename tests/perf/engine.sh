@@ -4,9 +4,14 @@
 # ROUNDS rounds, on one file on the local disk:
 #   8 KiB randread O_DIRECT psync with 1 and with 32 readers, io_uring at iodepth 32,
 #   1 MiB sequential read and write (O_DIRECT, psync).
-# Prints each run's IOPS, the ratio worker/fio and CPU seconds (user + system of the whole
-# process tree, from getrusage) per 100k I/Os; then the medians against the aims: IOPS at
-# least 0.95 x fio's, and no more CPU per I/O than fio.
+# fio runs twice each round: with its default buffers (malloc'd) and with buffers of
+# reserved 2 MiB huge pages (--iomem=shmhuge: hugetlbfs pages, pinned and physically
+# contiguous; the script reserves HUGEPAGES of them in /proc/sys/vm/nr_hugepages for the
+# run and puts the setting back after, and skips that variant when it cannot). The worker
+# is held to the better of the two, case by case.
+# Prints each run's IOPS, the ratio worker/best fio and CPU seconds (user + system of the
+# whole process tree, from getrusage) per 100k I/Os; then the medians against the aims:
+# IOPS at least 0.95 x fio's best, and no more CPU per I/O than that fio.
 # Then, when spindled, wrk and nginx are there: GET /api/status/v1/dashboard with wrk
 # --latency against nginx serving the same bytes, alternating, idle and while a 32-reader
 # job runs through the bench API (saturating, then polling at ~400 req/s); the aim is
@@ -15,7 +20,8 @@
 # Environment: WORKER (./server/worker/spindle-worker), SPINDLED (./server/spindled),
 #   FIO (fio), DURATION (seconds per run, 5), ROUNDS (3), FILE_SIZE (1G),
 #   BENCH_DIR (parent of the scratch dir, /var/tmp), ENGINE and DASHBOARD (1: run the
-#   first, the second part), CASES (only the cases whose name contains it, e.g. "1M").
+#   first, the second part), CASES (only the cases whose name contains it, e.g. "1M"),
+#   HUGEPAGES (2 MiB pages reserved for fio's shmhuge runs, 512; 0: no such runs).
 set -euo pipefail
 
 WORKER=${WORKER:-./server/worker/spindle-worker}
@@ -36,8 +42,27 @@ command -v "$FIO" >/dev/null || die "fio not found (apt-get install fio)"
 [ -x "$PYTHON" ] || die "no $PYTHON"
 
 TMP=$(mktemp -d "$BENCH_DIR/spindle-perf-engine.XXXXXX")
-trap 'perf_cleanup $?' EXIT
+# fio's huge-page buffers come from the kernel's reserved pool: reserve some for the run,
+# and give the pool back its size on the way out, however the run ends.
+HUGEPAGES=${HUGEPAGES:-512}
+NR_HUGE=/proc/sys/vm/nr_hugepages
+huge_before=$(cat "$NR_HUGE" 2>/dev/null || echo "")
+huge_restore() {
+	[ -n "$huge_before" ] && [ "$(cat "$NR_HUGE")" != "$huge_before" ] &&
+		echo "$huge_before" >"$NR_HUGE" 2>/dev/null || true
+}
+trap 'rc=$?; huge_restore; perf_cleanup $rc' EXIT
 trap 'exit 130' INT TERM
+FIO_HUGE=0
+if [ "${ENGINE:-1}" = 1 ] && [ "$HUGEPAGES" -gt 0 ] && [ -n "$huge_before" ]; then
+	if [ "$huge_before" -ge "$HUGEPAGES" ] ||
+		{ echo "$HUGEPAGES" >"$NR_HUGE" 2>/dev/null &&
+			[ "$(awk '/HugePages_Free/ { print $2 }' /proc/meminfo)" -ge "$HUGEPAGES" ]; }; then
+		FIO_HUGE=1
+	else
+		echo "fio with huge pages: skipped (could not reserve $HUGEPAGES 2 MiB pages in $NR_HUGE: root, and that much free memory, are needed)"
+	fi
+fi
 
 FILE="$TMP/bench.dat"
 echo "laying out $FILE_SIZE at $FILE (incompressible data, once for both tools)"
@@ -46,11 +71,12 @@ echo "{\"pattern\":\"randread\",\"target\":\"$FILE\",\"size\":\"$FILE_SIZE\",\"i
 
 # --- part 1: spindle-worker against fio ------------------------------------------------------
 [ "${ENGINE:-1}" = 1 ] && WORKER=$WORKER FIO=$FIO FILE=$FILE DURATION=$DURATION ROUNDS=$ROUNDS FILE_SIZE=$FILE_SIZE \
-	timeout $((ROUNDS * 10 * (DURATION + 30) + 60)) "$PYTHON" - <<'PY'
+	FIO_HUGE=$FIO_HUGE timeout $((ROUNDS * 15 * (DURATION + 30) + 60)) "$PYTHON" - <<'PY'
 import json, os, resource, statistics, subprocess, sys
 
 W, FIO, FILE = os.environ["WORKER"], os.environ["FIO"], os.environ["FILE"]
 DUR, ROUNDS, SIZE = int(os.environ["DURATION"]), int(os.environ["ROUNDS"]), os.environ["FILE_SIZE"]
+HUGE = os.environ["FIO_HUGE"] == "1"
 
 # name, worker spec, fio options: the same job twice
 ONLY = os.environ.get("CASES", "")  # a word the case names must contain, e.g. "1M"
@@ -90,7 +116,9 @@ def run_worker(spec):
     ios = res["read"]["ops"] + res["write"]["ops"]
     return ios / res["elapsed_s"], cpu, ios
 
-def run_fio(opts):
+def run_fio(opts, huge=False):
+    if huge:
+        opts = opts + ["--iomem=shmhuge"]
     cmd = [FIO, "--name=perf", "--filename=" + FILE, "--size=" + SIZE, "--direct=1",
            "--thread", "--group_reporting", "--time_based", "--runtime=%d" % DUR,
            "--norandommap", "--randrepeat=0", "--invalidate=1", "--output-format=json"] + opts
@@ -106,34 +134,45 @@ def run_fio(opts):
 
 print(f"\nspindle-worker vs fio ({subprocess.run([FIO, '--version'], capture_output=True, text=True).stdout.strip()}), "
       f"{DUR} s runs, {ROUNDS} alternating rounds, O_DIRECT, file {SIZE}")
+print("fio: its default buffers" + (", and buffers of reserved 2 MiB huge pages (--iomem=shmhuge)"
+      if HUGE else " only (no huge pages reserved)") + "; the worker against the better")
 print("CPU: user + system seconds of the process and its threads per 100k I/Os\n")
 summary = []
 for name, spec, opts in CASES:
     if ONLY and ONLY not in name:
         continue
+    tools = ["w", "f", "h"] if HUGE else ["w", "f"]
     print(name)
-    print(f"{'round':<7}{'worker IOPS':>13}{'fio IOPS':>13}{'ratio':>8}{'worker CPU':>12}{'fio CPU':>10}")
-    w_iops, f_iops, w_cpu, f_cpu = [], [], [], []
+    print(f"{'round':<7}{'worker IOPS':>13}{'fio IOPS':>13}" + (f"{'fio huge':>13}" if HUGE else "")
+          + f"{'ratio':>8}{'worker CPU':>12}{'fio CPU':>10}" + (f"{'huge CPU':>10}" if HUGE else ""))
+    iops = {k: [] for k in tools}
+    cpu = {k: [] for k in tools}
     for r in range(ROUNDS):
-        order = ["w", "f"] if r % 2 == 0 else ["f", "w"]
-        got = {}
+        order = tools[r % len(tools):] + tools[:r % len(tools)]  # each first in turn
         for who in order:
-            got[who] = run_worker(spec) if who == "w" else run_fio(opts)
-        (wi, wc, wn), (fi, fc, fn) = got["w"], got["f"]
-        w_iops.append(wi); f_iops.append(fi)
-        w_cpu.append(wc / wn * 1e5); f_cpu.append(fc / fn * 1e5)
-        print(f"{r + 1:<7}{wi:>13.0f}{fi:>13.0f}{wi / fi:>8.2f}{w_cpu[-1]:>12.2f}{f_cpu[-1]:>10.2f}")
-    wm, fm = statistics.median(w_iops), statistics.median(f_iops)
-    wcm, fcm = statistics.median(w_cpu), statistics.median(f_cpu)
-    print(f"{'median':<7}{wm:>13.0f}{fm:>13.0f}{wm / fm:>8.2f}{wcm:>12.2f}{fcm:>10.2f}\n")
-    summary.append((name, wm / fm, wcm, fcm))
+            i, c, n = run_worker(spec) if who == "w" else run_fio(opts, who == "h")
+            iops[who].append(i)
+            cpu[who].append(c / n * 1e5)
+        best = max(iops[k][-1] for k in tools if k != "w")
+        print(f"{r + 1:<7}{iops['w'][-1]:>13.0f}{iops['f'][-1]:>13.0f}"
+              + (f"{iops['h'][-1]:>13.0f}" if HUGE else "")
+              + f"{iops['w'][-1] / best:>8.2f}{cpu['w'][-1]:>12.2f}{cpu['f'][-1]:>10.2f}"
+              + (f"{cpu['h'][-1]:>10.2f}" if HUGE else ""))
+    med = {k: statistics.median(iops[k]) for k in tools}
+    cmed = {k: statistics.median(cpu[k]) for k in tools}
+    peer = max((k for k in tools if k != "w"), key=lambda k: med[k])  # fio at its best
+    print(f"{'median':<7}{med['w']:>13.0f}{med['f']:>13.0f}" + (f"{med['h']:>13.0f}" if HUGE else "")
+          + f"{med['w'] / med[peer]:>8.2f}{cmed['w']:>12.2f}{cmed['f']:>10.2f}"
+          + (f"{cmed['h']:>10.2f}" if HUGE else ""))
+    print(f"        the better fio: {'huge pages' if peer == 'h' else 'default buffers'}\n")
+    summary.append((name, med["w"] / med[peer], cmed["w"], cmed[peer], peer))
 
-print("summary (medians)                    IOPS ratio  CPU/100k worker  fio   verdict")
-for name, ratio, wc, fc in summary:
+print("summary (medians, against the better fio)  IOPS ratio  CPU/100k worker  fio   fio's buffers  verdict")
+for name, ratio, wc, fc, peer in summary:
     verdict = []
     verdict.append("IOPS ok" if ratio >= 0.95 else "IOPS BELOW 0.95")
     verdict.append("CPU ok" if wc <= fc * 1.0 else "CPU ABOVE fio")
-    print(f"  {name:<35}{ratio:>6.2f}{wc:>14.2f}{fc:>8.2f}   {', '.join(verdict)}")
+    print(f"  {name:<41}{ratio:>6.2f}{wc:>14.2f}{fc:>8.2f}   {'huge pages' if peer == 'h' else 'default':<14}{', '.join(verdict)}")
 PY
 
 [ "$DASHBOARD" = 1 ] || exit 0
