@@ -7,6 +7,7 @@
  * waits for a fresh enough snapshot, reads back the LEDs its answer shows, and answers. */
 #define _GNU_SOURCE
 #include "leds_int.h"
+#include "uevent.h"
 #include "access/audit.h"
 #include "db/dbw.h"
 #include "base/child.h"
@@ -297,8 +298,15 @@ static bool snap_older(uint64_t ns)
 	return !leds.snap || util_mono_ns() - leds.snap->taken_ns > ns;
 }
 
-/* full: read every LED as well (the first scan). */
-static void scan_start(bool full)
+const char *const leds_scan_why_names[LEDS_SCAN_NWHY] = {"start", "uevent", "request", "watch"};
+
+uint64_t leds_scans(enum leds_scan_why why)
+{
+	return why < LEDS_SCAN_NWHY ? leds.scans[why] : 0;
+}
+
+/* full: read every LED and slot as well (the first scan, the watch). */
+static void scan_start(bool full, enum leds_scan_why why)
 {
 	if (leds.scanning)
 		return;
@@ -327,6 +335,39 @@ static void scan_start(bool full)
 		return;
 	}
 	leds.scanning = true;
+	leds.stale = false; /* an event from now on asks for another */
+	leds.scans[why]++;
+}
+
+/* The rescan a burst of uevents asks for, once it is over and no scan is running. */
+static void settle_tick(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+	if (!leds.stale)
+		return; /* a request's scan took it */
+	if (leds.scanning) {
+		struct timeval tv = {0, LEDS_SETTLE_MS * 1000};
+		event_add(leds.settle, &tv);
+		return;
+	}
+	scan_start(false, LEDS_SCAN_UEVENT);
+}
+
+static void on_uevent(void *arg, const struct uevent *ev)
+{
+	(void)arg;
+	const char *name = strrchr(ev->devpath, '/');
+	name = name ? name + 1 : ev->devpath;
+	if (strcmp(ev->subsystem, "block") == 0 && sysfs_not_a_disk(name))
+		return; /* a loop device, a RAM disk, device-mapper: never in the inventory */
+	log_debug("hardware: uevent %s %s (%s)", ev->action, ev->devpath, ev->subsystem);
+	leds.stale = true;
+	if (!event_pending(leds.settle, EV_TIMEOUT, NULL)) {
+		struct timeval tv = {0, LEDS_SETTLE_MS * 1000};
+		event_add(leds.settle, &tv);
+	}
 }
 
 static void op_free(struct op *op)
@@ -828,13 +869,13 @@ static void op_start(struct op *op)
 		op_fail(op, ERR_INTERNAL, "chassis: the hardware service is not running");
 		return;
 	}
-	if (snap_older(LEDS_TTL_NS)) {
+	if (!leds.snap || leds.stale || (!leds.uevents && snap_older(LEDS_TTL_NS))) {
 		if (leds.waiters_tail)
 			leds.waiters_tail->next = op;
 		else
 			leds.waiters = op;
 		leds.waiters_tail = op;
-		scan_start(false);
+		scan_start(false, LEDS_SCAN_REQUEST);
 		return;
 	}
 	op_run(op, false);
@@ -932,7 +973,7 @@ static void watch_tick(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	(void)arg;
-	scan_start(true);
+	scan_start(true, LEDS_SCAN_WATCH);
 }
 
 int leds_init(struct event_base *base, struct db *db, const struct leds_config *cfg)
@@ -959,7 +1000,19 @@ int leds_init(struct event_base *base, struct db *db, const struct leds_config *
 	led_command_start(&leds.env);
 	led_records_load(db);
 	leds.started = true;
-	scan_start(true);
+	scan_start(true, LEDS_SCAN_START);
+	leds.settle = event_new(base, -1, 0, settle_tick, NULL);
+	if (!leds.settle)
+		return -1;
+	if (uevent_start(base, on_uevent, NULL) == 0) {
+		leds.uevents = true;
+		log_info(
+		    "hardware: the kernel's uevents say when disks and enclosures come and go");
+	} else {
+		log_warn("hardware: no kernel uevents (%s): a read of the hardware rescans it when "
+		         "it is a second old",
+		         strerror(errno));
+	}
 	if (cfg->watch_s > 0) {
 		struct timeval tv = {cfg->watch_s, 0};
 		leds.watch = event_new(base, -1, EV_PERSIST, watch_tick, NULL);
@@ -977,6 +1030,11 @@ void leds_shutdown(void)
 	if (leds.watch)
 		event_free(leds.watch);
 	leds.watch = NULL;
+	uevent_stop();
+	leds.uevents = false;
+	if (leds.settle)
+		event_free(leds.settle);
+	leds.settle = NULL;
 	led_command_stop();
 	/* Its done callbacks answer whoever waits on a scan, a read or a write. */
 	workq_free(leds.env.wq);

@@ -8,8 +8,11 @@
  *
  * Nothing here blocks the loop: sysfs is read and written on a helper thread of its own
  * (an SES attribute is a SCSI command to the enclosure), ledctl and ipmitool run as child
- * processes with a timeout. The inventory is rescanned when a request finds it older than
- * a second; the LEDs a response shows are read back from the hardware for it. What was set
+ * processes with a timeout. The inventory is rescanned when the kernel's uevents say a
+ * disk, SCSI device, enclosure or NVMe controller came, went or changed (without uevents:
+ * when a request finds it a second old), and all of it, LEDs and slots, every
+ * --hardware-watch seconds; the LEDs a response shows are read back from the hardware for
+ * it. What was set
  * is kept in the database (led_state), re-applied at start for backends that cannot be
  * read, and every change goes to the audit log. A change is answered once its row and its
  * audit entry are committed together; one the disk refuses is undone on the hardware and
@@ -59,6 +62,17 @@ void leds_disk_get(const char *chassis, const char *disk, leds_done cb, void *ar
  * updated object. Audited as hardware.locate with user and peer. */
 void leds_locate(const char *chassis, const char *disk, bool on, const char *user, const char *peer,
                  leds_done cb, void *arg);
+/* Why the inventory was scanned, for /metrics. */
+enum leds_scan_why {
+	LEDS_SCAN_START,   /* the first, every LED read */
+	LEDS_SCAN_UEVENT,  /* the kernel said something changed */
+	LEDS_SCAN_REQUEST, /* a read found it stale (a uevent just came, or none are had) */
+	LEDS_SCAN_WATCH,   /* --hardware-watch: every LED and slot read */
+	LEDS_SCAN_NWHY
+};
+extern const char *const leds_scan_why_names[LEDS_SCAN_NWHY];
+uint64_t leds_scans(enum leds_scan_why why);
+
 /* Locator LEDs that are lit now (system and disks), for the dashboard and /metrics. */
 unsigned leds_lit_count(void);
 /* Each locator LED lit now, as leds_lit_count last read them: its key ("chassis/<id>" or

@@ -20,7 +20,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LEDS_TTL_NS        1000000000ull /* a request finds an older inventory stale */
+#define LEDS_TTL_NS                                                                                \
+	1000000000ull          /* without uevents, a request finds an older                        \
+	                        * inventory stale */
+#define LEDS_SETTLE_MS     250 /* after a uevent, the rescan waits for the rest of a burst */
 #define LEDS_KILL_GRACE_MS 1000
 #define LEDS_KEY_MAX       (SYSFS_ID_MAX + 16)
 
@@ -126,6 +129,12 @@ struct leds_state {
 	unsigned gen;
 	bool scanning;
 	struct event *watch; /* --hardware-watch: every LED and slot read this often */
+	/* The kernel's uevents tell when the inventory changes (uevent.c); without them a
+	 * read finds it stale when it is a second old. stale: an event came since the last
+	 * scan began; settle: the scan it asks for, a moment later (events come in bursts). */
+	bool uevents, stale;
+	struct event *settle;
+	uint64_t scans[LEDS_SCAN_NWHY];
 	struct op *waiters, *waiters_tail;
 	struct op *stores; /* changes whose row and audit entry are with the writer */
 	bool started;

@@ -565,7 +565,7 @@ static void scan_enclosure(struct scan *s, const char *sysname)
 /* --- disks */
 
 /* Virtual block devices that are no disks, and optical drives. */
-static bool not_a_disk(const char *name)
+bool sysfs_not_a_disk(const char *name)
 {
 	static const char *const prefixes[] = {"loop", "ram", "zram", "dm-",  "md",  "nbd",
 	                                       "sr",   "fd",  "zd",   "drbd", "rbd", "bcache"};
@@ -639,7 +639,7 @@ static long find_slot(struct scan *s, const char *dev_real)
 static void scan_disk(struct scan *s, const char *name)
 {
 	char buf[64];
-	if (not_a_disk(name))
+	if (sysfs_not_a_disk(name))
 		return;
 	char *blk_real = link_real(s->block_real, name);
 	int bfd = dir_open(blk_real);

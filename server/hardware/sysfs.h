@@ -62,6 +62,8 @@ struct sysfs_inventory {
  * files (else they stay -1): on real hardware each is a command to the enclosure. */
 int sysfs_scan(const char *root, struct sysfs_inventory *inv, bool leds);
 void sysfs_inventory_free(struct sysfs_inventory *inv);
+/* A block device the inventory never lists (loop, RAM, device-mapper, md, ...), by name. */
+bool sysfs_not_a_disk(const char *name);
 
 /* A 0/1 attribute (locate, fault) or a brightness (> 0 is on): 1, 0, or -1 with errno. */
 int sysfs_read_flag(const char *path);

@@ -298,6 +298,14 @@ static void build_daemon(struct buf *b)
 		           (unsigned long long)jobs_ended_count((enum job_state)st));
 	gauge_u64(b, "spindle_locator_leds_lit", "Locator LEDs lit now (chassis and disks).",
 	          leds_lit_count(), "");
+	family(b, "spindle_hardware_scans_total", "counter",
+	       "Scans of the hardware inventory since spindled started, by why: start, uevent "
+	       "(the kernel said a disk or enclosure changed), request (a read found it stale), "
+	       "watch (--hardware-watch: every LED and slot read).");
+	for (int w = 0; w < LEDS_SCAN_NWHY; w++)
+		buf_printf(b, "spindle_hardware_scans_total{why=\"%s\"} %llu\n",
+		           leds_scan_why_names[w],
+		           (unsigned long long)leds_scans((enum leds_scan_why)w));
 	family(b, "spindle_locator_led_lit_since_seconds", "gauge",
 	       "When each lit locator LED was turned on (Unix time; one lit by other means: "
 	       "when spindled first saw it lit).");

@@ -236,15 +236,51 @@ def test_ids_are_stable_across_restarts_and_probe_order(tmp_path):
         b.stop()
 
 
+def kernel_uevent():
+    """Has the kernel send a uevent, as it does when a disk comes or goes: a "change" of a
+    real disk of this machine (what `udevadm trigger` does; it changes nothing). spindled
+    rescans the tree it reads on any such event, the fake one here too. Needs root."""
+    for dev in sorted(os.listdir("/sys/block")):
+        if dev.startswith(("loop", "ram", "zram", "dm-", "md", "nbd", "sr", "fd", "zd")):
+            continue
+        try:
+            with open(f"/sys/block/{dev}/uevent", "w") as f:
+                f.write("change\n")
+            return dev
+        except OSError:
+            continue
+    pytest.skip("no disk here whose uevent file may be written (root can)")
+
+
+def scans(client, why):
+    resp = client.get("/metrics")
+    assert resp.status_code == 200, resp.text
+    text = resp.text
+    line = f'spindle_hardware_scans_total{{why="{why}"}} '
+    return int(next(x for x in text.splitlines() if x.startswith(line)).split()[1])
+
+
 def test_hotplugged_disk_appears_and_goes(box):
+    """A disk comes: reads alone do not go looking for it (a rescan of a shelf of disks
+    per read, or per second of reads, is what the kernel's uevents spare); the kernel's
+    uevent makes spindled rescan, and it is listed; it goes, and the next uevent says so."""
     box.fs.virtio_disk("vdb", "virtio2", serial="hotplug-01", size_bytes=1 << 30)
+    before = scans(box.mon, "request") + scans(box.mon, "uevent")
+    for _ in range(3):
+        assert "hotplug-01" not in [d["id"] for d in disks_of(box.mon, "system")]
+        time.sleep(0.6)  # past the second after which a read once rescanned
+    assert scans(box.mon, "request") + scans(box.mon, "uevent") == before
+    uevents = scans(box.mon, "uevent")
+    kernel_uevent()
     deadline = time.monotonic() + 5 * SLOW
     ids = []
     while "hotplug-01" not in ids and time.monotonic() < deadline:
         ids = [d["id"] for d in disks_of(box.mon, "system")]
         time.sleep(0.1)
     assert "hotplug-01" in ids
+    assert scans(box.mon, "uevent") + scans(box.mon, "request") > uevents
     box.fs.path("block/vdb").unlink()
+    kernel_uevent()
     while "hotplug-01" in ids and time.monotonic() < deadline + 5 * SLOW:
         ids = [d["id"] for d in disks_of(box.mon, "system")]
         time.sleep(0.1)

@@ -17,8 +17,8 @@ SAMPLE_RE = re.compile(rf"^(spindle_[a-z_]+)(\{{{LABEL}(?:,{LABEL})*\}})?"
 # The collector's sample carries its own time; the daemon's gauges are read at the scrape.
 DAEMON = {"spindle_build_info", "spindle_start_time_seconds", "spindle_jobs",
           "spindle_jobs_ended_total", "spindle_locator_leds_lit",
-          "spindle_locator_led_lit_since_seconds", "spindle_problems_open",
-          "spindle_sse_clients"}
+          "spindle_locator_led_lit_since_seconds", "spindle_hardware_scans_total",
+          "spindle_problems_open", "spindle_sse_clients"}
 
 
 def parse(text, stamps=None):
@@ -67,6 +67,9 @@ def test_exposition(server, clients):
     assert set(ended) == {f'{{state="{s}"}}' for s in ("done", "failed", "cancelled",
                                                        "interrupted")}
     assert all(v >= 0 and v == int(v) for v in ended.values()), ended
+    scans = m["spindle_hardware_scans_total"]
+    assert set(scans) == {f'{{why="{w}"}}' for w in ("start", "uevent", "request", "watch")}
+    assert scans['{why="start"}'] == 1, scans
 
 
 def wait_sample(client):

@@ -112,8 +112,24 @@ static void test_map(void)
 	ok(m.n == 0, "clear without a free function leaves the values alone");
 }
 
+/* An array indexed by key: the first of a repeated key wins, NULL keys are left out. */
+static void test_index(void)
+{
+	const char *keys[] = {"sdb", "sdc", NULL, "sdb", "sdd"};
+	struct hmap m = {0};
+	for (size_t i = 0; i < nitems(keys); i++)
+		hmap_index_put(&m, keys[i], i);
+	is_int(hmap_index_get(&m, "sdb"), 0, "the first sdb");
+	is_int(hmap_index_get(&m, "sdd"), 4, "sdd at 4");
+	is_int(hmap_index_get(&m, "sde"), -1, "an absent key");
+	is_int(hmap_index_get(&m, NULL), -1, "no key");
+	is_int((long)m.n, 3, "three keys indexed");
+	hmap_clear(&m, NULL);
+}
+
 int main(void)
 {
+	test_index();
 	test_siphash();
 	test_map();
 	return done_testing();
