@@ -336,6 +336,10 @@ client services || true
 refused=$(inside journalctl -u spindled --no-pager -o cat | grep -c "cannot be read\|storage: " || true)
 check "the unit lets the network service read the kernel's addresses (journal: $refused refusals)" \
 	[ "$refused" = 0 ]
+# The hardware inventory follows the kernel's uevents (a netlink socket the unit allows),
+# so reads of the hardware never rescan it.
+uevents=$(inside journalctl -u spindled -b --no-pager -o cat | grep -c "the kernel's uevents say" || true)
+check "the unit lets spindled hear the kernel's uevents" [ "$uevents" -ge 1 ]
 # The helper, through its socket, as spindled reaches it (user spindle): it refuses a loop
 # device (no slot), so nothing runs, and says why.
 answer=$(inside setpriv --reuid=spindle --regid=spindle --init-groups /usr/bin/python3 -c '
