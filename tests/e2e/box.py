@@ -16,7 +16,8 @@ It prints one JSON line on stdout once spindled answers on both listeners:
 and runs until its stdin closes; then it stops spindled (SIGTERM; the exit code must be 0)
 and removes its temp dir. Exit status: spindled's (0 on a clean stop).
 
-The box: 8 SAS disks (sda..sdh) in slots 0-7 of a 12-slot SES enclosure, sdh faulted, so
+The box (with --shelves N, N more SES shelves of 24 disks each: "shelf_disks" maps their
+ids to their names): 8 SAS disks (sda..sdh) in slots 0-7 of a 12-slot SES enclosure, sdh faulted, so
 the disk locators are the sysfs "locate" files (backend ses); a system identify LED
 (backend leds); DMI data; a live /proc (tests/api/conftest.py FakeProc) whose rates swing
 by +-50% on a 20 s sine, so the dashboard's figures move; a fake proc/self/mounts listing
@@ -91,6 +92,39 @@ def build_sys(root):
     return fs, disks, locate, str(fs.path(f"{led}/brightness").resolve())
 
 
+def sd_name(i):
+    """The kernel's name of the i-th SCSI disk: sda .. sdz, sdaa .. sdzz, ..."""
+    name = ""
+    i += 1
+    while i:
+        i -= 1
+        name = chr(ord("a") + i % 26) + name
+        i //= 26
+    return "sd" + name
+
+
+def add_shelves(fs, n):
+    """n more SES shelves of 24 SAS disks each (a rack of them: the console folds them),
+    on hosts of their own; returns {disk id: device name}. Their disks are named on from
+    the enclosure's (sdi, sdj, ... sdaa, ...) and their serials say where they sit:
+    SH<shelf>S<slot>."""
+    disks = {}
+    for e in range(n):
+        host = 20 + e
+        enc = fs.enclosure(f"{host}:0:100:0", id=f"0x5003048{e + 1:09x}", vendor="ORACLE",
+                           model="DE3-24C", slots=24)
+        for slot in range(24):
+            i = 24 * e + slot
+            name = sd_name(len(DISKS) + i)
+            wwid = f"naa.5000cca{e:05x}{slot:04x}"
+            d = fs.scsi_disk(name, f"{host}:0:{slot}:0", transport="sas", vendor="HGST",
+                             model="H7280A520SUN8.0T", serial=f"SH{e + 1:02d}S{slot:02d}",
+                             wwid=wwid, size_bytes=8 * TB, rpm=7200)
+            fs.seat(enc, f"Slot {slot:02d}", d)
+            disks[wwid] = name
+    return disks
+
+
 def lat_key(i):
     """io.ops[latency]'s key of latency bucket i (iolat.h), as spindled writes it."""
     return f"{lat_low(i)}+" if i >= LAT_BUCKETS - 1 else f"{lat_low(i)}-{lat_low(i + 1)}"
@@ -140,6 +174,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--webroot", default=str(HERE.parents[1] / "webroot"),
                     help="the tree spindled serves at / (default: the repository's webroot)")
+    ap.add_argument("--shelves", type=int, default=0,
+                    help="more SES shelves of 24 disks each (default 0)")
     ap.add_argument("extra", nargs="*", help="more spindled flags (after --)")
     args = ap.parse_args()
 
@@ -149,6 +185,7 @@ def main():
     helper = None
     try:
         fs, disks, locate, led = build_sys(tmp / "root")
+        shelves = add_shelves(fs, args.shelves)
         cmds = FakeCommands(tmp / "bin")  # nothing may reach a real ledctl or ipmitool
         data = [(tmp / "data" / name, fstype) for name, fstype in
                 (("pool0", "xfs"), ("pool1", "xfs"), ("backup", "ext4"), ("scratch", "ext4"))]
@@ -181,7 +218,7 @@ def main():
             "state_dir": str(srv.state_dir), "bench_dir": str(bench),
             "log": str(srv.log_path), "mounts": [str(d) for d, _ in data],
             "enclosure": ENCLOSURE, "system_led": led, "disks": disks,
-            "locate_files": locate,
+            "locate_files": locate, "shelf_disks": shelves,
             "iolat": {"socket": helper.path,
                       "latency_keys": [lat_key(i) for i in (STEADY, *FAST)]}}), flush=True)
         try:

@@ -24,7 +24,8 @@
 //                      that close both. Returns { box, browser, newPage(t, variant) }.
 //   startBox(opts)     box.py: a real spindled over HTTPS and HTTP on fake /proc and /sys.
 //                      opts: { webroot (default E2E_WEBROOT, else the repository's
-//                      webroot/), args: [more spindled flags] }. Resolves to box.py's
+//                      webroot/), args: [more spindled flags], shelves: N more SES
+//                      shelves of 24 disks (box.py --shelves) }. Resolves to box.py's
 //                      JSON ({ https, http, admin_password, sys_root, state_dir, bench_dir,
 //                      log, disks, locate_files, system_led, ... }) plus stop(), which
 //                      rejects if spindled did not exit cleanly.
@@ -107,9 +108,10 @@ const BOX_START_MS = 30000;
 
 // ---- the box ----------------------------------------------------------------------
 
-export function startBox({ webroot = process.env.E2E_WEBROOT, args = [] } = {}) {
+export function startBox({ webroot = process.env.E2E_WEBROOT, args = [], shelves = 0 } = {}) {
   const argv = [join(HERE, 'box.py')];
   if (webroot) argv.push('--webroot', webroot);
+  if (shelves) argv.push('--shelves', String(shelves));
   if (args.length) argv.push('--', ...args);
   const child = spawn('/usr/bin/python3', argv, { stdio: ['pipe', 'pipe', 'inherit'] });
   // If this process dies, the pipe closes and box.py stops spindled by itself.

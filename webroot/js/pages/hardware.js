@@ -14,6 +14,13 @@ import { setRoute } from '../app.js';
 
 const HW = '/api/hardware/v1/chassis';
 const REFRESH_MS = 30000;
+// A box past this many chassis or bays (a rack of shelves) opens with its enclosures
+// folded: each a line from the chassis list, its bays read when it is unfolded, so a
+// page of 48 shelves is 49 lines and one request, not 1,152 bays and 49 (each bay's LED
+// read back from its enclosure), and the refresh reads only what is unfolded.
+const FOLD_CHASSIS = 4;
+const FOLD_BAYS = 96;
+const LOAD_AT_ONCE = 4; // disk lists read at a time when a search needs them all
 
 let uid = 0;
 const nextId = (p) => `${p}-${++uid}`;
@@ -209,7 +216,9 @@ function bay(chassis, d, onSelect, onLed) {
 }
 
 // One chassis: its header with its own locator, the bays, and the details of the chosen disk.
-function chassisCard(c, disks, onLed, elsewhere = 0) {
+// disks null: folded, its bays not read yet; expand(disks) lays them out. onToggle(card):
+// the fold button was pressed (the page reads the disks and calls expand, or folds it).
+function chassisCard(c, disks, onLed, elsewhere = 0, onToggle = null) {
   const headingId = nextId('chassis');
   const kind = c.kind === 'enclosure' || c.type === 'storage' ? 'Enclosure' : 'System';
   const title = c.display_name && c.display_name !== c.name ? `${c.name} · ${c.display_name}` : c.name || c.id;
@@ -229,7 +238,14 @@ function chassisCard(c, disks, onLed, elsewhere = 0) {
   });
   const panelId = nextId('disk-details');
   const panel = h('div', { class: 'disk-panel', id: panelId, hidden: true, role: 'region', 'aria-label': `Disk details, ${c.name || c.id}` });
+  const bodyId = nextId('chassis-bays');
+  const body = h('div', { class: 'chassis-body', id: bodyId });
+  const nbays = c.slot_count !== undefined ? c.slot_count : c.disk_count;
+  const fold = onToggle
+    ? h('button', { type: 'button', class: 'chassis-fold', 'aria-expanded': 'false', 'aria-controls': bodyId, on: { click: () => onToggle(card) } })
+    : null;
   let selected = null;
+  let bays = [];
   const showPanel = (b) => {
     const d = b.disk;
     panel.replaceChildren(
@@ -255,13 +271,20 @@ function chassisCard(c, disks, onLed, elsewhere = 0) {
     // screen or more below the bay that was tapped).
     panel.scrollIntoView({ block: 'nearest' });
   };
-  const ordered = disks.slice().sort((a, b) => (c.slot_count !== undefined ? slotNumber(a) - slotNumber(b) : 0));
-  const bays = ordered.map((d) => bay(c, d, select, onLed));
-  for (const b of bays) b.open.setAttribute('aria-controls', panelId);
-  const cols = columns(c.slot_count !== undefined ? Math.max(c.slot_count, bays.length) : bays.length);
-  const grid = h('div', { class: 'bays', role: 'list', 'aria-label': `${c.name || c.id}: ${c.slot_count !== undefined ? 'slots' : 'disks'}` }, bays.map((b) => b.el));
-  grid.style.setProperty('--cols', String(cols));
-  grid.style.setProperty('--cols-phone', String(Math.min(cols, 4)));
+  // The bays of these disks, in place of any before.
+  function layOut(list) {
+    selected = null;
+    panel.hidden = true;
+    const ordered = list.slice().sort((a, b) => (c.slot_count !== undefined ? slotNumber(a) - slotNumber(b) : 0));
+    bays = ordered.map((d) => bay(c, d, select, onLed));
+    for (const b of bays) b.open.setAttribute('aria-controls', panelId);
+    const cols = columns(c.slot_count !== undefined ? Math.max(c.slot_count, bays.length) : bays.length);
+    const grid = h('div', { class: 'bays', role: 'list', 'aria-label': `${c.name || c.id}: ${c.slot_count !== undefined ? 'slots' : 'disks'}` }, bays.map((b) => b.el));
+    grid.style.setProperty('--cols', String(cols));
+    grid.style.setProperty('--cols-phone', String(Math.min(cols, 4)));
+    body.replaceChildren(bays.length ? grid : h('p', { class: 'muted', text: 'No disks.' }), panel);
+    card.ids = list.map((d) => d.id).sort().join(' ');
+  }
   const el = h(
     'section',
     { class: ['card', 'chassis', c.locate === true ? 'led-lit' : null], 'aria-labelledby': headingId, dataset: { chassis: c.id } },
@@ -270,16 +293,53 @@ function chassisCard(c, disks, onLed, elsewhere = 0) {
       { class: 'chassis-head' },
       h('div', { class: 'chassis-title' },
         h('h2', { id: headingId }, h('span', { text: title }), ' ', h('span', { class: 'badge', text: kind }), ' ', fault),
-        h('p', { class: 'muted chassis-meta', text: meta.join(' · ') })),
+        h('p', { class: 'muted chassis-meta', text: meta.join(' · ') }),
+        fold),
       h('div', { class: 'chassis-locator' }, h('span', { class: 'muted', text: `${kind} locator` }), loc.el),
     ),
-    bays.length ? grid : h('p', { class: 'muted', text: 'No disks.' }),
-    panel,
+    body,
   );
-  return {
+  // Whether the bays show: unfolded, or a filter found some of them.
+  let expanded = false;
+  let revealed = false;
+  function showBody() {
+    const open = expanded || revealed;
+    body.hidden = !open;
+    el.classList.toggle('folded', !open);
+    if (fold) {
+      fold.setAttribute('aria-expanded', String(open));
+      fold.textContent = open ? 'Fold the bays' : `Show its ${nbays} bay${nbays === 1 ? '' : 's'}`;
+    }
+  }
+  const card = {
     el,
-    bays,
-    ids: disks.map((d) => d.id).sort().join(' '),
+    id: c.id,
+    chassis: c,
+    ids: null, // its disks' ids, once read
+    get bays() {
+      return bays;
+    },
+    get loaded() {
+      return card.ids !== null;
+    },
+    get open() {
+      return expanded || revealed;
+    },
+    // Unfolds it with these disks (or the ones it has).
+    expand(list) {
+      if (list) layOut(list);
+      expanded = true;
+      showBody();
+    },
+    fold() {
+      expanded = false;
+      showBody();
+    },
+    // A filter found bays here (true) or is gone (false): shown whatever the fold says.
+    reveal(on) {
+      revealed = on;
+      showBody();
+    },
     // Opens the details of the disk with this id (a link from a problem); false if none.
     show(diskId) {
       const b = bays.find((x) => x.disk.id === diskId);
@@ -289,23 +349,29 @@ function chassisCard(c, disks, onLed, elsewhere = 0) {
       panel.scrollIntoView({ block: 'nearest' });
       return true;
     },
+    // Fresh states; disksNew null: the chassis alone was read.
     update(cNew, disksNew) {
+      card.chassis = cNew;
       loc.update(cNew);
       if (!loc.busy) el.classList.toggle('led-lit', cNew.locate === true);
       fault.hidden = !cNew.faulted;
+      if (!disksNew) return;
+      if (disksNew.map((d) => d.id).sort().join(' ') !== card.ids) {
+        layOut(disksNew); // a disk came or went here
+        return;
+      }
       const byId = new Map(disksNew.map((d) => [d.id, d]));
       for (const b of bays) if (byId.has(b.disk.id)) b.update(byId.get(b.disk.id));
       if (selected) showPanel(selected);
     },
   };
+  if (disks) card.expand(disks);
+  else showBody();
+  return card;
 }
 
-async function load(signal) {
-  const list = await get(HW, { signal });
-  const chassis = list.chassis || list.hardware || [];
-  const disks = await Promise.all(chassis.map((c) => get(`${HW}/${seg(c.id)}/disk`, { signal }).then((d) => d.disks || [])));
-  return chassis.map((c, i) => ({ c, disks: disks[i] }));
-}
+const listChassis = (signal) => get(HW, { signal }).then((list) => list.chassis || list.hardware || []);
+const listDisks = (id, signal) => get(`${HW}/${seg(id)}/disk`, { signal }).then((d) => d.disks || []);
 
 export async function render(main, ctx) {
   const lit = h('span', { class: 'hw-lit', role: 'status' });
@@ -332,8 +398,10 @@ export async function render(main, ctx) {
   main.append(h('div', { class: 'toolbar' }, h('h1', { text: 'Hardware' }), h('span', { class: 'spacer' }), lit, refresh), ...[note, filters, body].filter(Boolean));
 
   let cards = [];
+  let folding = false; // a big box: enclosures folded
+  let dashLit = null; // the dashboard's count: it knows the LEDs of folded enclosures too
   const countLit = () => {
-    const n = body.querySelectorAll('.led-dot.on').length;
+    const n = cards.every((x) => x.loaded) || dashLit === null ? body.querySelectorAll('.led-dot.on').length : dashLit;
     lit.textContent = n ? `${n} locator LED${n === 1 ? '' : 's'} lit` : 'No locator LED lit';
     lit.classList.toggle('on', n > 0);
   };
@@ -342,12 +410,38 @@ export async function render(main, ctx) {
   search.value = ctx.query.get('q') || '';
   onlyFaulted.checked = ctx.query.get('faulted') === '1';
   onlyLit.checked = ctx.query.get('lit') === '1';
-  function applyFilters() {
+  const filtering = () => !!(search.value.trim() || onlyFaulted.checked || onlyLit.checked);
+
+  // Reads the disks of the cards not read yet, a few at a time (a search of a big box).
+  async function loadAll() {
+    const todo = cards.filter((x) => !x.loaded);
+    const one = async () => {
+      for (let x = todo.shift(); x; x = todo.shift()) {
+        const disks = await listDisks(x.id, ctx.signal);
+        if (!x.loaded) x.update(x.chassis, disks); // laid out, folded or not as it was
+      }
+    };
+    await Promise.all(Array.from({ length: LOAD_AT_ONCE }, one));
+  }
+
+  let filterRun = 0;
+  async function applyFilters() {
+    const run = ++filterRun;
+    if (filtering() && cards.some((x) => !x.loaded)) {
+      shown.textContent = 'Reading every enclosure\u2019s bays\u2026';
+      try {
+        await loadAll();
+      } catch (e) {
+        if (e.name !== 'AbortError' && e.status !== 401) toast(`Cannot read the hardware: ${e.details || e.message}`, 'error');
+        return;
+      }
+      if (run !== filterRun) return; // typed on meanwhile: the later run shows
+    }
     const q = search.value.trim().toLowerCase();
-    const any = q || onlyFaulted.checked || onlyLit.checked;
+    const any = filtering();
     let match = 0;
     let all = 0;
-    for (const { card } of cards) {
+    for (const card of cards) {
       let here = 0;
       for (const b of card.bays) {
         const d = b.disk;
@@ -359,8 +453,10 @@ export async function render(main, ctx) {
       }
       match += here;
       card.el.hidden = !!any && !here;
+      card.reveal(!!any && here > 0);
     }
     shown.textContent = any ? `${match} of ${all} bays shown` : '';
+    countLit();
     const p = new URLSearchParams();
     if (q) p.set('q', search.value.trim());
     if (onlyFaulted.checked) p.set('faulted', '1');
@@ -370,43 +466,84 @@ export async function render(main, ctx) {
   }
   for (const el of [search, onlyFaulted, onlyLit]) el.addEventListener('input', applyFilters);
 
-  function build(items) {
-    const all = items.reduce((n, it) => n + it.disks.filter((d) => d.present !== false).length, 0);
-    cards = items.map(({ c, disks }) => ({ id: c.id, card: chassisCard(c, disks, countLit, all - disks.length) }));
-    body.replaceChildren(...cards.map((x) => x.card.el));
-    countLit();
-    applyFilters();
+  // Unfolds a card (reading its disks first), or folds it.
+  async function toggle(card) {
+    if (card.open && !card.el.hidden && card.loaded) {
+      if (filtering()) card.reveal(false);
+      card.fold();
+      return;
+    }
+    try {
+      card.expand(card.loaded ? null : await listDisks(card.id, ctx.signal));
+    } catch (e) {
+      if (e.name !== 'AbortError' && e.status !== 401) toast(`Cannot read ${card.chassis.name || card.id}: ${e.details || e.message}`, 'error');
+    }
   }
 
-  // Fresh states in place; a chassis or disk that came or went rebuilds the page.
+  // The chassis list and, for each chassis read open, its disks: every chassis on a small
+  // box; on a big one the system, the faulted enclosures and the one a link names.
+  const wantChassis = ctx.query.get('chassis');
+  const wantDisk = ctx.query.get('disk');
+  async function build(chassis) {
+    const bayCount = chassis.reduce((n, c) => n + (c.slot_count !== undefined ? c.slot_count : c.disk_count || 0), 0);
+    folding = chassis.length > FOLD_CHASSIS || bayCount > FOLD_BAYS;
+    const openAtStart = (c) => !folding || c.type === 'system' || c.id === 'system' || !!c.faulted || c.id === wantChassis;
+    const disks = await Promise.all(chassis.map((c) => (openAtStart(c) ? listDisks(c.id, ctx.signal) : null)));
+    const present = chassis.reduce((n, c) => n + (c.disk_count || 0), 0);
+    cards = chassis.map((c, i) =>
+      chassisCard(c, disks[i], countLit, present - (disks[i] ? disks[i].length : c.disk_count || 0), folding ? toggle : null));
+    body.replaceChildren(...cards.map((x) => x.el));
+    countLit();
+    await applyFilters();
+  }
+
+  // Fresh states in place (the chassis list, and the disks of what shows); a chassis that
+  // came or went rebuilds the page.
   let reloading = false;
   async function reload() {
     if (reloading) return;
     reloading = true;
+    body.setAttribute('aria-busy', 'true');
     try {
-      const items = await load(ctx.signal);
-      const same =
-        items.length === cards.length &&
-        items.every((it, i) => it.c.id === cards[i].id && it.disks.map((d) => d.id).sort().join(' ') === cards[i].card.ids);
-      if (same) items.forEach((it, i) => cards[i].card.update(it.c, it.disks));
-      else build(items);
+      const chassis = await listChassis(ctx.signal);
+      const same = chassis.length === cards.length && chassis.every((c, i) => c.id === cards[i].id);
+      if (!same) {
+        await build(chassis);
+        return;
+      }
+      await Promise.all(
+        chassis.map(async (c, i) => {
+          const card = cards[i];
+          card.update(c, card.loaded && (card.open || !folding) ? await listDisks(c.id, ctx.signal) : null);
+        }),
+      );
       countLit();
-      if (onlyFaulted.checked || onlyLit.checked) applyFilters();
+      if (filtering()) await applyFilters();
     } catch (e) {
       if (e.name !== 'AbortError' && e.status !== 401) toast(`Cannot read the hardware: ${e.details || e.message}`, 'error');
     } finally {
       reloading = false;
+      body.removeAttribute('aria-busy');
     }
   }
   refresh.addEventListener('click', reload);
 
-  build(await load(ctx.signal));
+  await build(await listChassis(ctx.signal));
   // #/hardware?chassis=ID&disk=ID (a problem's component): that disk's details open, or
   // that chassis in view.
-  const wantChassis = ctx.query.get('chassis');
-  const wantDisk = ctx.query.get('disk');
-  const target = cards.find((x) => x.id === wantChassis) || (wantDisk ? cards.find((x) => x.card.ids.split(' ').includes(wantDisk)) : null);
-  if (target && !(wantDisk && target.card.show(wantDisk))) target.card.el.scrollIntoView({ block: 'start' });
+  let target = cards.find((x) => x.id === wantChassis);
+  if (!target && wantDisk) {
+    target = cards.find((x) => x.loaded && x.ids.split(' ').includes(wantDisk));
+    // on a big box the disk's enclosure may be folded: read the others until it is found
+    for (const x of cards) {
+      if (target || x.loaded) continue;
+      const disks = await listDisks(x.id, ctx.signal);
+      x.update(x.chassis, disks);
+      if (disks.some((d) => d.id === wantDisk)) target = x;
+    }
+  }
+  if (target && !target.open) target.expand(target.loaded ? null : await listDisks(target.id, ctx.signal));
+  if (target && !(wantDisk && target.show(wantDisk))) target.el.scrollIntoView({ block: 'start' });
   ctx.ready();
 
   // Someone else lighting an LED, or a disk faulting, shows up in the dashboard document;
@@ -418,8 +555,10 @@ export async function render(main, ctx) {
   let seen = null;
   ctx.cleanup(
     subscribe((doc) => {
+      dashLit = doc.leds_lit;
       const now = `${doc.leds_lit}/${doc.problems}`;
       if (seen !== null && now !== seen) reload();
+      else countLit();
       seen = now;
     }),
   );
