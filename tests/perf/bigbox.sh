@@ -7,12 +7,15 @@
 # one root for --proc-root and --sys-root. After WARMUP seconds (130) it prints, per N:
 #   - idle CPU: spindled's user + system time over IDLE seconds (60: one round of the
 #     hardware watch, --hardware-watch) with no request, in percent of one core;
-#   - RSS (VmRSS) then;
+#   - RSS (VmRSS) then, and how much of it the series in memory hold (the datasets'
+#     incore); the hardware scans in those seconds (request/uevent/watch: reads of the
+#     hardware should cause none);
 #   - the longest loop stall: wrk asks GET /api/system/v1/health on one keep-alive
 #     connection (plain HTTP), one request after another, for STALL seconds (20): its slowest
 #     answer (a tick that holds the loop shows there) and its median;
 #   - the dashboard's size, plain and gzipped; GET /metrics' size and time (median of 5);
-#   - GET /api/hardware/v1/chassis after an idle second (median of 5);
+#   - GET /api/hardware/v1/chassis after an idle second (median of 5); GET
+#     /api/status/v1/disks gzipped, a second apart: its size and time (median of 5);
 #   - GET io.ops[disk] for the last hour and the last day at the default granularity:
 #     status, time, size (and the granularity answered);
 #   - the state dir's growth per minute (du, over the minute the measures take).
@@ -111,6 +114,15 @@ def stall(srv, seconds):
     return ms_of(lat[3]), ms_of(p50[1])
 
 
+def scans(client):
+    """spindle_hardware_scans_total by why, from /metrics."""
+    out = {}
+    for line in client.get("/metrics").text.splitlines():
+        if line.startswith("spindle_hardware_scans_total{"):
+            out[line.split('"')[1]] = int(line.split()[-1])
+    return out
+
+
 def measure(n):
     tmp = Path(tempfile.mkdtemp(prefix=f"spindle-bigbox-{n}-"))
     root = tmp / "root"
@@ -133,10 +145,15 @@ def measure(n):
         time.sleep(max(0, WARMUP - (time.monotonic() - started)))
         r = {"N": n}
         state0, t_state0 = du(srv.state_dir), time.monotonic()
+        scans0 = scans(admin)
         c0, t0 = cpu_s(pid), time.monotonic()
         time.sleep(IDLE)
         r["idle_cpu_pct"] = 100 * (cpu_s(pid) - c0) / (time.monotonic() - t0)
         r["rss_mb"] = rss_mb(pid)
+        sets = admin.get("/api/analytics/v1/datasets").json()["datasets"]
+        r["series_mb"] = sum(x.get("incore", 0) for x in sets) / 1e6
+        idle_scans = {k: v - scans0.get(k, 0) for k, v in scans(admin).items()}
+        r["idle_scans"] = "/".join(str(idle_scans.get(k, 0)) for k in ("request", "uevent", "watch"))
         r["stall_max_ms"], r["stall_p50_ms"] = stall(srv, STALL)
         plain = admin.get("/api/status/v1/dashboard", headers={"Accept-Encoding": "identity"})
         gz = admin.get("/api/status/v1/dashboard", headers={"Accept-Encoding": "gzip"},
@@ -155,6 +172,14 @@ def measure(n):
             assert ch.status_code == 200, ch.text
             times.append(ms)
         r["chassis_ms"] = statistics.median(times)
+        times = []
+        for _ in range(5):
+            time.sleep(1.1)
+            dk, ms = timed(admin, "/api/status/v1/disks", headers={"Accept-Encoding": "gzip"},
+                           stream=True)
+            body = dk.raw.read(decode_content=False)
+            times.append(ms)
+        r["disks_ms"], r["disks_kb"] = statistics.median(times), len(body) / 1024
         for label, start in (("hour", -3600), ("day", -86400)):
             d, ms = timed(admin, "/api/analytics/v1/datasets/io.ops%5Bdisk%5D/data",
                           params={"start": start, "meta": "true"})
@@ -173,6 +198,8 @@ def measure(n):
 
 ROWS = [("idle CPU, % of a core", "idle_cpu_pct", "{:.2f}"),
         ("RSS, MB", "rss_mb", "{:.1f}"),
+        ("  of it series in memory, MB", "series_mb", "{:.1f}"),
+        ("hardware scans idle: request/uevent/watch", "idle_scans", "{}"),
         ("slowest answer, back-to-back health, ms", "stall_max_ms", "{:.2f}"),
         ("  their median, ms", "stall_p50_ms", "{:.3f}"),
         ("dashboard, KB plain", "dash_plain_kb", "{:.1f}"),
@@ -180,6 +207,8 @@ ROWS = [("idle CPU, % of a core", "idle_cpu_pct", "{:.2f}"),
         ("/metrics, KB", "metrics_kb", "{:.0f}"),
         ("/metrics, ms", "metrics_ms", "{:.1f}"),
         ("chassis list after an idle second, ms", "chassis_ms", "{:.1f}"),
+        ("every disk (/status/v1/disks), KB gzip", "disks_kb", "{:.1f}"),
+        ("  ms, a second apart", "disks_ms", "{:.1f}"),
         ("io.ops[disk] last hour: status", "hour_status", "{}"),
         ("  granularity", "hour_gran", "{}"),
         ("  ms", "hour_ms", "{:.0f}"),
