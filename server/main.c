@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,6 +165,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	log_init(cfg.foreground, cfg.log_level);
+	/* Blocks of 64 KB and more (an hour's flush rows while the writer packs them, a big
+	 * answer, a flush of a thousand disks) come from mmap and go back to the system when
+	 * freed. glibc's own threshold rises to the largest such block freed, up to 32 MB,
+	 * after which they stay in the heap of the thread that freed them: a 1,152-disk box's
+	 * hourly packing left 60 MB in the writer thread's. */
+	mallopt(M_MMAP_THRESHOLD, 64 * 1024);
 	signal(SIGPIPE, SIG_IGN);
 	umask(077);
 	raise_fd_limit(cfg.max_connections);
