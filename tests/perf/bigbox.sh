@@ -143,6 +143,7 @@ def measure(n):
         started = time.monotonic()
         print(f"N={n}: {len(names)} disks seen; warming up {WARMUP:.0f} s", file=sys.stderr)
         time.sleep(max(0, WARMUP - (time.monotonic() - started)))
+        admin = srv.admin()  # anew: a long warm-up outlives a session
         r = {"N": n}
         state0, t_state0 = du(srv.state_dir), time.monotonic()
         scans0 = scans(admin)
