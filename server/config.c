@@ -82,6 +82,9 @@ static const struct opt opts[] = {
      "keep disk partitions in the per-disk analytics (off)"},
     {"analytics-loop-devices", OPT_BOOL, OFF(analytics_loop_devices), 0, 0, NULL,
      "keep loop, ram and zram devices in the per-disk analytics (off)"},
+    {"analytics-memory", OPT_INT, OFF(analytics_memory_mb), 1, 65536, "MB",
+     "memory the analytics' newest seconds may take; past it memory keeps fewer than the "
+     "last 4096 and queries read the rest from disk (16)"},
     {"iolat-socket", OPT_STRING, OFF(iolat_socket), 0, 0, "PATH",
      "the disks' latency, size and offset histograms from the eBPF helper at this socket, "
      "if it is there (/run/spindle/iolat.sock)"},
@@ -324,6 +327,7 @@ static void config_defaults(struct config *cfg)
 	cfg->session_timeout_min = 15;
 	cfg->session_max_hours = 12;
 	cfg->helper_threads = 2;
+	cfg->analytics_memory_mb = 16;
 	cfg->audit_days = 365;
 	cfg->metrics_allow = xstrdup("127.0.0.0/8,::1");
 	cfg->sys_root = xstrdup("/");

@@ -239,7 +239,10 @@ int main(int argc, char **argv)
 	 * datasets, then the collector whose ticks feed them. */
 	char dbpath[PATH_MAX];
 	snprintf(dbpath, sizeof(dbpath), "%s/spindle.db", cfg.state_dir);
-	struct series_config scfg = {.db_path = dbpath, .wq = wq, .retention = {24, 336, 8760}};
+	struct series_config scfg = {.db_path = dbpath,
+	                             .wq = wq,
+	                             .retention = {24, 336, 8760},
+	                             .memory_bytes = cfg.analytics_memory_mb << 20};
 	if (series_init(&scfg, err, sizeof(err)) < 0)
 		fatal("analytics: %s", err);
 	/* The disks' I/O histograms, from the eBPF helper while a dataset needs them. */

@@ -23,8 +23,13 @@
  * not flushed yet are always among them, and a stream's tick reads them without unpacking. */
 #define RECENT 16
 /* The part of memory a query leaves to the disk although memory still holds it, so
- * a disk read may take this long before memory has moved past where it starts. */
+ * a disk read may take this long before memory has moved past where it starts (half as
+ * long while memory sheds seconds to fit its budget: see mem_fit). */
 #define QUERY_SLACK 64
+/* The fewest seconds memory keeps however far over its budget it is. */
+#define MEM_MIN 256
+/* Memory's budget unless the configuration says: a box of 300 busy disks keeps the ring. */
+#define MEM_BUDGET_DEFAULT (16 << 20)
 
 /* --- the loop's side: series in memory */
 
@@ -63,6 +68,9 @@ static struct {
 	size_t n, cap;
 	int64_t next_id;
 	int64_t newest, oldest; /* the seconds memory holds: [oldest, newest] */
+	int64_t past_bytes;     /* the pages of every series' past */
+	int64_t budget;         /* what they may take (series_config.memory_bytes) */
+	bool held;              /* the budget has cut memory short of the ring */
 	int64_t flushed;        /* seconds before this went to the writer */
 	struct series_retention ret;
 	struct sub *subs;
@@ -163,6 +171,7 @@ static void past_add(struct series *s, int64_t t, const struct buf *packed)
 			s->past.head = pg;
 		s->past.tail = pg;
 		s->past.bytes += sizeof(*pg) + pg->cap;
+		store.past_bytes += (int64_t)(sizeof(*pg) + pg->cap);
 	}
 	unsigned char *o = pg->data + pg->used;
 	put_varint(&o, (uint64_t)(t - pg->t0));
@@ -210,6 +219,7 @@ static void past_trim(struct series *s, int64_t oldest)
 			struct page *pg = s->past.head;
 			s->past.head = pg->next;
 			s->past.bytes -= sizeof(*pg) + pg->cap;
+			store.past_bytes -= (int64_t)(sizeof(*pg) + pg->cap);
 			page_free(pg);
 		}
 		s->past.off = at.off;
@@ -220,6 +230,7 @@ static void past_trim(struct series *s, int64_t oldest)
 		s->past.head = pg->next;
 		s->past.off = 0;
 		s->past.bytes -= sizeof(*pg) + pg->cap;
+		store.past_bytes -= (int64_t)(sizeof(*pg) + pg->cap);
 		page_free(pg);
 	}
 	if (!s->past.head)
@@ -251,6 +262,7 @@ static void mem_free(struct series *s)
 {
 	free(s->recent);
 	s->recent = NULL;
+	store.past_bytes -= (int64_t)s->past.bytes;
 	while (s->past.head) {
 		struct page *pg = s->past.head;
 		s->past.head = pg->next;
@@ -300,6 +312,7 @@ static void load_series(void *arg, int64_t id, int64_t dataset, const char *key)
 int series_init(const struct series_config *cfg, char *err, size_t errlen)
 {
 	store.ret = cfg->retention;
+	store.budget = cfg->memory_bytes > 0 ? cfg->memory_bytes : MEM_BUDGET_DEFAULT;
 	store.db_path = xstrdup(cfg->db_path);
 	store.wq = cfg->wq;
 	store.next_id = 1;
@@ -396,6 +409,26 @@ static void flush_upto(int64_t upto)
 		series_writer_enqueue(b);
 }
 
+/* Memory over its budget (a box of many busy disks): its oldest seconds go a chunk faster
+ * than time moves until what it holds fits, as few as MEM_MIN seconds; under it, memory
+ * grows back a chunk at a time up to the ring. Queries read what memory does not hold from
+ * the disk. Memory's start moves at most two seconds a second, so a query's disk read has
+ * QUERY_SLACK / 2 seconds before memory has moved past where it started. */
+static void mem_fit(void)
+{
+	if (store.past_bytes <= store.budget)
+		return;
+	int64_t o = store.oldest + SERIES_CHUNK, lim = store.newest - MEM_MIN + 1;
+	if (store.newest - store.oldest + 1 < SERIES_RING)
+		o += SERIES_CHUNK; /* time moved no start of the ring on: two chunks make one */
+	if (o > lim)
+		o = lim;
+	if (o > store.oldest) {
+		store.oldest = o;
+		store.held = true;
+	}
+}
+
 void series_put(struct series *s, int64_t t, double v)
 {
 	/* Staged until series_commit(t): flushing may still need the slot t overwrites. */
@@ -411,6 +444,7 @@ void series_commit(int64_t t)
 		for (size_t i = 0; i < store.n; i++)
 			mem_free(store.all[i]);
 		store.newest = store.oldest = store.flushed = 0;
+		store.held = false;
 	}
 	/* A jump past the current chunk: flush it before its seconds could be overwritten.
 	 * The seconds jumped over have no value: nothing to flush there. */
@@ -447,6 +481,7 @@ void series_commit(int64_t t)
 		store.flushed = t;
 	if ((t + 1) % SERIES_CHUNK == 0) {
 		flush_upto(t + 1);
+		mem_fit();
 		/* What memory no longer holds goes; a series with no value left in it keeps
 		 * nothing until its next one. */
 		for (size_t i = 0; i < store.n; i++) {
@@ -692,6 +727,8 @@ static void reader_put(struct db_samples *ds)
 struct qjob {
 	struct series_query *q;
 	int64_t *ids;
+	int64_t *want; /* ids, sorted, once each: what the flush rows are read for */
+	size_t nwant;
 	int64_t split; /* the disk answers for t < split, memory for t >= split */
 	int64_t lo;    /* the first granule not past retention */
 	int status;
@@ -718,6 +755,8 @@ static const struct series_flush_rows *q_flushes(struct qjob *j, int64_t hour)
 	j->next_flushes ^= 1;
 	series_flush_rows_reset(f);
 	f->hour = hour;
+	f->want = j->want;
+	f->nwant = j->nwant;
 	if (db_samples_recent_range(j->ds, hour, hour + 3600, series_flush_rows_add, f) < 0)
 		return NULL;
 	f->loaded = true;
@@ -899,7 +938,7 @@ static void q_finish(void *arg)
 	struct qjob *j = arg;
 	struct series_query *q = j->q;
 	int status = j->status;
-	if (status == 0 && store.newest && store.newest - SERIES_RING + 1 > j->split) {
+	if (status == 0 && store.newest && store.oldest > j->split) {
 		log_warn("series: a query read the disk for too long; memory moved on");
 		status = -1;
 	}
@@ -914,8 +953,15 @@ static void q_finish(void *arg)
 	void (*done)(void *, int) = j->done;
 	void *darg = j->arg;
 	free(j->ids);
+	free(j->want);
 	free(j);
 	done(darg, status);
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
 }
 
 void series_query(struct series_query *q, void (*done)(void *arg, int status), void *arg)
@@ -937,10 +983,10 @@ void series_query(struct series_query *q, void (*done)(void *arg, int status), v
 	/* Memory answers from split on; QUERY_SLACK keeps it valid while the disk is read. */
 	if (!store.newest)
 		j->split = INT64_MAX;
-	else if (store.newest - store.oldest + 1 < SERIES_RING)
+	else if (store.newest - store.oldest + 1 < SERIES_RING && !store.held)
 		j->split = store.oldest;
 	else
-		j->split = store.newest - SERIES_RING + 1 + QUERY_SLACK;
+		j->split = store.oldest + QUERY_SLACK;
 
 	for (size_t i = 0; i < q->nseries; i++)
 		series_ref(q->series[i]);
@@ -950,8 +996,13 @@ void series_query(struct series_query *q, void (*done)(void *arg, int status), v
 		return;
 	}
 	j->ids = xcalloc(q->nseries, sizeof(*j->ids));
+	j->want = xcalloc(q->nseries, sizeof(*j->want));
 	for (size_t i = 0; i < q->nseries; i++)
-		j->ids[i] = q->series[i]->id;
+		j->ids[i] = j->want[i] = q->series[i]->id;
+	qsort(j->want, q->nseries, sizeof(*j->want), cmp_id);
+	for (size_t i = 0; i < q->nseries; i++)
+		if (!j->nwant || j->want[j->nwant - 1] != j->want[i])
+			j->want[j->nwant++] = j->want[i];
 	if (!store.wq) {
 		q_disk(j);
 		q_finish(j);

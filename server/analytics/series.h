@@ -4,7 +4,9 @@
  *
  * - Memory: each series keeps its newest SERIES_RING seconds (more than an hour), so the
  *   dashboard and "last N seconds" never touch the disk: the newest few as doubles, the
- *   rest as the flushes packed them, so its memory follows what it holds.
+ *   rest as the flushes packed them, so its memory follows what it holds. All of them
+ *   within a budget (series_config.memory_bytes): past it memory keeps fewer seconds,
+ *   and queries read the rest from disk.
  * - Disk: every SERIES_CHUNK seconds the loop packs the seconds just completed (a few
  *   microseconds) and hands them to a writer thread, which stores them in ONE
  *   transaction on a connection of its own. Once an hour is complete the writer packs its

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define SERIES_RING      4096 /* seconds kept in memory per series (power of two) */
+#define SERIES_RING      4096 /* seconds kept in memory, at most (within its budget) */
 #define SERIES_CHUNK     10   /* seconds between flushes: the most a crash loses */
 #define SERIES_MAX_VALUE 1e15
 
@@ -19,9 +19,11 @@ struct series_retention {
 };
 
 struct series_config {
-	const char *db_path; /* the database, migrated (db_open); opened again for samples */
-	struct workq *wq;    /* helper threads for queries that read the disk; NULL: inline */
-	bool unpaced;        /* tests and benchmarks: no pause between maintenance steps */
+	const char *db_path;  /* the database, migrated (db_open); opened again for samples */
+	struct workq *wq;     /* helper threads for queries that read the disk; NULL: inline */
+	bool unpaced;         /* tests and benchmarks: no pause between maintenance steps */
+	int64_t memory_bytes; /* what the seconds memory keeps packed may take; 0: 16 MB */
+	int64_t pack_bytes;   /* tests: the flush rows' bytes packing an hour holds; 0: 8 MB */
 	struct series_retention retention;
 };
 

@@ -361,26 +361,87 @@ void series_flush_row_put(struct buf *out, size_t npieces, const struct buf *bod
 	out->len += body->len;
 }
 
-/* Reads the row's pieces; -1 when it is malformed. */
-static long flush_pieces(struct series_flush_row *r)
+/* A walk over a flush row's pieces, straight from its bytes. */
+struct piece_walk {
+	const unsigned char *p, *end;
+	uint64_t left;
+	int64_t id, start;
+};
+
+static int walk_start(struct piece_walk *w, const void *data, size_t len, int64_t start)
 {
-	const unsigned char *p = r->data, *end = r->data + r->len;
-	uint64_t n, delta, off, len;
-	int64_t id = 0;
-	if (get_varint(&p, end, &n) < 0 || n > r->len)
+	w->p = data;
+	w->end = w->p + len;
+	w->id = 0;
+	w->start = start;
+	/* SQLite gives NULL for an empty blob: refused here, as any row without a count. */
+	return !data || get_varint(&w->p, w->end, &w->left) < 0 || w->left > len ? -1 : 0;
+}
+
+/* The next piece: 1, 0 at the end, -1 when the row is malformed. */
+static int walk_next(struct piece_walk *w, struct series_flush_piece *out)
+{
+	uint64_t delta, off, len;
+	if (!w->left)
+		return 0;
+	if (get_varint(&w->p, w->end, &delta) < 0 || get_varint(&w->p, w->end, &off) < 0 ||
+	    get_varint(&w->p, w->end, &len) < 0 || len > (uint64_t)(w->end - w->p) || off > 3600)
 		return -1;
-	r->pieces = xcalloc(n ? n : 1, sizeof(*r->pieces));
-	for (uint64_t i = 0; i < n; i++) {
-		if (get_varint(&p, end, &delta) < 0 || get_varint(&p, end, &off) < 0 ||
-		    get_varint(&p, end, &len) < 0 || len > (uint64_t)(end - p) || off > 3600)
-			return -1;
-		id += (int64_t)delta;
-		r->pieces[i] =
-		    (struct series_flush_piece){id, r->start + (int64_t)off, p, (size_t)len};
-		p += len;
+	w->id += (int64_t)delta;
+	*out = (struct series_flush_piece){w->id, w->start + (int64_t)off, w->p, (size_t)len};
+	w->p += len;
+	w->left--;
+	return 1;
+}
+
+int series_flush_row_sizes(const void *data, size_t len,
+                           void (*fn)(void *arg, int64_t id, size_t len), void *arg)
+{
+	struct piece_walk w;
+	struct series_flush_piece pc;
+	int rc;
+	if (walk_start(&w, data, len, 0) < 0)
+		return -1;
+	while ((rc = walk_next(&w, &pc)) > 0)
+		fn(arg, pc.id, pc.len);
+	return rc;
+}
+
+/* Copies the pieces f wants of the row (data, len) into r, sorted by id as the row holds
+ * them; -1 when it is malformed. */
+static int flush_pieces(const struct series_flush_rows *f, struct series_flush_row *r,
+                        const void *data, size_t len)
+{
+	struct piece_walk w;
+	struct series_flush_piece pc;
+	size_t cap, total = 0, k = 0;
+	int rc;
+	if (walk_start(&w, data, len, r->start) < 0)
+		return -1;
+	cap = f->want && f->nwant < w.left ? f->nwant : (size_t)w.left;
+	r->pieces = xcalloc(cap ? cap : 1, sizeof(*r->pieces));
+	while ((rc = walk_next(&w, &pc)) > 0) {
+		/* ids rise within a row, as f->want does: one walk over both */
+		while (f->want && k < f->nwant && f->want[k] < pc.id)
+			k++;
+		if (f->want && (k == f->nwant || f->want[k] != pc.id))
+			continue;
+		if (r->npieces == cap)
+			return -1; /* an id twice */
+		r->pieces[r->npieces++] = pc;
+		total += pc.len;
 	}
-	r->npieces = (size_t)n;
-	return (long)n;
+	if (rc < 0)
+		return -1;
+	/* Only what is wanted is kept: a query of 8 series of a big box holds 8 series' bytes. */
+	r->data = xmalloc(total ? total : 1);
+	r->len = total;
+	for (size_t i = 0, off = 0; i < r->npieces; i++) {
+		memcpy(r->data + off, r->pieces[i].p, r->pieces[i].len);
+		r->pieces[i].p = r->data + off;
+		off += r->pieces[i].len;
+	}
+	return 0;
 }
 
 static const struct series_flush_piece *piece_find(const struct series_flush_row *r, int64_t id)
@@ -418,17 +479,14 @@ int series_flush_rows_add(void *arg, int64_t id, int64_t start, int span, const 
                           size_t len)
 {
 	struct series_flush_rows *f = arg;
+	if (f->max_row && id > f->max_row)
+		return 0;
 	f->r = util_grow(f->r, &f->cap, f->n, sizeof(*f->r));
 	struct series_flush_row *r = &f->r[f->n];
 	memset(r, 0, sizeof(*r));
 	r->id = id;
 	r->start = start;
-	r->len = len;
-	r->data = xmalloc(len ? len : 1);
-	/* SQLite gives NULL for an empty blob; flush_pieces then refuses the row. */
-	if (len)
-		memcpy(r->data, data, len);
-	if (flush_pieces(r) < 0) {
+	if (flush_pieces(f, r, data, len) < 0) {
 		log_warn("series: flush row %lld is malformed; skipped", (long long)id);
 		free(r->data);
 		free(r->pieces);

@@ -87,24 +87,32 @@ struct series_flush_row {
 	size_t npieces;
 };
 
-/* The flush rows of an hour. */
+/* The flush rows of an hour. want (sorted, nwant of them; NULL: all) and max_row (0: any)
+ * choose what series_flush_rows_add() keeps; the rest is how far it got. */
 struct series_flush_rows {
+	const int64_t *want;
+	size_t nwant;
+	int64_t max_row;
 	int64_t hour;
 	bool loaded;
-	int64_t max_id;
+	int64_t max_id; /* the newest row kept */
 	struct series_flush_row *r;
 	size_t n, cap;
 };
 
-/* Keeps a copy of a row, as a db_samples_recent_range() callback (arg: the struct
- * series_flush_rows); a malformed row is logged and skipped. */
+/* Keeps a copy of the pieces of a row the rows want, as a db_samples_recent_range()
+ * callback (arg: the struct series_flush_rows); a malformed row is logged and skipped. */
 int series_flush_rows_add(void *arg, int64_t id, int64_t start, int span, const void *data,
                           size_t len);
+/* Calls fn with the series id and packed length of each piece of a flush row; -1 when it
+ * is malformed (fn may have been called for the pieces before). */
+int series_flush_row_sizes(const void *data, size_t len,
+                           void (*fn)(void *arg, int64_t id, size_t len), void *arg);
 /* Unpacks the piece of series id in each row into out (out_n seconds from out_start);
  * false when one was malformed. */
 bool series_flush_rows_unpack(const struct series_flush_rows *f, int64_t id, double *out,
                               int64_t out_start, size_t out_n);
-/* Forgets the rows (keeping the memory of the array). */
+/* Forgets the rows (keeping the memory of the array, and what they want). */
 void series_flush_rows_reset(struct series_flush_rows *f);
 void series_flush_rows_free(struct series_flush_rows *f);
 

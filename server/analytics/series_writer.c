@@ -25,6 +25,10 @@
 #define PRUNE_STEP     32
 #define PURGE_STEP     16
 #define MAINT_PAUSE_US 3000
+/* The flush rows' bytes held at once while an hour is packed: the series are packed in
+ * groups of about this much, each group reading the rows again for its own pieces, so a
+ * box of a thousand busy disks (60 MB of rows an hour) never holds its whole hour. */
+#define PACK_BYTES_DEFAULT (8 << 20)
 
 struct acct {
 	int64_t id, rows, bytes;
@@ -56,10 +60,13 @@ static struct {
 	size_t npurge, purge_cap;
 	bool prune_due, accounted;
 	size_t prune_pos;
-	/* the hour being packed: its flush rows, its series, how far it got */
+	/* the hour being packed: its series (sorted) and the bytes of their pieces, the flush
+	 * rows of the group being packed (cmp_series[cmp_pos, cmp_end)), how far it got */
 	struct series_flush_rows cmp;
-	int64_t *cmp_series;
-	size_t cmp_n, cmp_cap, cmp_pos;
+	int64_t *cmp_series, *cmp_bytes;
+	size_t cmp_n, cmp_cap, bytes_cap, cmp_pos, cmp_end;
+	int64_t cmp_hour, cmp_max_row;
+	int64_t pack_bytes; /* PACK_BYTES_DEFAULT unless the configuration says */
 	bool cmp_active;
 	double hour[3600];
 	struct buf buf;
@@ -298,9 +305,48 @@ static int writer_compact(int64_t series, int64_t hour)
 	                      writer.buf.len);
 }
 
-/* One step of packing the oldest complete hour: read its flush rows, then a few series
- * per transaction, then drop the rows. A crash in between leaves the rows: the hour is
- * packed again at the next start, to the same result. True when a step was done. */
+/* A piece of the hour being packed (series_flush_row_sizes): its series counted. Deleted
+ * series' pieces are left behind: they go with the rows. */
+static void count_piece(void *arg, int64_t id, size_t len)
+{
+	if (!sorted_has(writer.ids, writer.nids, id))
+		return;
+	size_t lo = 0, hi = writer.cmp_n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (writer.cmp_series[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == writer.cmp_n || writer.cmp_series[lo] != id) {
+		writer.cmp_series =
+		    util_grow(writer.cmp_series, &writer.cmp_cap, writer.cmp_n, sizeof(int64_t));
+		writer.cmp_bytes =
+		    util_grow(writer.cmp_bytes, &writer.bytes_cap, writer.cmp_n, sizeof(int64_t));
+		size_t tail = (writer.cmp_n - lo) * sizeof(int64_t);
+		memmove(&writer.cmp_series[lo + 1], &writer.cmp_series[lo], tail);
+		memmove(&writer.cmp_bytes[lo + 1], &writer.cmp_bytes[lo], tail);
+		writer.cmp_series[lo] = id;
+		writer.cmp_bytes[lo] = 0;
+		writer.cmp_n++;
+	}
+	writer.cmp_bytes[lo] += (int64_t)len;
+}
+
+static int count_row(void *arg, int64_t id, int64_t start, int span, const void *data, size_t len)
+{
+	if (series_flush_row_sizes(data, len, count_piece, NULL) < 0)
+		log_warn("series: flush row %lld is malformed; skipped", (long long)id);
+	if (id > writer.cmp_max_row)
+		writer.cmp_max_row = id;
+	return 0;
+}
+
+/* One step of packing the oldest complete hour: count its series' bytes in its flush rows,
+ * then per group of series (pack_bytes) read their pieces and pack a few series per
+ * transaction, then drop the rows. A crash in between leaves the rows: the hour is packed
+ * again at the next start, to the same result. True when a step was done. */
 static bool writer_compact_step(void)
 {
 	if (!writer.cmp_active) {
@@ -310,30 +356,45 @@ static bool writer_compact_step(void)
 		memmove(writer.hours, writer.hours + 1,
 		        (writer.nhours - 1) * sizeof(*writer.hours));
 		writer.nhours--;
+		writer.cmp_hour = hour;
+		writer.cmp_n = writer.cmp_pos = writer.cmp_end = 0;
+		writer.cmp_max_row = 0;
+		if (db_samples_recent_range(writer.ds, hour, hour + 3600, count_row, NULL) < 0) {
+			log_err("series: the hour at %lld cannot be read; packed at the next start",
+			        (long long)hour);
+			return true;
+		}
+		writer.cmp_active = true;
+		return true;
+	}
+	int64_t hour = writer.cmp_hour;
+	if (writer.cmp_pos < writer.cmp_n && writer.cmp_pos == writer.cmp_end) {
+		/* The next group: rows written since the count (a clock that stepped back) wait
+		 * for the next start, as they are not deleted either. */
+		size_t e = writer.cmp_pos;
+		int64_t bytes = 0;
+		while (e < writer.cmp_n &&
+		       (e == writer.cmp_pos || bytes + writer.cmp_bytes[e] <= writer.pack_bytes))
+			bytes += writer.cmp_bytes[e++];
 		series_flush_rows_reset(&writer.cmp);
 		writer.cmp.hour = hour;
-		writer.cmp_n = writer.cmp_pos = 0;
+		writer.cmp.want = &writer.cmp_series[writer.cmp_pos];
+		writer.cmp.nwant = e - writer.cmp_pos;
+		writer.cmp.max_row = writer.cmp_max_row;
 		if (db_samples_recent_range(writer.ds, hour, hour + 3600, series_flush_rows_add,
 		                            &writer.cmp) < 0) {
 			log_err("series: the hour at %lld cannot be read; packed at the next start",
 			        (long long)hour);
 			series_flush_rows_reset(&writer.cmp);
+			writer.cmp_active = false;
 			return true;
 		}
-		/* Deleted series' pieces are left behind: they go with the rows. */
-		for (size_t i = 0; i < writer.cmp.n; i++)
-			for (size_t k = 0; k < writer.cmp.r[i].npieces; k++)
-				if (sorted_has(writer.ids, writer.nids,
-				               writer.cmp.r[i].pieces[k].id))
-					sorted_add(&writer.cmp_series, &writer.cmp_n,
-					           &writer.cmp_cap, writer.cmp.r[i].pieces[k].id);
-		writer.cmp_active = true;
+		writer.cmp_end = e;
 		return true;
 	}
-	int64_t hour = writer.cmp.hour;
 	if (writer.cmp_pos < writer.cmp_n) {
-		size_t n = writer.cmp_n - writer.cmp_pos < COMPACT_STEP
-		               ? writer.cmp_n - writer.cmp_pos
+		size_t n = writer.cmp_end - writer.cmp_pos < COMPACT_STEP
+		               ? writer.cmp_end - writer.cmp_pos
 		               : COMPACT_STEP;
 		int rc = db_samples_begin(writer.ds);
 		for (size_t i = 0; rc == 0 && i < n; i++)
@@ -348,7 +409,7 @@ static bool writer_compact_step(void)
 	}
 	int rc = db_samples_begin(writer.ds);
 	if (rc == 0)
-		rc = db_samples_recent_delete(writer.ds, hour, hour + 3600, writer.cmp.max_id);
+		rc = db_samples_recent_delete(writer.ds, hour, hour + 3600, writer.cmp_max_row);
 	db_samples_end(writer.ds, rc);
 	series_flush_rows_reset(&writer.cmp);
 	writer.cmp_active = false;
@@ -557,6 +618,7 @@ int series_writer_start(const struct series_config *cfg, series_writer_load_fn l
 	pthread_cond_init(&writer.idle_cv, NULL);
 	writer.ret = cfg->retention;
 	writer.unpaced = cfg->unpaced;
+	writer.pack_bytes = cfg->pack_bytes > 0 ? cfg->pack_bytes : PACK_BYTES_DEFAULT;
 	writer.last_prune_hour = -1;
 
 	writer.ds = db_samples_open(cfg->db_path, false, err, errlen);
@@ -601,6 +663,7 @@ void series_writer_stop(void)
 	free(writer.hours);
 	series_flush_rows_free(&writer.cmp);
 	free(writer.cmp_series);
+	free(writer.cmp_bytes);
 	free(writer.ids);
 	free(writer.purge);
 	free(writer.acct);

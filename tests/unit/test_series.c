@@ -365,6 +365,111 @@ static void test_store(void)
 	db_close(db);
 }
 
+/* --- a budget: a box whose seconds outgrow memory's budget */
+
+#define NB     40
+#define BUDGET (64 << 10)
+#define RUN_B  (2 * 3600 + 300)
+static const int64_t T1 = 1800000000 - 1800000000 % 86400 + 86400;
+
+static double value_b(int i, int64_t t)
+{
+	return (double)((t * 7919 + i * 104729) % 1000) / 8;
+}
+
+/* Seconds [start, start + n * width) of the series i0, i0 + step, ... (ns of them) against
+ * what was stored: the buckets that differ, -1 when the query failed. */
+static int check_b(struct series **all, int i0, int step, int ns, int64_t start, int64_t gran,
+                   int64_t width, size_t n)
+{
+	struct series *ser[NB];
+	for (int s = 0; s < ns; s++)
+		ser[s] = all[i0 + s * step];
+	struct series_query q = {
+	    ser, (size_t)ns, start, gran, width, n, xcalloc((size_t)ns * n, sizeof(*q.out)), 0};
+	done_status = -2;
+	series_query(&q, query_done, NULL);
+	int bad = done_status != 0 ? -1 : 0;
+	for (int s = 0; bad >= 0 && s < ns; s++) {
+		for (size_t b = 0; b < n; b++) {
+			struct series_agg want = {0};
+			for (int64_t t = start + (int64_t)b * width;
+			     t < start + (int64_t)(b + 1) * width; t++) {
+				if (t < T1 || t >= T1 + RUN_B)
+					continue;
+				double v = value_b(i0 + s * step, t);
+				if (!want.count || v < want.min)
+					want.min = v;
+				if (!want.count || v > want.max)
+					want.max = v;
+				want.sum += v;
+				want.count++;
+			}
+			if (!agg_is(&q.out[(size_t)s * n + b], &want)) {
+				if (bad < 3)
+					diag("series %d bucket %lld: %lld values, want %lld",
+					     i0 + s * step,
+					     (long long)(start + (int64_t)b * width - T1),
+					     (long long)q.out[(size_t)s * n + b].count,
+					     (long long)want.count);
+				bad++;
+			}
+		}
+	}
+	free(q.out);
+	return bad;
+}
+
+static void test_budget(void)
+{
+	char err[256];
+	snprintf(dbpath, sizeof(dbpath), "%s/budget.db", dir);
+	struct db *db = db_open(dbpath, err, sizeof(err));
+	ok(db != NULL, "a second database: %s", db ? "" : err);
+	struct series_config c = {.db_path = dbpath,
+	                          .unpaced = true,
+	                          .retention = {24, 336, 8760},
+	                          .memory_bytes = BUDGET,
+	                          .pack_bytes = 4096};
+	ok(series_init(&c, err, sizeof(err)) == 0, "a store of %d KB of memory", BUDGET >> 10);
+	struct series *all[NB];
+	char key[16];
+	for (int i = 0; i < NB; i++) {
+		snprintf(key, sizeof(key), "d%d", i);
+		all[i] = series_open(3, key);
+	}
+	int64_t most = 0;
+	for (int64_t t = T1; t < T1 + RUN_B; t++) {
+		for (int i = 0; i < NB; i++)
+			series_put(all[i], t, value_b(i, t));
+		series_commit(t);
+		int64_t bytes = 0;
+		for (int i = 0; t % 60 == 0 && i < NB; i++)
+			bytes += series_incore_bytes(all[i]);
+		if (bytes > most)
+			most = bytes;
+	}
+	series_sync();
+	/* The ring would take some 9 bytes a second of each (three values of noise in 8):
+	 * 1.4 MB. A page each beyond the budget, the 16 numbers and the series' own. */
+	int64_t bound = BUDGET + NB * (512 + 16 * 8 + 96);
+	ok(most > BUDGET / 2 && most <= bound,
+	   "memory stays within its budget all the while: at most %lld bytes (bound %lld)",
+	   (long long)most, (long long)bound);
+	struct rows r = rows_of(DB_SAMPLES_SECONDS, series_id(all[7]), T1, T1 + RUN_B);
+	ok(r.n == 2, "both complete hours packed, in groups of 4 KB of rows (%d rows)", r.n);
+	is_int(check_b(all, 0, 1, NB, T1, 1, 1, RUN_B), 0,
+	       "every second of every series: packed hours, flush rows and memory");
+	is_int(check_b(all, 3, 9, 4, T1 + 2 * 3600 - 100, 1, 1, 400), 0,
+	       "4 of 40 series across the hour and into memory: only theirs read");
+	is_int(check_b(all, 0, 1, NB, T1, 60, 60, RUN_B / 60 + 1), 0,
+	       "minutes: the rollups of the groups' series agree with their seconds");
+	is_int(check_b(all, 5, 1, 1, T1 + RUN_B - 3600, 1, 60, 60), 0,
+	       "the last hour in minutes of seconds, mostly from disk");
+	series_shutdown();
+	db_close(db);
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/spindle-test-series.XXXXXX");
@@ -374,6 +479,7 @@ int main(void)
 	}
 	snprintf(dbpath, sizeof(dbpath), "%s/spindle.db", dir);
 	test_store();
+	test_budget();
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)

@@ -256,6 +256,19 @@ static void flush_row(struct buf *row, const int64_t *ids, const int64_t *offs,
 	buf_free(&tmp);
 }
 
+struct sizes {
+	int64_t id[8];
+	size_t n, total;
+};
+
+static void add_size(void *arg, int64_t id, size_t len)
+{
+	struct sizes *sz = arg;
+	if (sz->n < 8)
+		sz->id[sz->n++] = id;
+	sz->total += len;
+}
+
 static void test_flush_rows(void)
 {
 	const int64_t ids[] = {3, 7, 12}, offs[] = {0, 2, 7};
@@ -320,7 +333,44 @@ static void test_flush_rows(void)
 
 	series_flush_rows_reset(&f);
 	is_int(f.n, 0, "flush: reset forgets the rows");
+
+	/* rows read for some series: only their pieces are copied, in a row of their size */
+	const int64_t want[] = {2, 7, 12, 40};
+	f.want = want;
+	f.nwant = 4;
+	flush_row(&row, ids, offs, v, 3);
+	series_flush_rows_add(&f, 50, 1000, 10, row.p, row.len);
+	ok(f.n == 1 && f.r[0].npieces == 2 && f.r[0].pieces[0].id == 7 &&
+	       f.r[0].pieces[1].id == 12 &&
+	       f.r[0].len == f.r[0].pieces[0].len + f.r[0].pieces[1].len,
+	   "flush: of a row only the wanted series' pieces are kept (%zu bytes of %zu)", f.r[0].len,
+	   row.len);
+	for (int k = 0; k < 16; k++)
+		wide[k] = -1;
+	ok(series_flush_rows_unpack(&f, 12, wide, 1000, 16) && wide[7] == 0.5 && wide[9] == 0.125 &&
+	       wide[10] == -1,
+	   "flush: a wanted series' values come back");
+	for (int k = 0; k < 16; k++)
+		wide[k] = -1;
+	series_flush_rows_unpack(&f, 3, wide, 1000, 16);
+	ok(wide[0] == -1, "flush: one not wanted has none");
+	f.nwant = 1;
+	series_flush_rows_add(&f, 51, 1010, 10, row.p, row.len);
+	ok(f.n == 2 && f.r[1].npieces == 0 && f.r[1].len == 0,
+	   "flush: a row without a wanted piece is kept empty");
+	f.max_row = 51;
+	series_flush_rows_add(&f, 52, 1020, 10, row.p, row.len);
+	ok(f.n == 2 && f.max_id == 51, "flush: rows past max_row are left out");
 	series_flush_rows_free(&f);
+
+	/* the sizes of a row's pieces, read straight from its bytes */
+	struct sizes sz = {0};
+	ok(series_flush_row_sizes(row.p, row.len, add_size, &sz) == 0 && sz.n == 3 &&
+	       sz.id[0] == 3 && sz.id[2] == 12 && sz.total < row.len && sz.total > 3,
+	   "flush: the sizes of each series' piece (%zu bytes in all)", sz.total);
+	ok(series_flush_row_sizes(row.p, row.len - 1, add_size, &sz) < 0 &&
+	       series_flush_row_sizes(NULL, 0, add_size, &sz) < 0,
+	   "flush: sizes of a malformed row are refused");
 	buf_free(&row);
 }
 
