@@ -100,8 +100,8 @@ static const struct opt opts[] = {
     {"led-command-timeout", OPT_INT, OFF(led_command_timeout_s), 1, 300, "SECONDS",
      "time ledctl or ipmitool may take before it is killed (10)"},
     {"hardware-watch", OPT_INT, OFF(hardware_watch_s), 0, 86400, "SECONDS",
-     "how often the enclosures' slots are read for faults (a problem) and lit LEDs; 0: only "
-     "when the hardware is read (60)"},
+     "how often each enclosure slot's status and fault are read, so a faulted disk is a "
+     "problem with nobody looking; 0: only when the hardware is read (60)"},
     {"ledctl-socket", OPT_STRING, OFF(ledctl_socket), 0, 0, "PATH",
      "ledctl through the root helper at this socket if it is there (/run/spindle/ledctl.sock)"},
     {"bench-dirs", OPT_STRING, OFF(bench_dirs), 0, 0, "DIRS",

@@ -397,7 +397,7 @@ void op_fail(struct op *op, enum fault_kind kind, const char *fmt, ...)
 static bool op_find(struct op *op, const struct snap *s, long *ci, long *di)
 {
 	*ci = *di = -1;
-	if (op->kind != OP_CHASSIS_LIST) {
+	if (op->kind != OP_CHASSIS_LIST && op->kind != OP_WATCH) {
 		*ci = chassis_index(s, op->chassis);
 		if (*ci < 0) {
 			op_fail(op, ERR_NOT_FOUND, "chassis: no chassis '%.128s'", op->chassis);
@@ -451,6 +451,7 @@ static void op_answer(struct op *op)
 		out = di >= 0 ? disk_json(s, (size_t)di) : chassis_json(s, (size_t)ci);
 		break;
 	case OP_REAPPLY:
+	case OP_WATCH:
 		break;
 	}
 	if (op->cb)
@@ -462,13 +463,28 @@ static void op_answer(struct op *op)
 
 /* --- reading back (helper thread) */
 
+static void readbacks_free(struct op *op)
+{
+	for (size_t i = 0; i < op->nrb; i++) {
+		free(op->rb[i].path);
+		free(op->rb[i].fault_path);
+		free(op->rb[i].slot_dir);
+	}
+	op->nrb = 0;
+}
+
 static void readback_work(void *arg)
 {
 	struct op *op = arg;
 	for (size_t i = 0; i < op->nrb; i++) {
 		struct readback *rb = &op->rb[i];
-		rb->locate = sysfs_read_flag(rb->path);
+		rb->locate = rb->slot_dir ? -1 : sysfs_read_flag(rb->path);
 		rb->faulted = rb->fault_path ? sysfs_read_flag(rb->fault_path) : -1;
+		bool present, critical;
+		/* the watch's: a critical slot is a faulted one, as a scan says */
+		if (rb->slot_dir &&
+		    sysfs_read_slot_status(rb->slot_dir, &present, &critical) == 0 && critical)
+			rb->faulted = 1;
 	}
 }
 
@@ -487,15 +503,14 @@ static void readback_done(void *arg)
 			c = comp_by_key(s, rb->key, &idx, &disk);
 		if (!c || !c->path)
 			continue;
-		c->locate = rb->locate;
+		if (!rb->slot_dir)
+			c->locate = rb->locate;
 		if (disk && rb->fault_path)
 			s->inv.disks[idx].faulted = rb->faulted;
 	}
-	for (size_t i = 0; i < op->nrb; i++) {
-		free(op->rb[i].path);
-		free(op->rb[i].fault_path);
-	}
-	op->nrb = 0;
+	readbacks_free(op);
+	if (op->kind == OP_WATCH)
+		leds.watching = false;
 	faults_to_problems(leds.snap);
 	op_answer(op);
 }
@@ -854,11 +869,7 @@ static void op_run(struct op *op, bool fresh)
 		if (op->nrb && workq_submit(leds.env.wq, readback_work, readback_done, op) == 0)
 			return;
 		/* Nothing to read, or the helper is swamped: what we know is the answer. */
-		for (size_t i = 0; i < op->nrb; i++) {
-			free(op->rb[i].path);
-			free(op->rb[i].fault_path);
-		}
-		op->nrb = 0;
+		readbacks_free(op);
 	}
 	op_answer(op);
 }
@@ -966,14 +977,38 @@ void leds_lit_each(leds_lit_fn fn, void *arg)
 
 /* --- start and stop */
 
-/* The watch: every LED and slot read, so a disk the enclosure marks faulted is a problem
- * (and an LED lit by its button counted) with nobody looking at the hardware. */
+/* The watch: a disk its enclosure marks faulted is a problem with nobody looking at the
+ * hardware. Each SES slot's status and fault are read (two commands to its enclosure), not
+ * its locate, nor the rest of the inventory: the kernel's uevents say when that changes.
+ * Without uevents it rescans everything, LEDs and all. */
 static void watch_tick(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
 	(void)arg;
-	scan_start(true, LEDS_SCAN_WATCH);
+	if (!leds.uevents) {
+		scan_start(true, LEDS_SCAN_WATCH);
+		return;
+	}
+	struct snap *s = leds.snap;
+	if (!s || leds.watching || leds.env.stopping)
+		return;
+	struct op *op = xcalloc(1, sizeof(*op));
+	op->kind = OP_WATCH;
+	op->gen = s->gen;
+	for (size_t i = 0; i < s->inv.ndisks; i++) {
+		if (!s->disks[i].fault_path || !s->inv.disks[i].slot_dir)
+			continue;
+		readback_add(op, &s->disks[i], true, i);
+		op->rb[op->nrb - 1].slot_dir = xstrdup(s->inv.disks[i].slot_dir);
+	}
+	if (!op->nrb || workq_submit(leds.env.wq, readback_work, readback_done, op) < 0) {
+		readbacks_free(op);
+		op_free(op);
+		return;
+	}
+	leds.watching = true;
+	leds.scans[LEDS_SCAN_WATCH]++;
 }
 
 int leds_init(struct event_base *base, struct db *db, const struct leds_config *cfg)

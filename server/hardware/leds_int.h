@@ -59,13 +59,22 @@ struct rec {
 	char fault[200];   /* why re-applying it at start failed, or "" */
 };
 
-enum op_kind { OP_CHASSIS_LIST, OP_CHASSIS, OP_DISK_LIST, OP_DISK, OP_LOCATE, OP_REAPPLY };
+enum op_kind {
+	OP_CHASSIS_LIST,
+	OP_CHASSIS,
+	OP_DISK_LIST,
+	OP_DISK,
+	OP_LOCATE,
+	OP_REAPPLY,
+	OP_WATCH /* the watch's pass over the slots: answers nobody */
+};
 
 struct readback {
 	bool disk;
 	size_t idx;
 	char key[LEDS_KEY_MAX];
 	char *path, *fault_path; /* copies: the snapshot may go while the helper reads */
+	char *slot_dir;          /* the watch's: the slot's status and fault, not its LED */
 	int locate, faulted;
 };
 
@@ -128,7 +137,8 @@ struct leds_state {
 	struct snap *snap;
 	unsigned gen;
 	bool scanning;
-	struct event *watch; /* --hardware-watch: every LED and slot read this often */
+	struct event *watch; /* --hardware-watch: every slot's status and fault read this often */
+	bool watching;       /* its pass is on the helper thread */
 	/* The kernel's uevents tell when the inventory changes (uevent.c); without them a
 	 * read finds it stale when it is a second old. stale: an event came since the last
 	 * scan began; settle: the scan it asks for, a moment later (events come in bursts). */

@@ -447,6 +447,22 @@ static bool slot_status_present(const char *status)
 	return false;
 }
 
+/* What an enclosure's status word says of its slot. */
+static void slot_status_parse(const char *status, bool *present, bool *critical)
+{
+	*present = slot_status_present(status);
+	*critical = strcasecmp(status, "critical") == 0 || strcasecmp(status, "unrecoverable") == 0;
+}
+
+int sysfs_read_slot_status(const char *slot_dir, bool *present, bool *critical)
+{
+	char status[64];
+	if (!attr(status, sizeof(status), "%s/status", slot_dir))
+		return -1;
+	slot_status_parse(status, present, critical);
+	return 0;
+}
+
 /* enc_real: the real path of encdir, whose slots are directories of their own. */
 static void scan_slot(struct scan *s, size_t chassis, const char *encdir, const char *enc_real,
                       const char *name)
@@ -490,8 +506,9 @@ static void scan_slot(struct scan *s, size_t chassis, const char *encdir, const 
 		d->faulted = sysfs_read_flag(path);
 	}
 	if (attr_at(sfd, status, sizeof(status), "status")) {
-		d->present = slot_status_present(status);
-		if (strcasecmp(status, "critical") == 0 || strcasecmp(status, "unrecoverable") == 0)
+		bool critical;
+		slot_status_parse(status, &d->present, &critical);
+		if (critical)
 			d->faulted = 1;
 	}
 	dir_close(sfd);

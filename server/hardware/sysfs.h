@@ -65,6 +65,9 @@ void sysfs_inventory_free(struct sysfs_inventory *inv);
 /* A block device the inventory never lists (loop, RAM, device-mapper, md, ...), by name. */
 bool sysfs_not_a_disk(const char *name);
 
+/* An enclosure slot's status (one command to the enclosure): whether a device is in it,
+ * and whether the enclosure calls it critical or unrecoverable; 0, or -1 unreadable. */
+int sysfs_read_slot_status(const char *slot_dir, bool *present, bool *critical);
 /* A 0/1 attribute (locate, fault) or a brightness (> 0 is on): 1, 0, or -1 with errno. */
 int sysfs_read_flag(const char *path);
 /* A non-negative integer attribute (max_brightness), or -1. */

@@ -537,8 +537,11 @@ def test_the_lit_count_asks_the_enclosure_nothing(tmp_path):
 
 
 def test_the_watch_reads_the_slots_with_nobody_looking(tmp_path):
-    """--hardware-watch 1: a disk the enclosure marks faulted behind spindled's back is a
-    problem, and an LED lit by its button is counted, without any read of the hardware."""
+    """--hardware-watch 1: a disk the enclosure marks faulted, or calls critical, behind
+    spindled's back is a problem without any read of the hardware, and cleared as well.
+    The watch reads each slot's status and fault and nothing else: no rescan of the
+    inventory (the uevents' business), no locate (an LED lit by its button is seen by a
+    read of the disk)."""
     b = Box(tmp_path, "--disk-led-backend", "ses", "--hardware-watch", "1")
     try:
         mon = b.admin
@@ -549,11 +552,23 @@ def test_the_watch_reads_the_slots_with_nobody_looking(tmp_path):
         def faulted():
             return sum(p["code"] == "SP-DISK-FAULT" for p in expect(
                 mon.get("/api/problem/v1/problems"), 200)["problems"])
+
+        def rescans():
+            return sum(scans(mon, why) for why in ("start", "uevent", "request"))
         assert wait_for_value(lit, 0) and wait_for_value(faulted, 1)  # Slot 03, at start
+        passes, before = scans(mon, "watch"), rescans()
         b.fs.write(slot(b.fs, "Slot 00"), 1)
         b.fs.write(slot(b.fs, "Slot 00", "fault"), 1)
+        b.fs.write(slot(b.fs, "Slot 01", "status"), "Critical")
+        assert wait_for_value(faulted, 3), faulted()
+        assert lit() == 0, "the watch read a locate"
+        b.fs.write(slot(b.fs, "Slot 00", "fault"), 0)
+        b.fs.write(slot(b.fs, "Slot 01", "status"), "OK")
+        assert wait_for_value(faulted, 1), faulted()
+        assert scans(mon, "watch") > passes
+        assert rescans() == before, "the watch rescanned the inventory"
+        expect(mon.get(f"{HW}/{ENC}/disk/{SDB}"), 200)
         assert wait_for_value(lit, 1), lit()
-        assert wait_for_value(faulted, 2), faulted()
     finally:
         b.stop()
 
