@@ -301,7 +301,7 @@ static void build_daemon(struct buf *b)
 	family(b, "spindle_hardware_scans_total", "counter",
 	       "Scans of the hardware inventory since spindled started, by why: start, uevent "
 	       "(the kernel said a disk or enclosure changed), request (a read found it stale), "
-	       "watch (--hardware-watch: every LED and slot read).");
+	       "watch (--hardware-watch: a pass over the enclosure slots' status and fault).");
 	for (int w = 0; w < LEDS_SCAN_NWHY; w++)
 		buf_printf(b, "spindle_hardware_scans_total{why=\"%s\"} %llu\n",
 		           leds_scan_why_names[w],
@@ -311,6 +311,16 @@ static void build_daemon(struct buf *b)
 	       "when spindled first saw it lit).");
 	leds_lit_each(lit_since_line, b);
 	gauge_u64(b, "spindle_problems_open", "Open problems.", problems_count(), "");
+	int64_t wall, cpu;
+	collector_tick_max(&wall, &cpu);
+	family(b, "spindle_collector_tick_max_seconds", "gauge",
+	       "The longest one of the last minute's per-second ticks held the event loop "
+	       "(reading /proc and /sys, storing the samples, streams): clock=\"wall\", or "
+	       "clock=\"cpu\", the loop thread's own time, without the machine's preemption.");
+	buf_printf(b, "spindle_collector_tick_max_seconds{clock=\"wall\"} %.6f\n",
+	           (double)wall / 1e9);
+	buf_printf(b, "spindle_collector_tick_max_seconds{clock=\"cpu\"} %.6f\n",
+	           (double)cpu / 1e9);
 	pool_lines(b);
 	gauge_u64(b, "spindle_sse_clients", "Server-Sent Events streams open now.",
 	          dashboard_events_clients(), "");

@@ -18,7 +18,7 @@ SAMPLE_RE = re.compile(rf"^(spindle_[a-z_]+)(\{{{LABEL}(?:,{LABEL})*\}})?"
 DAEMON = {"spindle_build_info", "spindle_start_time_seconds", "spindle_jobs",
           "spindle_jobs_ended_total", "spindle_locator_leds_lit",
           "spindle_locator_led_lit_since_seconds", "spindle_hardware_scans_total",
-          "spindle_problems_open", "spindle_sse_clients"}
+          "spindle_problems_open", "spindle_sse_clients", "spindle_collector_tick_max_seconds"}
 
 
 def parse(text, stamps=None):
@@ -70,6 +70,9 @@ def test_exposition(server, clients):
     scans = m["spindle_hardware_scans_total"]
     assert set(scans) == {f'{{why="{w}"}}' for w in ("start", "uevent", "request", "watch")}
     assert scans['{why="start"}'] == 1, scans
+    tick = m["spindle_collector_tick_max_seconds"]
+    assert set(tick) == {'{clock="wall"}', '{clock="cpu"}'}, tick
+    assert 0 < tick['{clock="cpu"}'] < 1 and 0 < tick['{clock="wall"}'] < 1, tick
 
 
 def wait_sample(client):

@@ -7,9 +7,13 @@
 # one root for --proc-root and --sys-root. After WARMUP seconds (130) it prints, per N:
 #   - idle CPU: spindled's user + system time over IDLE seconds (60: one round of the
 #     hardware watch, --hardware-watch) with no request, in percent of one core;
-#   - RSS (VmRSS) then, and how much of it the series in memory hold (the datasets'
-#     incore); the hardware scans in those seconds (request/uevent/watch: reads of the
-#     hardware should cause none);
+#   - RSS (VmRSS) then, the most it has been (VmHWM), and how much of it the series in
+#     memory hold (the datasets' incore); the hardware scans in those seconds
+#     (request/uevent/watch: reads of the hardware should cause none; watch: its passes
+#     over the slots);
+#   - the longest a per-second tick held the loop in that idle minute, wall clock and the
+#     loop thread's CPU time (spindle_collector_tick_max_seconds): the stall the box's
+#     size causes, without the machine's noise;
 #   - the longest loop stall: wrk asks GET /api/system/v1/health on one keep-alive
 #     connection (plain HTTP), one request after another, for STALL seconds (20): its slowest
 #     answer (a tick that holds the loop shows there) and its median;
@@ -78,9 +82,10 @@ def cpu_s(pid):
     return (int(f[11]) + int(f[12])) / TICK  # utime, stime
 
 
-def rss_mb(pid):
+def rss_mb(pid, field="VmRSS"):
+    """VmRSS (now), or VmHWM (the most it ever was)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(field + ":"):
             return int(line.split()[1]) / 1024
     return 0.0
 
@@ -114,13 +119,18 @@ def stall(srv, seconds):
     return ms_of(lat[3]), ms_of(p50[1])
 
 
-def scans(client):
-    """spindle_hardware_scans_total by why, from /metrics."""
+def metric(client, name):
+    """A family of /metrics by its one label's value."""
     out = {}
     for line in client.get("/metrics").text.splitlines():
-        if line.startswith("spindle_hardware_scans_total{"):
-            out[line.split('"')[1]] = int(line.split()[-1])
+        if line.startswith(name + "{"):
+            out[line.split('"')[1]] = float(line.split()[-1])
     return out
+
+
+def scans(client):
+    """spindle_hardware_scans_total by why."""
+    return {k: int(v) for k, v in metric(client, "spindle_hardware_scans_total").items()}
 
 
 def measure(n):
@@ -150,7 +160,9 @@ def measure(n):
         c0, t0 = cpu_s(pid), time.monotonic()
         time.sleep(IDLE)
         r["idle_cpu_pct"] = 100 * (cpu_s(pid) - c0) / (time.monotonic() - t0)
-        r["rss_mb"] = rss_mb(pid)
+        r["rss_mb"], r["rss_peak_mb"] = rss_mb(pid), rss_mb(pid, "VmHWM")
+        tick = metric(admin, "spindle_collector_tick_max_seconds")
+        r["tick_wall_ms"], r["tick_cpu_ms"] = tick["wall"] * 1e3, tick["cpu"] * 1e3
         sets = admin.get("/api/analytics/v1/datasets").json()["datasets"]
         r["series_mb"] = sum(x.get("incore", 0) for x in sets) / 1e6
         idle_scans = {k: v - scans0.get(k, 0) for k, v in scans(admin).items()}
@@ -199,8 +211,11 @@ def measure(n):
 
 ROWS = [("idle CPU, % of a core", "idle_cpu_pct", "{:.2f}"),
         ("RSS, MB", "rss_mb", "{:.1f}"),
+        ("  the most it has been (VmHWM), MB", "rss_peak_mb", "{:.1f}"),
         ("  of it series in memory, MB", "series_mb", "{:.1f}"),
         ("hardware scans idle: request/uevent/watch", "idle_scans", "{}"),
+        ("longest tick idle (loop held), wall ms", "tick_wall_ms", "{:.2f}"),
+        ("  the loop thread's CPU, ms", "tick_cpu_ms", "{:.2f}"),
         ("slowest answer, back-to-back health, ms", "stall_max_ms", "{:.2f}"),
         ("  their median, ms", "stall_p50_ms", "{:.3f}"),
         ("dashboard, KB plain", "dash_plain_kb", "{:.1f}"),
