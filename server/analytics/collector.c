@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "collector.h"
 #include "base/log.h"
+#include "base/loopwork.h"
 #include "hardware/problems.h"
 #include "iohist.h"
 #include "zpoolhist.h"
@@ -21,9 +22,6 @@
 #include <time.h>
 
 #include <event2/event.h>
-
-/* Ticks whose time spindle_collector_tick_max_seconds looks back on: a minute. */
-#define TICKS_KEPT 60
 
 struct collector_sub {
 	collector_tick_fn fn;
@@ -48,10 +46,6 @@ static struct {
 	collector_fill_fn fill;
 	void *fill_arg;
 	bool want_pools, want_lio; /* (the datasets start first: kept until procfs is made) */
-	/* how long the last TICKS_KEPT ticks held the loop, wall clock and the loop thread's
-	 * CPU time, by tick number */
-	int64_t tick_wall_ns[TICKS_KEPT], tick_cpu_ns[TICKS_KEPT];
-	unsigned ticks;
 } collector;
 
 static void collector_notify(void)
@@ -143,13 +137,6 @@ static int64_t realtime_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static int64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-	clock_gettime(id, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static void collector_fire(evutil_socket_t fd, short what, void *arg)
 {
 	int64_t now = realtime_ns();
@@ -157,11 +144,10 @@ static void collector_fire(evutil_socket_t fd, short what, void *arg)
 	int64_t t = (now + 500000000) / 1000000000;
 	bool first = !collector.have_prev;
 	if (first || t != collector.prev_t) {
-		int64_t wall = clock_ns(CLOCK_MONOTONIC), cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		struct loopwork w;
+		loopwork_begin(&w);
 		collector_tick_at(t);
-		unsigned k = collector.ticks++ % TICKS_KEPT;
-		collector.tick_wall_ns[k] = clock_ns(CLOCK_MONOTONIC) - wall;
-		collector.tick_cpu_ns[k] = clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu;
+		loopwork_end(&w);
 	}
 	if (first) {
 		const struct procfs_snapshot *s = &collector.snap[collector.cur];
@@ -222,17 +208,6 @@ void collector_shutdown(void)
 	free(collector.sample.lio);
 	free(collector.subs);
 	memset(&collector, 0, sizeof(collector));
-}
-
-void collector_tick_max(int64_t *wall_ns, int64_t *cpu_ns)
-{
-	*wall_ns = *cpu_ns = 0;
-	for (unsigned k = 0; k < TICKS_KEPT && k < collector.ticks; k++) {
-		if (collector.tick_wall_ns[k] > *wall_ns)
-			*wall_ns = collector.tick_wall_ns[k];
-		if (collector.tick_cpu_ns[k] > *cpu_ns)
-			*cpu_ns = collector.tick_cpu_ns[k];
-	}
 }
 
 const struct box_sample *collector_latest(void)

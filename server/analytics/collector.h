@@ -25,10 +25,6 @@ void collector_shutdown(void);
 /* One tick for the second t, as the timer does at each boundary (benchmarks, tests). */
 void collector_tick_at(int64_t t);
 
-/* The longest the ticks of the last minute held the loop (reading, storing, what their
- * subscribers do): wall clock, and the loop thread's own CPU time; 0 before the first. */
-void collector_tick_max(int64_t *wall_ns, int64_t *cpu_ns);
-
 /* The newest complete sample, or NULL before the second tick. Valid until the next tick. */
 const struct box_sample *collector_latest(void);
 

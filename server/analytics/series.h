@@ -64,6 +64,8 @@ void series_put(struct series *s, int64_t t, double v);
  * every SERIES_CHUNK boundary, then tells the subscribers. */
 void series_commit(int64_t t);
 int64_t series_newest(void); /* the newest second committed, 0 before the first */
+/* Whether a flush is being packed on a helper thread (tests). */
+bool series_flush_pending(void);
 /* Now, as far as retention goes: the second after the newest, or the wall clock. */
 int64_t series_now(void);
 

@@ -15,6 +15,7 @@
 #include "metrics.h"
 #include "net/cidr.h"
 #include "analytics/collector.h"
+#include "base/loopwork.h"
 #include "dashboard.h"
 #include "base/log.h"
 #include "bench/jobs.h"
@@ -312,15 +313,14 @@ static void build_daemon(struct buf *b)
 	leds_lit_each(lit_since_line, b);
 	gauge_u64(b, "spindle_problems_open", "Open problems.", problems_count(), "");
 	int64_t wall, cpu;
-	collector_tick_max(&wall, &cpu);
-	family(b, "spindle_collector_tick_max_seconds", "gauge",
-	       "The longest one of the last minute's per-second ticks held the event loop "
-	       "(reading /proc and /sys, storing the samples, streams): clock=\"wall\", or "
-	       "clock=\"cpu\", the loop thread's own time, without the machine's preemption.");
-	buf_printf(b, "spindle_collector_tick_max_seconds{clock=\"wall\"} %.6f\n",
-	           (double)wall / 1e9);
-	buf_printf(b, "spindle_collector_tick_max_seconds{clock=\"cpu\"} %.6f\n",
-	           (double)cpu / 1e9);
+	loopwork_max(&wall, &cpu);
+	family(b, "spindle_loop_work_max_seconds", "gauge",
+	       "The longest the event loop's own periodic work held it in the last minute (a "
+	       "second's tick: reading /proc and /sys, storing the samples, streams; a flush's "
+	       "finish): clock=\"wall\", or clock=\"cpu\", the loop thread's own time, without "
+	       "the machine's preemption.");
+	buf_printf(b, "spindle_loop_work_max_seconds{clock=\"wall\"} %.6f\n", (double)wall / 1e9);
+	buf_printf(b, "spindle_loop_work_max_seconds{clock=\"cpu\"} %.6f\n", (double)cpu / 1e9);
 	pool_lines(b);
 	gauge_u64(b, "spindle_sse_clients", "Server-Sent Events streams open now.",
 	          dashboard_events_clients(), "");

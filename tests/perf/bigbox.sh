@@ -11,9 +11,10 @@
 #     memory hold (the datasets' incore); the hardware scans in those seconds
 #     (request/uevent/watch: reads of the hardware should cause none; watch: its passes
 #     over the slots);
-#   - the longest a per-second tick held the loop in that idle minute, wall clock and the
-#     loop thread's CPU time (spindle_collector_tick_max_seconds): the stall the box's
-#     size causes, without the machine's noise;
+#   - the longest the loop's own periodic work (a second's tick, a flush's finish) held it
+#     in that idle minute, wall clock and the loop thread's CPU time
+#     (spindle_loop_work_max_seconds): the stall the box's size causes, without the
+#     machine's noise;
 #   - the longest loop stall: wrk asks GET /api/system/v1/health on one keep-alive
 #     connection (plain HTTP), one request after another, for STALL seconds (20): its slowest
 #     answer (a tick that holds the loop shows there) and its median;
@@ -161,7 +162,7 @@ def measure(n):
         time.sleep(IDLE)
         r["idle_cpu_pct"] = 100 * (cpu_s(pid) - c0) / (time.monotonic() - t0)
         r["rss_mb"], r["rss_peak_mb"] = rss_mb(pid), rss_mb(pid, "VmHWM")
-        tick = metric(admin, "spindle_collector_tick_max_seconds")
+        tick = metric(admin, "spindle_loop_work_max_seconds")
         r["tick_wall_ms"], r["tick_cpu_ms"] = tick["wall"] * 1e3, tick["cpu"] * 1e3
         sets = admin.get("/api/analytics/v1/datasets").json()["datasets"]
         r["series_mb"] = sum(x.get("incore", 0) for x in sets) / 1e6
@@ -214,7 +215,7 @@ ROWS = [("idle CPU, % of a core", "idle_cpu_pct", "{:.2f}"),
         ("  the most it has been (VmHWM), MB", "rss_peak_mb", "{:.1f}"),
         ("  of it series in memory, MB", "series_mb", "{:.1f}"),
         ("hardware scans idle: request/uevent/watch", "idle_scans", "{}"),
-        ("longest tick idle (loop held), wall ms", "tick_wall_ms", "{:.2f}"),
+        ("longest loop work idle (tick, flush), wall ms", "tick_wall_ms", "{:.2f}"),
         ("  the loop thread's CPU, ms", "tick_cpu_ms", "{:.2f}"),
         ("slowest answer, back-to-back health, ms", "stall_max_ms", "{:.2f}"),
         ("  their median, ms", "stall_p50_ms", "{:.3f}"),

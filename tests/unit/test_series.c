@@ -14,6 +14,9 @@
 #include "db/db.h"
 #include "analytics/series.h"
 #include "base/util.h"
+#include "base/workq.h"
+
+#include <event2/thread.h>
 
 static bool near(double got, double want)
 {
@@ -470,8 +473,99 @@ static void test_budget(void)
 	db_close(db);
 }
 
+/* --- flushes packed on a helper thread */
+
+static void test_helper_flush(void)
+{
+	char err[256];
+	snprintf(dbpath, sizeof(dbpath), "%s/helper.db", dir);
+	struct db *db = db_open(dbpath, err, sizeof(err));
+	struct event_base *base = event_base_new();
+	struct workq *wq = base ? workq_new(base, 2) : NULL;
+	if (!ok(db && wq, "a database, a loop and two helper threads"))
+		return;
+	struct series_config c = {
+	    .db_path = dbpath, .wq = wq, .unpaced = true, .retention = {24, 336, 8760}};
+	ok(series_init(&c, err, sizeof(err)) == 0, "a store that packs on the helpers");
+	struct series *all[NB];
+	char key[16];
+	for (int i = 0; i < NB; i++) {
+		snprintf(key, sizeof(key), "d%d", i);
+		all[i] = series_open(4, key);
+	}
+	/* The first 200 s with the loop let run after each flush: the helper's pack is
+	 * finished by the loop; the next 200 s without: each is finished by the loop itself
+	 * when its seconds are about to leave the recent ones. */
+	int handed = 0, back = 0, settled = 0;
+	for (int64_t t = T1; t < T1 + 400; t++) {
+		for (int i = 0; i < NB; i++)
+			if ((t + i) % 7)
+				series_put(all[i], t, value_b(i, t));
+		bool was = series_flush_pending();
+		series_commit(t);
+		if (was && !series_flush_pending())
+			settled++;
+		if ((t + 1) % 10 || !series_flush_pending())
+			continue;
+		handed++;
+		if (t >= T1 + 200)
+			continue;
+		for (int k = 0; k < 10000 && series_flush_pending(); k++) {
+			event_base_loop(base, EVLOOP_NONBLOCK);
+			usleep(100);
+		}
+		back += !series_flush_pending();
+	}
+	ok(handed == 40 && back == 20 && settled == 19 && series_flush_pending(),
+	   "40 flushes went to the helpers: 20 came back to the loop, 19 were settled by it, "
+	   "the last is on its way (%d, %d, %d)",
+	   handed, back, settled);
+	/* What every second holds, from memory and from disk after a restart. */
+	int wrong = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < NB; i++) {
+			struct series_agg out[400];
+			struct series_query q = {.series = &all[i],
+			                         .nseries = 1,
+			                         .start = T1,
+			                         .gran = 1,
+			                         .width = 1,
+			                         .nbuckets = 400,
+			                         .out = out};
+			done_status = -2;
+			series_query(&q, query_done, NULL);
+			for (int k = 0; k < 10000 && done_status == -2; k++) {
+				event_base_loop(base, EVLOOP_NONBLOCK);
+				usleep(100);
+			}
+			for (int64_t t = T1; t < T1 + 400; t++) {
+				bool has = (t + i) % 7;
+				const struct series_agg *a = &out[t - T1];
+				if (done_status != 0 || a->count != has ||
+				    (has && a->sum != value_b(i, t)))
+					wrong++;
+			}
+		}
+		if (pass == 0) {
+			series_shutdown();
+			event_base_loop(base, EVLOOP_NONBLOCK);
+			ok(series_init(&c, err, sizeof(err)) == 0, "started again");
+			for (int i = 0; i < NB; i++) {
+				snprintf(key, sizeof(key), "d%d", i);
+				all[i] = series_open(4, key);
+			}
+		}
+	}
+	is_int(wrong, 0, "every second of every series, in memory and on disk after a stop");
+	series_shutdown();
+	workq_free(wq);
+	event_base_free(base);
+	db_close(db);
+}
+
 int main(void)
 {
+	evthread_use_pthreads();
 	snprintf(dir, sizeof(dir), "/tmp/spindle-test-series.XXXXXX");
 	if (!mkdtemp(dir)) {
 		perror("mkdtemp");
@@ -480,6 +574,7 @@ int main(void)
 	snprintf(dbpath, sizeof(dbpath), "%s/spindle.db", dir);
 	test_store();
 	test_budget();
+	test_helper_flush();
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
