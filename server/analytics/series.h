@@ -7,9 +7,9 @@
  *   rest as the flushes packed them, so its memory follows what it holds. All of them
  *   within a budget (series_config.memory_bytes): past it memory keeps fewer seconds,
  *   and queries read the rest from disk.
- * - Disk: every SERIES_CHUNK seconds the loop packs the seconds just completed (a few
- *   microseconds) and hands them to a writer thread, which stores them in ONE
- *   transaction on a connection of its own. Once an hour is complete the writer packs its
+ * - Disk: every SERIES_CHUNK seconds the loop copies the seconds just completed, a helper
+ *   thread packs them (the store's workq, if it has one) and the writer thread stores them
+ *   in ONE transaction on a connection of its own. Once an hour is complete the writer packs its
  *   chunks into one block per series and writes the minute and hour rollups (min, max,
  *   sum, count); it prunes what is past retention and purges deleted datasets, in steps
  *   of a few milliseconds each, so the loop's own writes never wait long for the lock.
