@@ -568,7 +568,9 @@ static void flush_upto(int64_t upto, bool sync)
  * QUERY_SLACK / 2 seconds before memory has moved past where it started. */
 static void mem_fit(void)
 {
-	if (store.past_bytes <= store.budget)
+	/* The disk refusing flushes has not stored what memory would shed: kept, up to the
+	 * ring, as the writer keeps the flushes. */
+	if (store.past_bytes <= store.budget || (store.ready && series_writer_holding()))
 		return;
 	int64_t o = store.oldest + SERIES_CHUNK, lim = store.newest - MEM_MIN + 1;
 	if (store.newest - store.oldest + 1 < SERIES_RING)
@@ -837,6 +839,7 @@ void series_shutdown(void)
 	store.subs = NULL;
 	store.db_path = NULL;
 	store.newest = store.oldest = store.flushed = 0;
+	store.held = false;
 	store.ready = false;
 }
 
@@ -1147,8 +1150,10 @@ void series_query(struct series_query *q, void (*done)(void *arg, int status), v
 	/* Memory answers from split on; QUERY_SLACK keeps it valid while the disk is read. */
 	if (!store.newest)
 		j->split = INT64_MAX;
-	else if (store.newest - store.oldest + 1 < SERIES_RING && !store.held)
-		j->split = store.oldest;
+	else if (store.newest - store.oldest + 1 < SERIES_RING && !store.held &&
+	         (store.newest - store.oldest + 1 < MEM_MIN ||
+	          store.past_bytes <= store.budget / 2))
+		j->split = store.oldest; /* memory's start stays put while the disk is read */
 	else
 		j->split = store.oldest + QUERY_SLACK;
 

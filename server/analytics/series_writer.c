@@ -44,6 +44,7 @@ static struct {
 	/* the writer's: flushes the disk refused, oldest first, tried again before the next */
 	struct series_batch *failed, *failed_tail;
 	bool failed_full; /* the last refusal was for want of space */
+	bool holding;     /* writer.mu: failed is not empty, as the loop may ask */
 	struct series_retention ret;
 	bool prune_requested;
 	struct acct *acct; /* sorted by id */
@@ -396,14 +397,18 @@ static bool writer_compact_step(void)
 		size_t n = writer.cmp_end - writer.cmp_pos < COMPACT_STEP
 		               ? writer.cmp_end - writer.cmp_pos
 		               : COMPACT_STEP;
+		/* A series purged since the count is left out: its rows are gone, and packing
+		 * would write new ones nothing would ever delete. */
 		int rc = db_samples_begin(writer.ds);
-		for (size_t i = 0; rc == 0 && i < n; i++)
-			rc = writer_compact(writer.cmp_series[writer.cmp_pos + i], hour);
+		for (size_t i = writer.cmp_pos; rc == 0 && i < writer.cmp_pos + n; i++)
+			if (sorted_has(writer.ids, writer.nids, writer.cmp_series[i]))
+				rc = writer_compact(writer.cmp_series[i], hour);
 		if (db_samples_end(writer.ds, rc) < 0)
 			log_err("series: packing the hour at %lld failed; its flushes stay",
 			        (long long)hour);
-		for (size_t i = 0; i < n; i++)
-			acct_measure(writer.cmp_series[writer.cmp_pos + i]);
+		for (size_t i = writer.cmp_pos; i < writer.cmp_pos + n; i++)
+			if (sorted_has(writer.ids, writer.nids, writer.cmp_series[i]))
+				acct_measure(writer.cmp_series[i]);
 		writer.cmp_pos += n;
 		return true;
 	}
@@ -544,6 +549,7 @@ static void *writer_main(void *arg)
 			pthread_mutex_unlock(&writer.mu);
 			writer_batch(b);
 			pthread_mutex_lock(&writer.mu);
+			writer.holding = writer.failed != NULL;
 			continue;
 		}
 		if (writer.stop)
@@ -575,6 +581,14 @@ static void *writer_main(void *arg)
 	pthread_cond_broadcast(&writer.idle_cv);
 	pthread_mutex_unlock(&writer.mu);
 	return NULL;
+}
+
+bool series_writer_holding(void)
+{
+	pthread_mutex_lock(&writer.mu);
+	bool h = writer.holding;
+	pthread_mutex_unlock(&writer.mu);
+	return h;
 }
 
 void series_writer_enqueue(struct series_batch *b)

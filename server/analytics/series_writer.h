@@ -67,6 +67,9 @@ int series_writer_start(const struct series_config *cfg, series_writer_load_fn l
 void series_writer_stop(void);
 /* Queues b for the writer, which takes it. */
 void series_writer_enqueue(struct series_batch *b);
+/* Whether the disk has refused flushes that are still waiting (memory then keeps their
+ * seconds, whatever its budget says). */
+bool series_writer_holding(void);
 /* Blocks until the writer has stored everything queued and has no maintenance due. */
 void series_writer_sync(void);
 /* Retention from now on; the writer prunes soon after. */

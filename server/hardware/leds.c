@@ -999,8 +999,10 @@ static void watch_tick(evutil_socket_t fd, short what, void *arg)
 	for (size_t i = 0; i < s->inv.ndisks; i++) {
 		if (!s->disks[i].fault_path || !s->inv.disks[i].slot_dir)
 			continue;
+		size_t at = op->nrb;
 		readback_add(op, &s->disks[i], true, i);
-		op->rb[op->nrb - 1].slot_dir = xstrdup(s->inv.disks[i].slot_dir);
+		if (op->nrb > at)
+			op->rb[at].slot_dir = xstrdup(s->inv.disks[i].slot_dir);
 	}
 	if (!op->nrb || workq_submit(leds.env.wq, readback_work, readback_done, op) < 0) {
 		readbacks_free(op);
