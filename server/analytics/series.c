@@ -27,6 +27,8 @@
  * a disk read may take this long before memory has moved past where it starts (half as
  * long while memory sheds seconds to fit its budget: see mem_fit). */
 #define QUERY_SLACK 64
+/* The pieces of a flush kept per turn of the loop (flush_finish_slice). */
+#define FINISH_SLICE 512
 /* The fewest seconds memory keeps however far over its budget it is. */
 #define MEM_MIN 256
 /* Memory's budget unless the configuration says: a box of 300 busy disks keeps the ring. */
@@ -357,7 +359,9 @@ struct flush_job {
 	double *vals;        /* theirs, RECENT a series: vals[i * RECENT + u - lo], second u */
 	struct series_batch_new *news; /* series whose rows go with this flush */
 	size_t nnews;
-	bool taken; /* the loop packed it itself (flush_settle): the helper's out is dropped */
+	bool taken;  /* the loop finished it itself (flush_settle): what comes back is dropped */
+	bool packed; /* the helper is done: out holds its work */
+	size_t next_rec;      /* the first of out's pieces not kept yet */
 	struct flush_out out; /* the helper's */
 };
 
@@ -448,23 +452,27 @@ static void flush_job_recycle(struct flush_job *j)
 		free(j->news[i].key);
 	free(j->news);
 	j->news = NULL;
-	j->nnews = j->n = 0;
-	j->taken = false;
+	j->nnews = j->n = j->next_rec = 0;
+	j->taken = j->packed = false;
 	flush_out_free(&j->out);
 	store.spare = j;
 }
 
 /* On the loop: each series keeps its pieces, and the writer gets the batch (with the
  * series it introduces). o is j's own or the loop's. */
-static void flush_finish(struct flush_job *j, struct flush_out *o)
+static void flush_finish_pieces(struct flush_job *j, struct flush_out *o, size_t from, size_t to)
 {
-	for (size_t k = 0; k < o->nrecs; k++) {
+	for (size_t k = from; k < to; k++) {
 		const struct flush_rec *r = &o->recs[k];
 		struct series *s = j->ser[r->entry];
 		/* dropped, or memory let it go (a clock that stepped back) meanwhile */
 		if (s->recent && !s->dropped)
 			past_add(s, r->t, o->packed.p + r->off, r->len);
 	}
+}
+
+static void flush_finish_end(struct flush_job *j, struct flush_out *o)
+{
 	for (size_t i = 0; i < j->n; i++)
 		series_unref(j->ser[i]);
 	struct series_batch *b = o->b;
@@ -479,39 +487,84 @@ static void flush_finish(struct flush_job *j, struct flush_out *o)
 		series_batch_free(b);
 }
 
+/* On the loop, all at once: each series keeps its pieces, and the writer gets the batch
+ * (with the series it introduces). o is j's own or the loop's. */
+static void flush_finish(struct flush_job *j, struct flush_out *o)
+{
+	flush_finish_pieces(j, o, 0, o->nrecs);
+	flush_finish_end(j, o);
+}
+
 static void flush_work(void *arg)
 {
 	struct flush_job *j = arg;
 	flush_pack(j, &j->out);
 }
 
+static void flush_nothing(void *arg)
+{
+	(void)arg;
+}
+
+/* The helper's pieces kept FINISH_SLICE at a time, each slice a turn of the loop of its
+ * own (through the helpers' queue, which wakes the loop), so that even a box of a thousand
+ * disks never holds it more than a fraction of a millisecond. */
+static void flush_finish_slice(void *arg)
+{
+	struct flush_job *j = arg;
+	if (j->taken) {
+		flush_job_recycle(j);
+		return;
+	}
+	struct loopwork w;
+	loopwork_begin(&w);
+	size_t to =
+	    j->next_rec + FINISH_SLICE < j->out.nrecs ? j->next_rec + FINISH_SLICE : j->out.nrecs;
+	flush_finish_pieces(j, &j->out, j->next_rec, to);
+	j->next_rec = to;
+	if (to < j->out.nrecs &&
+	    workq_submit(store.wq, flush_nothing, flush_finish_slice, j) == 0) {
+		loopwork_end(&w);
+		return;
+	}
+	flush_finish_pieces(j, &j->out, j->next_rec, j->out.nrecs); /* the queue is full */
+	store.pending = NULL;
+	flush_finish_end(j, &j->out);
+	loopwork_end(&w);
+	flush_job_recycle(j);
+}
+
 static void flush_done(void *arg)
 {
 	struct flush_job *j = arg;
-	if (!j->taken) {
-		struct loopwork w;
-		loopwork_begin(&w);
-		store.pending = NULL;
-		flush_finish(j, &j->out);
-		loopwork_end(&w);
+	if (j->taken) {
+		flush_job_recycle(j);
+		return;
 	}
-	flush_job_recycle(j);
+	j->packed = true;
+	flush_finish_slice(j);
 }
 
 /* The flush on a helper thread, if any, is finished now, on the loop: before its seconds
  * leave the recent ones, and before anything that must come after it (another flush, a
- * dataset's purge, a stop). The helper's work is dropped when it comes back. */
+ * dataset's purge, a stop). Packed already, its pieces not kept yet are; else the loop
+ * packs it, and the helper's work is dropped when it comes back. */
 static void flush_settle(void)
 {
 	struct flush_job *j = store.pending;
 	if (!j)
 		return;
 	store.pending = NULL;
+	j->taken = true;
+	if (j->packed) {
+		flush_finish_pieces(j, &j->out, j->next_rec, j->out.nrecs);
+		flush_finish_end(j, &j->out);
+		return;
+	}
 	struct flush_out o = {0};
 	flush_pack(j, &o);
 	flush_finish(j, &o);
 	flush_out_free(&o);
-	j->taken = true;
 }
 
 /* Hands the seconds [store.flushed, upto) over: packed on a helper thread when the store

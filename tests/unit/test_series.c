@@ -475,6 +475,8 @@ static void test_budget(void)
 
 /* --- flushes packed on a helper thread */
 
+#define NBH 600 /* more than a turn of the loop keeps */
+
 static void test_helper_flush(void)
 {
 	char err[256];
@@ -487,18 +489,18 @@ static void test_helper_flush(void)
 	struct series_config c = {
 	    .db_path = dbpath, .wq = wq, .unpaced = true, .retention = {24, 336, 8760}};
 	ok(series_init(&c, err, sizeof(err)) == 0, "a store that packs on the helpers");
-	struct series *all[NB];
+	struct series *all[NBH];
 	char key[16];
-	for (int i = 0; i < NB; i++) {
+	for (int i = 0; i < NBH; i++) {
 		snprintf(key, sizeof(key), "d%d", i);
 		all[i] = series_open(4, key);
 	}
 	/* The first 200 s with the loop let run after each flush: the helper's pack is
-	 * finished by the loop; the next 200 s without: each is finished by the loop itself
-	 * when its seconds are about to leave the recent ones. */
+	 * finished by the loop, 512 pieces a turn; the next 200 s without: each is finished
+	 * by the loop itself when its seconds are about to leave the recent ones. */
 	int handed = 0, back = 0, settled = 0;
 	for (int64_t t = T1; t < T1 + 400; t++) {
-		for (int i = 0; i < NB; i++)
+		for (int i = 0; i < NBH; i++)
 			if ((t + i) % 7)
 				series_put(all[i], t, value_b(i, t));
 		bool was = series_flush_pending();
@@ -523,7 +525,7 @@ static void test_helper_flush(void)
 	/* What every second holds, from memory and from disk after a restart. */
 	int wrong = 0;
 	for (int pass = 0; pass < 2; pass++) {
-		for (int i = 0; i < NB; i++) {
+		for (int i = 0; i < NBH; i++) {
 			struct series_agg out[400];
 			struct series_query q = {.series = &all[i],
 			                         .nseries = 1,
@@ -550,7 +552,7 @@ static void test_helper_flush(void)
 			series_shutdown();
 			event_base_loop(base, EVLOOP_NONBLOCK);
 			ok(series_init(&c, err, sizeof(err)) == 0, "started again");
-			for (int i = 0; i < NB; i++) {
+			for (int i = 0; i < NBH; i++) {
 				snprintf(key, sizeof(key), "d%d", i);
 				all[i] = series_open(4, key);
 			}
