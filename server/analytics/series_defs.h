@@ -23,7 +23,7 @@ struct series_config {
 	struct workq *wq;     /* helper threads for queries that read the disk; NULL: inline */
 	bool unpaced;         /* tests and benchmarks: no pause between maintenance steps */
 	int64_t memory_bytes; /* what the seconds memory keeps packed may take; 0: 16 MB */
-	int64_t pack_bytes;   /* tests: the flush rows' bytes packing an hour holds; 0: 8 MB */
+	int64_t pack_bytes;   /* tests: the flush rows' bytes packing an hour holds; 0: 2 MB */
 	struct series_retention retention;
 };
 

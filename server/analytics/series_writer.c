@@ -9,6 +9,7 @@
 #include "base/util.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -27,8 +28,9 @@
 #define MAINT_PAUSE_US 3000
 /* The flush rows' bytes held at once while an hour is packed: the series are packed in
  * groups of about this much, each group reading the rows again for its own pieces, so a
- * box of a thousand busy disks (60 MB of rows an hour) never holds its whole hour. */
-#define PACK_BYTES_DEFAULT (8 << 20)
+ * box of a thousand busy disks (60 MB of rows an hour) never holds its whole hour: 30
+ * reads of them, some seconds of the writer's an hour, against 60 MB. */
+#define PACK_BYTES_DEFAULT (2 << 20)
 
 struct acct {
 	int64_t id, rows, bytes;
@@ -418,6 +420,9 @@ static bool writer_compact_step(void)
 	db_samples_end(writer.ds, rc);
 	series_flush_rows_reset(&writer.cmp);
 	writer.cmp_active = false;
+	/* What the packing held, in blocks under the mmap threshold, goes back to the system
+	 * rather than staying in this thread's heap until the next hour. */
+	malloc_trim(0);
 	/* An hour is done: time to prune, once an hour. */
 	int64_t h = writer.now / 3600;
 	if (h != writer.last_prune_hour) {
