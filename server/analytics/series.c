@@ -425,17 +425,26 @@ static void flush_out_free(struct flush_out *o)
 	memset(o, 0, sizeof(*o));
 }
 
+/* What a job holds beyond its arrays: the series it introduces, the helper's work. */
+static void flush_job_clear(struct flush_job *j)
+{
+	for (size_t i = 0; i < j->nnews; i++)
+		free(j->news[i].key);
+	free(j->news);
+	j->news = NULL;
+	j->nnews = j->n = j->next_rec = 0;
+	j->taken = j->packed = false;
+	flush_out_free(&j->out);
+}
+
 static void flush_job_free(struct flush_job *j)
 {
 	if (!j)
 		return;
-	for (size_t i = 0; i < j->nnews; i++)
-		free(j->news[i].key);
-	free(j->news);
+	flush_job_clear(j);
 	free(j->ser);
 	free(j->ids);
 	free(j->vals);
-	flush_out_free(&j->out);
 	free(j);
 }
 
@@ -448,13 +457,7 @@ static void flush_job_recycle(struct flush_job *j)
 		flush_job_free(j);
 		return;
 	}
-	for (size_t i = 0; i < j->nnews; i++)
-		free(j->news[i].key);
-	free(j->news);
-	j->news = NULL;
-	j->nnews = j->n = j->next_rec = 0;
-	j->taken = j->packed = false;
-	flush_out_free(&j->out);
+	flush_job_clear(j);
 	store.spare = j;
 }
 

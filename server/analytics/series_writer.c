@@ -76,16 +76,23 @@ static struct {
 } writer;
 
 /* Inserts v into a sorted array unless it is there; returns whether it was added. */
-static bool sorted_add(int64_t **arr, size_t *n, size_t *cap, int64_t v)
+/* Where v is, or would go, in the sorted arr. */
+static size_t sorted_at(const int64_t *arr, size_t n, int64_t v)
 {
-	size_t lo = 0, hi = *n;
+	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if ((*arr)[mid] < v)
+		if (arr[mid] < v)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+static bool sorted_add(int64_t **arr, size_t *n, size_t *cap, int64_t v)
+{
+	size_t lo = sorted_at(*arr, *n, v);
 	if (lo < *n && (*arr)[lo] == v)
 		return false;
 	*arr = util_grow(*arr, cap, *n, sizeof(**arr));
@@ -97,14 +104,7 @@ static bool sorted_add(int64_t **arr, size_t *n, size_t *cap, int64_t v)
 
 static bool sorted_has(const int64_t *arr, size_t n, int64_t v)
 {
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (arr[mid] < v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = sorted_at(arr, n, v);
 	return lo < n && arr[lo] == v;
 }
 
@@ -314,14 +314,7 @@ static void count_piece(void *arg, int64_t id, size_t len)
 {
 	if (!sorted_has(writer.ids, writer.nids, id))
 		return;
-	size_t lo = 0, hi = writer.cmp_n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (writer.cmp_series[mid] < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = sorted_at(writer.cmp_series, writer.cmp_n, id);
 	if (lo == writer.cmp_n || writer.cmp_series[lo] != id) {
 		writer.cmp_series =
 		    util_grow(writer.cmp_series, &writer.cmp_cap, writer.cmp_n, sizeof(int64_t));
