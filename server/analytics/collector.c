@@ -3,8 +3,8 @@
  * tick lands just after a second boundary however long the last one took. Each tick
  * reads the counters (procfs.c), turns the last two readings into a box_sample, has the
  * registered fill function add the running benchmark jobs' newest second (for the live
- * bench datasets) and hands it to the subscribers (the analytics datasets, the dashboard,
- * events, /metrics). */
+ * bench datasets) and, on a turn of the loop of its own, hands it to the subscribers (the
+ * analytics datasets, the dashboard, events, /metrics). */
 #define _GNU_SOURCE
 #include "collector.h"
 #include "base/log.h"
@@ -31,6 +31,8 @@ struct collector_sub {
 static struct {
 	struct event_base *base;
 	struct event *timer;
+	struct event *hand_over; /* a turn of the loop after a reading: collector_hand_over */
+	bool due;                /* the newest sample is still to be handed over */
 	struct procfs *procfs;
 	struct procfs_snapshot snap[2];
 	int cur;        /* snap[cur] is the newest reading */
@@ -63,7 +65,9 @@ static void collector_notify(void)
 	collector.nsubs = n;
 }
 
-void collector_tick_at(int64_t t)
+/* Reads the counters and makes the second t's sample: true if there is one to hand to the
+ * subscribers (collector_hand_over). */
+static bool collector_read_at(int64_t t)
 {
 	struct procfs_snapshot *prev = &collector.snap[collector.cur],
 	                       *cur = &collector.snap[collector.cur ^ 1];
@@ -113,11 +117,28 @@ void collector_tick_at(int64_t t)
 		collector.sample.time = t;
 		collector.sample.seq = ++collector.seq;
 		collector.have_sample = true;
-		collector_notify();
+		collector.due = true;
 	}
 	collector.cur ^= 1;
 	collector.have_prev = true;
 	collector.prev_t = t;
+	return collector.due;
+}
+
+/* The sample read and not handed to the subscribers yet, if any, is now. */
+static void collector_hand_over(void)
+{
+	if (!collector.due)
+		return;
+	collector.due = false;
+	collector_notify();
+}
+
+void collector_tick_at(int64_t t)
+{
+	collector_hand_over();
+	if (collector_read_at(t))
+		collector_hand_over();
 }
 
 /* Fires once, just after the next second boundary of the wall clock. */
@@ -137,6 +158,17 @@ static int64_t realtime_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+static void collector_hand_over_fire(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+	struct loopwork w;
+	loopwork_begin(&w);
+	collector_hand_over();
+	loopwork_end(&w);
+}
+
 static void collector_fire(evutil_socket_t fd, short what, void *arg)
 {
 	int64_t now = realtime_ns();
@@ -146,7 +178,12 @@ static void collector_fire(evutil_socket_t fd, short what, void *arg)
 	if (first || t != collector.prev_t) {
 		struct loopwork w;
 		loopwork_begin(&w);
-		collector_tick_at(t);
+		collector_hand_over(); /* (the loop never got to it: a second's tick overran) */
+		/* Reading and handing over, each a turn of the loop of its own, with what
+		 * came in between them served: neither holds it long on a big box. */
+		static const struct timeval now_tv = {0, 0};
+		if (collector_read_at(t))
+			evtimer_add(collector.hand_over, &now_tv);
 		loopwork_end(&w);
 	}
 	if (first) {
@@ -173,7 +210,8 @@ int collector_init(struct event_base *base, const struct collector_config *cfg)
 	collector.base = base;
 	collector.procfs = procfs_new(&po);
 	collector.timer = evtimer_new(base, collector_fire, NULL);
-	if (!collector.timer)
+	collector.hand_over = evtimer_new(base, collector_hand_over_fire, NULL);
+	if (!collector.timer || !collector.hand_over)
 		return -1;
 	/* The first reading comes at the next boundary, the first sample a second later. */
 	log_info("collector: reading counters under %s every second", po.proc_root);
@@ -199,6 +237,8 @@ void collector_shutdown(void)
 {
 	if (collector.timer)
 		event_free(collector.timer);
+	if (collector.hand_over)
+		event_free(collector.hand_over);
 	procfs_free(collector.procfs);
 	procfs_snapshot_free(&collector.snap[0]);
 	procfs_snapshot_free(&collector.snap[1]);
