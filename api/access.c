@@ -109,6 +109,8 @@ static void login_done(void *arg, const struct auth_login_result *res, const str
 	}
 	char expires[32];
 	reply_header(r, "X-Auth-Session", res->token);
+	/* The session made: GET it for its services, DELETE it to log out. */
+	reply_header(r, "Location", "/api/access/v1");
 	json_t *access =
 	    json_pack("{s:s, s:s, s:s, s:o, s:o}", "token", res->token, "expires",
 	              util_iso8601(res->expires, expires, sizeof(expires)), "user", res->user,

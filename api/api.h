@@ -23,6 +23,9 @@ const char *system_asn(void);
 const char *system_nodename(void);
 /* api/openapi.c */
 void openapi_get(struct request *r);
+/* Each route of api_routes takes the query parameters the embedded document gives its
+ * operation, and no other (the router refuses the rest before the handler). */
+void openapi_route_queries(struct router *rt);
 /* api/users.c */
 void users_list(struct request *r);
 void users_create(struct request *r);
@@ -31,6 +34,7 @@ void users_update(struct request *r);
 void users_delete(struct request *r);
 void users_tokens_list(struct request *r);
 void users_tokens_create(struct request *r);
+void users_tokens_get(struct request *r);
 void users_tokens_delete(struct request *r);
 void users_devices_list(struct request *r);
 void users_devices_delete(struct request *r);
@@ -106,6 +110,7 @@ void bench_jobs_get(struct request *r);
 void bench_jobs_delete(struct request *r);
 void bench_jobs_progress(struct request *r);
 void bench_jobs_result(struct request *r);
+void bench_jobs_fio_log(struct request *r);
 void bench_compare(struct request *r);
 void bench_presets(struct request *r);
 void bench_jobs_import(struct request *r);

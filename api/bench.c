@@ -29,14 +29,16 @@ static json_t *bench_jobs_hrefs(json_t *jobs)
 	return jobs;
 }
 
-/* The job or sweep (what) the path names: an id is a positive integer, and any other name
- * is none. */
+/* The job or sweep (what) the path names: an id is a positive integer; anything else is a
+ * bad request naming it (a well-formed id that names nothing is the handler's 404). */
 static int bench_path_id(struct request *r, const char *what, int64_t *id, struct fault *f)
 {
 	const char *s = request_param(r, 0);
 	long long v;
 	if (!s || util_parse_ll(s, 1, INT64_MAX, &v) < 0)
-		return fault_set(f, ERR_NOT_FOUND, "%s: no %s '%.64s'", what, what, s ? s : "");
+		return fault_set(f, ERR_INVALID_ARG,
+		                 "id: '%.64s' is not a %s id (a positive integer)", s ? s : "",
+		                 what);
 	*id = v;
 	return 0;
 }
@@ -205,11 +207,11 @@ void bench_jobs_progress(struct request *r)
 	jobs_watch(id, stream_open(r, sse ? STREAM_SSE : STREAM_CHUNKS, ctype), sse);
 }
 
-/* ?format=json (as stored), fio (fio's json+ document) or fio-log&log=iops|bw|lat|clat_hist
- * (one of fio's log files, text). */
+/* ?format=json (as stored) or fio (fio's json+ document): JSON either way; fio's log files
+ * are bench_jobs_fio_log's. */
 void bench_jobs_result(struct request *r)
 {
-	static const char *const allowed[] = {"format", "log", NULL};
+	static const char *const allowed[] = {"format", NULL};
 	struct fault f = {0};
 	json_t *res;
 	if (request_query_check(r, allowed, &f) < 0) {
@@ -217,45 +219,53 @@ void bench_jobs_result(struct request *r)
 		return;
 	}
 	const char *format = request_query(r, "format");
-	const char *log = request_query(r, "log");
-	if (format && strcmp(format, "fio") != 0 && strcmp(format, "json") != 0 &&
-	    strcmp(format, "fio-log") != 0) {
-		reply_error(r, ERR_INVALID_ARG, "format: must be json, fio or fio-log");
-		return;
-	}
-	bool fio_log = format && strcmp(format, "fio-log") == 0;
-	enum job_fio_log which = JOB_FIO_LOG_IOPS;
-	if (fio_log && !log) {
-		reply_error(r, ERR_MISSING_ARG,
-		            "log: required with format=fio-log: iops, bw, lat or clat_hist");
-		return;
-	}
-	if (log && (!fio_log || job_fio_log_parse(log, &which) < 0)) {
+	if (format && strcmp(format, "fio-log") == 0) {
 		reply_error(r, ERR_INVALID_ARG,
-		            fio_log ? "log: must be iops, bw, lat or clat_hist"
-		                    : "log: only with format=fio-log");
+		            "format: fio's log files are GET %s/jobs/{id}/fio-log?log=iops|bw|lat|"
+		            "clat_hist (text/plain) now",
+		            "/api/bench/v1");
+		return;
+	}
+	if (format && strcmp(format, "fio") != 0 && strcmp(format, "json") != 0) {
+		reply_error(r, ERR_INVALID_ARG, "format: must be json or fio");
 		return;
 	}
 	bool fio = format && strcmp(format, "fio") == 0;
 	int64_t id;
-	if (bench_path_id(r, "job", &id, &f) < 0) {
-		reply_fault(r, &f);
-		return;
-	}
-	if (fio_log) {
-		struct buf body = {0};
-		if (job_fio_log(id, which, &body, &f) < 0)
-			reply_fault(r, &f);
-		else
-			reply_raw(r, 200, "text/plain; charset=utf-8", body.p, body.len);
-		buf_free(&body);
-		return;
-	}
-	if (job_report_result(id, fio, &res, &f) < 0) {
+	if (bench_path_id(r, "job", &id, &f) < 0 || job_report_result(id, fio, &res, &f) < 0) {
 		reply_fault(r, &f);
 		return;
 	}
 	reply_json(r, 200, res);
+}
+
+/* ?log=iops|bw|lat|clat_hist: one of fio's log files of the job's measured intervals, as
+ * text (its own route, so the result's answers are JSON only). */
+void bench_jobs_fio_log(struct request *r)
+{
+	static const char *const allowed[] = {"log", NULL};
+	struct fault f = {0};
+	if (request_query_check(r, allowed, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	const char *log = request_query(r, "log");
+	enum job_fio_log which = JOB_FIO_LOG_IOPS;
+	if (!log) {
+		reply_error(r, ERR_MISSING_ARG, "log: required: iops, bw, lat or clat_hist");
+		return;
+	}
+	if (job_fio_log_parse(log, &which) < 0) {
+		reply_error(r, ERR_INVALID_ARG, "log: must be iops, bw, lat or clat_hist");
+		return;
+	}
+	int64_t id;
+	struct buf body = {0};
+	if (bench_path_id(r, "job", &id, &f) < 0 || job_fio_log(id, which, &body, &f) < 0)
+		reply_fault(r, &f);
+	else
+		reply_raw(r, 200, "text/plain; charset=utf-8", body.p, body.len);
+	buf_free(&body);
 }
 
 /* ?jobs=a,b,c: each a job id, named once; ?baseline=: one of them (the first when absent). */

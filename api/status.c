@@ -16,28 +16,20 @@ static void reply_doc(struct request *r, const struct dashboard_doc *(*get)(bool
 		reply_fault(r, &f);
 		return;
 	}
-	bool gz = request_accepts_gzip(r);
-	const struct dashboard_doc *doc = get(gz);
+	const struct dashboard_doc *doc = get(request_accepts_gzip(r));
 	if (!doc) {
 		reply_error(r, ERR_INTERNAL, "%s: not available", what);
 		return;
 	}
-	gz = gz && doc->gz;
-	const char *etag = gz ? doc->etag_gz : doc->etag;
-	reply_header(r, "ETag", etag);
 	/* private: the answer depends on a token a shared cache would not see. */
-	reply_header(r, "Cache-Control", "private, max-age=1");
-	reply_header(r, "Vary", "Accept-Encoding");
-	if (request_etag_matches(r, etag)) {
-		reply_raw(r, 304, "application/json", "", 0);
-		return;
-	}
-	if (gz) {
-		reply_header(r, "Content-Encoding", "gzip");
-		reply_raw(r, 200, "application/json", doc->gz, doc->gz_len);
-		return;
-	}
-	reply_raw(r, 200, "application/json", doc->body, doc->len);
+	reply_cached(r, &(struct cached_doc){.type = "application/json",
+	                                     .cache_control = "private, max-age=1",
+	                                     .body = doc->body,
+	                                     .len = doc->len,
+	                                     .etag = doc->etag,
+	                                     .gz = doc->gz,
+	                                     .gz_len = doc->gz_len,
+	                                     .etag_gz = doc->etag_gz});
 }
 
 void status_dashboard(struct request *r)

@@ -157,6 +157,31 @@ void users_tokens_create(struct request *r)
 	reply_json(r, 201, out);
 }
 
+/* One token, as the list shows it (its Location after it is made): never its secret. */
+void users_tokens_get(struct request *r)
+{
+	json_t *out;
+	struct fault f;
+	const char *id = request_param(r, 1);
+	if (auth_token_list(request_param(r, 0), &out, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	size_t i;
+	json_t *t;
+	json_array_foreach(json_object_get(out, "tokens"), i, t)
+	{
+		if (strcmp(json_string_value(json_object_get(t, "id")), id) == 0) {
+			json_t *one = json_pack("{s:O}", "token", api_href(t, TOKEN_HREF));
+			json_decref(out);
+			reply_json(r, 200, one);
+			return;
+		}
+	}
+	json_decref(out);
+	reply_error(r, ERR_NOT_FOUND, "token '%.64s' not found", id);
+}
+
 void users_tokens_delete(struct request *r)
 {
 	struct fault f;

@@ -301,6 +301,7 @@ int main(int argc, char **argv)
 		fatal("cannot set up TLS in %s", path);
 
 	struct router *rt = router_new(api_routes, api_routes_count);
+	openapi_route_queries(rt);
 	struct http_service services[16];
 	size_t nservices = 0;
 	for (size_t i = 0; i < api_services_count && i < nitems(services); i++, nservices++)

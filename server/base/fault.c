@@ -2,8 +2,10 @@
 /* Faults: the API's one error shape. */
 #include "fault.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "util.h"
 #include "utf8.h"
@@ -74,11 +76,27 @@ int fault_store(struct fault *f, bool no_space, const char *what)
 	return fault_set(f, ERR_INTERNAL, "%s: database error", what);
 }
 
+/* The part of the request at fault, as details start with it ("jobs[0].jobname: ..."): a
+ * name, a path into the body or a parameter, then ": ". 0 when details name none. */
+static size_t fault_field_len(const char *d)
+{
+	if (!isalpha((unsigned char)d[0]))
+		return 0;
+	size_t n = 1;
+	while (n <= 128 && d[n] && (isalnum((unsigned char)d[n]) || strchr("_.[]-", d[n])))
+		n++;
+	return d[n] == ':' && d[n + 1] == ' ' ? n : 0;
+}
+
 json_t *fault_json(const struct fault *f)
 {
 	/* details are clean UTF-8 when set through fault_set; one set by hand may not be */
 	json_t *details = json_string(f->details);
-	return json_pack("{s:{s:s, s:o, s:i}}", "fault", "message", fault_name(f->kind), "details",
-	                 details ? details : json_string("(not valid UTF-8)"), "code",
-	                 fault_status(f->kind));
+	json_t *o = json_pack("{s:s, s:o, s:i}", "message", fault_name(f->kind), "details",
+	                      details ? details : json_string("(not valid UTF-8)"), "code",
+	                      fault_status(f->kind));
+	size_t n = details ? fault_field_len(f->details) : 0;
+	if (n)
+		json_object_set_new(o, "field", json_stringn(f->details, n));
+	return json_pack("{s:o}", "fault", o);
 }

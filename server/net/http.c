@@ -65,6 +65,18 @@ static int permitted(struct request *r, struct fault *f)
 	                 perm_name(rt->perm & ~r->who.perms));
 }
 
+/* The handler, once the query holds only parameters the route takes (the document's). */
+static void dispatch(struct request *r)
+{
+	struct fault f;
+	const char *const *names = router_query(r->srv->rt, r->route);
+	if (names && request_query_check(r, names, &f) < 0) {
+		reply_fault(r, &f);
+		return;
+	}
+	r->route->handler(r);
+}
+
 static void credentials_checked(void *arg, const struct identity *who, const struct fault *err)
 {
 	struct request *r = arg;
@@ -78,7 +90,7 @@ static void credentials_checked(void *arg, const struct identity *who, const str
 		reply_fault(r, &f);
 		return;
 	}
-	r->route->handler(r);
+	dispatch(r);
 }
 
 /* Authenticates and authorizes r, then runs its handler, or answers the fault. A token
@@ -89,7 +101,7 @@ static void authorize(struct request *r)
 	const struct route *rt = r->route;
 	struct fault f;
 	if (rt->access == ROUTE_PUBLIC) {
-		rt->handler(r);
+		dispatch(r);
 		return;
 	}
 	const char *token = request_token(r);
@@ -112,7 +124,7 @@ static void authorize(struct request *r)
 		reply_fault(r, &f);
 		return;
 	}
-	rt->handler(r);
+	dispatch(r);
 }
 
 static void http_request(struct evhttp_request *req, void *arg)
@@ -164,7 +176,15 @@ static void http_request(struct evhttp_request *req, void *arg)
 	char canonical[1024];
 	r->route = router_match(srv->rt, r->method, path, &r->match, &allowed);
 	if (!r->route) {
-		if (allowed) {
+		if (allowed && r->method == METHOD_OPTIONS) {
+			/* What the resource allows, and nothing for a browser's preflight: the API
+			 * answers its own origin only (no CORS headers, by design). */
+			char methods[80];
+			reply_header(
+			    r, "Allow",
+			    router_methods_str(allowed | METHOD_OPTIONS, methods, sizeof(methods)));
+			reply_empty(r, 204);
+		} else if (allowed) {
 			char methods[64];
 			reply_header(r, "Allow",
 			             router_methods_str(allowed, methods, sizeof(methods)));

@@ -101,6 +101,20 @@ void reply_empty(struct request *r, int status);
 /* Bytes as they are (static documents); data is copied. */
 void reply_raw(struct request *r, int status, const char *content_type, const void *data,
                size_t len);
+/* A representation a client may keep: its bytes, and their gzip if any, each with its own
+ * ETag (quoted). Answered with the tag, Vary: Accept-Encoding and cache_control; a 304 (no
+ * body, no Content-Type) when If-None-Match names the tag; gzipped where the client takes
+ * it. The bytes are copied. */
+struct cached_doc {
+	const char *type, *cache_control;
+	const void *body;
+	size_t len;
+	const char *etag;
+	const void *gz; /* or NULL */
+	size_t gz_len;
+	const char *etag_gz;
+};
+void reply_cached(struct request *r, const struct cached_doc *d);
 /* Headers added before the reply. */
 void reply_header(struct request *r, const char *key, const char *value);
 

@@ -218,6 +218,23 @@ void reply_raw(struct request *r, int status, const char *content_type, const vo
 	evbuffer_free(buf);
 }
 
+void reply_cached(struct request *r, const struct cached_doc *d)
+{
+	bool gz = d->gz && request_accepts_gzip(r);
+	const char *etag = gz ? d->etag_gz : d->etag;
+	struct evkeyvalq *h = evhttp_request_get_output_headers(r->ev);
+	evhttp_add_header(h, "ETag", etag);
+	evhttp_add_header(h, "Cache-Control", d->cache_control);
+	evhttp_add_header(h, "Vary", "Accept-Encoding");
+	if (request_etag_matches(r, etag)) {
+		reply_finish(r, 304, NULL); /* RFC 9110 15.4.5: what a 200 would, but no body */
+		return;
+	}
+	if (gz)
+		evhttp_add_header(h, "Content-Encoding", "gzip");
+	reply_raw(r, 200, d->type, gz ? d->gz : d->body, gz ? d->gz_len : d->len);
+}
+
 void reply_header(struct request *r, const char *key, const char *value)
 {
 	evhttp_add_header(evhttp_request_get_output_headers(r->ev), key, value);

@@ -13,6 +13,7 @@
 
 struct compiled {
 	const struct route *route;
+	char **query; /* the query parameters it takes (NULL-terminated), or NULL: unchecked */
 	int nsegs;
 	const char *segs[ROUTER_MAX_SEGS]; /* point into text; NULL = parameter */
 	char *text;
@@ -85,10 +86,31 @@ void router_free(struct router *rt)
 {
 	if (!rt)
 		return;
-	for (size_t i = 0; i < rt->n; i++)
+	for (size_t i = 0; i < rt->n; i++) {
 		free(rt->routes[i].text);
+		for (char **q = rt->routes[i].query; q && *q; q++)
+			free(*q);
+		free(rt->routes[i].query);
+	}
 	free(rt->routes);
 	free(rt);
+}
+
+void router_set_query(struct router *rt, size_t i, char **names)
+{
+	struct compiled *c = &rt->routes[i];
+	for (char **q = c->query; q && *q; q++)
+		free(*q);
+	free(c->query);
+	c->query = names;
+}
+
+const char *const *router_query(const struct router *rt, const struct route *route)
+{
+	/* the table is one array: a route's place in it is its index */
+	size_t i = rt->n ? (size_t)(route - rt->routes[0].route) : 0;
+	return i < rt->n && rt->routes[i].route == route ? (const char *const *)rt->routes[i].query
+	                                                 : NULL;
 }
 
 static int hexval(char c)

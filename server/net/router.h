@@ -51,6 +51,11 @@ struct router;
 
 struct router *router_new(const struct route *routes, size_t n);
 void router_free(struct router *rt);
+/* The query parameters the i-th route takes: names (NULL-terminated, malloc'd, strings
+ * too) is the router's now. Any other is refused before the handler runs (http.c); a
+ * route without a list is left to its handler. */
+void router_set_query(struct router *rt, size_t i, char **names);
+const char *const *router_query(const struct router *rt, const struct route *route);
 /* path is the raw (still percent-encoded) path without the query. Returns the route,
  * or NULL: then *allowed holds the methods the path does answer (0: unknown path). A
  * segment that decodes to contain '/' or NUL, or a ".." segment, never matches. HEAD

@@ -61,6 +61,9 @@ ROWS = [
     Row("GET", U + "/users/{self}/tokens", None, (401, 200, 200, 200)),
     Row("POST", U + "/users/{target}/tokens", {"name": "t"}, (401, 403, 403, 201), ("user",)),
     Row("POST", U + "/users/{self}/tokens", {"name": "{target}"}, (401, 201, 201, 201)),
+    Row("GET", U + "/users/{target}/tokens/{id}", None, (401, 403, 200, 200),
+        ("user", "token")),
+    Row("GET", U + "/users/{self}/tokens/{id}", None, (401, 200, 200, 200), ("token",)),
     Row("DELETE", U + "/users/{target}/tokens/{id}", None, (401, 403, 403, 204),
         ("user", "token")),
     Row("DELETE", U + "/users/{self}/tokens/{id}", None, (401, 204, 204, 204), ("token",)),
@@ -153,6 +156,7 @@ ROWS = [
     Row("DELETE", BENCH + "/jobs/999999", None, (401, 403, 404, 404)),
     Row("GET", BENCH + "/jobs/999999/progress", None, (401, 404, 404, 404)),
     Row("GET", BENCH + "/jobs/999999/result", None, (401, 404, 404, 404)),
+    Row("GET", BENCH + "/jobs/999999/fio-log", None, (401, 400, 400, 400)),  # log= missing
     Row("GET", BENCH + "/compare", None, (401, 400, 400, 400)),
     Row("GET", BENCH + "/presets", None, (401, 200, 200, 200)),
     Row("GET", BENCH + "/sweeps", None, (401, 200, 200, 200)),

@@ -25,6 +25,7 @@ def test_login_use_logout(server, scheme, via):
     access = expect(resp, 201)["access"]
     token = resp.headers["X-Auth-Session"]
     assert access["token"] == token
+    assert resp.headers["Location"] == ACCESS    # the session made: GET it, DELETE it
     assert access["user"] == "admin"
     assert set(access["authorizations"]) == ALL_AUTHS
     assert parse_time(access["expires"]).timestamp() > time.time()
@@ -149,6 +150,33 @@ def test_openapi_document_lists_every_route(server):
         found = [doc["paths"][pattern[len(p):]] for p in prefixes
                  if pattern.startswith(p) and pattern[len(p):] in doc["paths"]]
         assert found and method.lower() in found[0], f"{method} {pattern} not in openapi.json"
+
+
+def test_openapi_document_is_cached_and_gzipped(server):
+    """The document (some 250 KB) is the same bytes for the life of the binary: an ETag
+    and a 304 for a client that has it, gzip for one that takes it (another
+    representation, another tag), and the gzip unpacks to the plain bytes."""
+    import gzip
+    c = server.client()
+    plain = c.get("/api/openapi.json", headers={"Accept-Encoding": "identity"})
+    assert plain.status_code == 200 and "Content-Encoding" not in plain.headers
+    assert plain.headers["Vary"] == "Accept-Encoding"
+    assert plain.headers["Cache-Control"] == "public, no-cache"
+    etag = plain.headers["ETag"]
+    gz = c.get("/api/openapi.json", headers={"Accept-Encoding": "gzip"}, stream=True)
+    raw = gz.raw.read(decode_content=False)
+    assert gz.headers["Content-Encoding"] == "gzip" and gz.headers["ETag"] != etag
+    assert gzip.decompress(raw) == plain.content
+    assert len(raw) < len(plain.content) / 5, (len(raw), len(plain.content))
+    for enc, tag in (("identity", etag), ("gzip", gz.headers["ETag"])):
+        again = c.get("/api/openapi.json",
+                      headers={"Accept-Encoding": enc, "If-None-Match": tag})
+        assert again.status_code == 304 and again.content == b"", (enc, again.status_code)
+        assert again.headers["ETag"] == tag and "Content-Type" not in again.headers
+    # the other representation's tag is not this one's
+    other = c.get("/api/openapi.json",
+                  headers={"Accept-Encoding": "identity", "If-None-Match": gz.headers["ETag"]})
+    assert other.status_code == 200 and other.content == plain.content
 
 
 def test_every_service_href_answers_with_its_methods(server, clients):

@@ -357,7 +357,15 @@ def test_list_and_filters(env):
     expect_fault(admin.get(JOBS + "?start=yesterday"), 400, details="start")
     expect_fault(admin.get(JOBS + "?colour=red"), 400, "ERR_UNKNOWN_ARG")
     expect_fault(admin.get(JOBS + "/999999"), 404)
-    expect_fault(admin.get(JOBS + "/abc"), 404)
+    # an id that is not one is the request's fault, and the answer names it
+    for bad in ("abc", "0", "-1", "1.5", "99999999999999999999"):
+        for path in (f"{JOBS}/{bad}", f"{JOBS}/{bad}/progress", f"{JOBS}/{bad}/result",
+                     f"{BENCH}/sweeps/{bad}"):
+            f = expect_fault(admin.get(path), 400, "ERR_INVALID_ARG", details="id: ")
+            assert "a positive integer" in f["details"], (path, f)
+    kind = "job"
+    f = expect_fault(admin.delete(f"{JOBS}/abc"), 400, "ERR_INVALID_ARG")
+    assert f["details"] == f"id: 'abc' is not a {kind} id (a positive integer)", f
 
 
 def test_cancel_running_and_queued(env):

@@ -83,7 +83,7 @@ def export(admin, job_id):
 
 
 def fio_log(admin, job_id, kind):
-    resp = admin.get(f"{JOBS}/{job_id}/result?format=fio-log&log={kind}")
+    resp = admin.get(f"{JOBS}/{job_id}/fio-log?log={kind}")
     assert resp.status_code == 200, resp.text
     assert resp.headers["Content-Type"].startswith("text/plain")
     return resp.text
@@ -237,7 +237,7 @@ def test_clat_hist_log_reads_through_fiologparser_hist(env):
     assert own and all(r["samples"] > 0 for r in own)
     # an imported run has no interval histograms
     imp = expect(admin.post(f"{JOBS}/import", json=env["fio_json"]), 201)["job"]
-    expect_fault(admin.get(f"{JOBS}/{imp['id']}/result?format=fio-log&log=clat_hist"), 400,
+    expect_fault(admin.get(f"{JOBS}/{imp['id']}/fio-log?log=clat_hist"), 400,
                  details="histograms")
 
 
@@ -352,8 +352,15 @@ def test_import_faults(env):
     assert len(admin.get(JOBS).json()["jobs"]) == before, "a refused import stored nothing"
     # the result's formats
     jid = env["job"]["id"]
-    expect_fault(admin.get(f"{JOBS}/{jid}/result?format=fio-log"), 400, details="log")
-    expect_fault(admin.get(f"{JOBS}/{jid}/result?format=fio-log&log=slat"), 400, details="log")
-    expect_fault(admin.get(f"{JOBS}/{jid}/result?log=iops"), 400, details="fio-log")
-    # "import" is a route of its own, not a job id
-    expect_fault(admin.get(f"{JOBS}/import"), 404)
+    expect_fault(admin.get(f"{JOBS}/{jid}/result?format=fio-log"), 400, "ERR_INVALID_ARG",
+                 details=f"{JOBS}/{{id}}/fio-log?log=")
+    expect_fault(admin.get(f"{JOBS}/{jid}/result?format=csv"), 400, details="format")
+    expect_fault(admin.get(f"{JOBS}/{jid}/result?log=iops"), 400, "ERR_UNKNOWN_ARG")
+    expect_fault(admin.get(f"{JOBS}/{jid}/fio-log"), 400, "ERR_MISSING_ARG", details="log")
+    expect_fault(admin.get(f"{JOBS}/{jid}/fio-log?log=slat"), 400, "ERR_INVALID_ARG",
+                 details="log")
+    expect_fault(admin.get(f"{JOBS}/{jid}/fio-log?log=iops&format=fio"), 400,
+                 "ERR_UNKNOWN_ARG")
+    expect_fault(admin.get(f"{JOBS}/999999/fio-log?log=iops"), 404)
+    # "import" is a route of its own (POST), not a job id
+    expect_fault(admin.get(f"{JOBS}/import"), 400, "ERR_INVALID_ARG", details="id: 'import'")

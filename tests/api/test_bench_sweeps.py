@@ -255,4 +255,5 @@ def test_cancel_a_sweep_as_a_whole(env):
     expect_fault(op.delete(f"{SWEEPS}/{sweep['id']}"), 403)
     expect(admin.delete(f"{SWEEPS}/{sweep['id']}"), 204)
     expect_fault(admin.delete(f"{SWEEPS}/{sweep['id']}"), 404)
-    expect_fault(op.get(f"{SWEEPS}/nope"), 404)
+    expect_fault(op.get(f"{SWEEPS}/nope"), 400, "ERR_INVALID_ARG", details="id: 'nope'")
+    expect_fault(op.get(f"{SWEEPS}/999999"), 404)

@@ -203,6 +203,22 @@ def test_fault(clients, case):
         assert set(resp.headers["Allow"].replace(" ", "").split(",")) == allowed
 
 
+def test_options_answers_what_a_route_allows(clients):
+    """OPTIONS: 204 with Allow (the route's methods, HEAD with GET, and OPTIONS), no
+    credentials needed, and no CORS header: the API answers its own origin only."""
+    anon = clients["anon"]
+    for path in (USERS, ACCESS, "/api/bench/v1/jobs/7", "/api/openapi.json", "/metrics"):
+        resp = anon.request("OPTIONS", path, headers={
+            "Origin": "https://elsewhere.example", "Access-Control-Request-Method": "POST"})
+        assert resp.status_code == 204 and resp.content == b"", (path, resp.status_code)
+        allowed = {m for m, p, *_ in routes() if pattern_regex(p).match(path)}
+        allowed |= {"HEAD"} if "GET" in allowed else set()
+        assert set(resp.headers["Allow"].replace(" ", "").split(",")) == allowed | {"OPTIONS"}
+        assert not [h for h in resp.headers if h.lower().startswith("access-control-")], \
+            resp.headers
+    expect_fault(anon.request("OPTIONS", "/api/no/such"), 404, "ERR_NOT_FOUND")
+
+
 def test_nothing_was_created_by_the_faults(admin):
     names = {u["name"] for u in expect(admin.get(USERS), 200)["users"]}
     assert not {n for n in names if n.startswith("f-")}, names

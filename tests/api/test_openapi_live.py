@@ -235,6 +235,7 @@ def exercise(c, srv, admin):
                                                         "session_timeout_min": 30})
     tok = c.call(admin, "POST", f"{USERS}/{user}/tokens", 201, json={"name": "ci"})
     c.call(admin, "GET", f"{USERS}/{user}/tokens", 200)
+    c.call(admin, "GET", tok.headers["Location"], 200)
     c.call(admin, "DELETE", f"{USERS}/{user}/tokens/{tok.json()['token']['id']}", 204)
     # a browser kept signed in: registered at a login, then logging in with its key
     dev = Device()
@@ -355,7 +356,7 @@ def exercise(c, srv, admin):
         c.call(admin, "GET", f"{BENCH}/jobs/{job_id}/result?format=fio", 200)
     # fio interchange: fio's log files, and a fio document (here a job's own) imported
     for log in ("iops", "bw", "lat", "clat_hist"):
-        c.call(admin, "GET", f"{BENCH}/jobs/{ids[0]}/result?format=fio-log&log={log}", 200)
+        c.call(admin, "GET", f"{BENCH}/jobs/{ids[0]}/fio-log?log={log}", 200)
     fio_doc = expect(admin.get(f"{BENCH}/jobs/{ids[0]}/result?format=fio"), 200)
     imported = c.call(admin, "POST", f"{BENCH}/jobs/import", 201,
                       json=fio_doc).json()["job"]["id"]

@@ -420,6 +420,8 @@ def test_dashboard_headers_etag_304(clients):
     assert again.status_code == 304
     assert again.content == b""
     assert again.headers["ETag"] == etag
+    # a 304 describes no body: no Content-Type (a validating proxy such as Prism refuses one)
+    assert "Content-Type" not in again.headers, again.headers
     assert "max-age=1" in again.headers["Cache-Control"]
     assert re.match(r'^"[^"]+"$', etag), etag
     assert "max-age=1" in first.headers["Cache-Control"]

@@ -204,6 +204,13 @@ def test_api_token_life_cycle(server, admin):
     listing = expect(me.get(tokens), 200)["tokens"]
     assert [t["id"] for t in listing] == [token["id"]]
     assert not keys_deep(listing) & SECRET_KEYS
+    # its Location answers GET: the token as the list shows it, never its secret
+    assert resp.headers["Location"] == token["href"]
+    one = expect(me.get(resp.headers["Location"]), 200)["token"]
+    assert one == listing[0] and "secret" not in one
+    expect_fault(me.get(f"{tokens}/nope"), 404, "ERR_NOT_FOUND", details="nope")
+    other = server.login_client(make_user(admin), PASSWORD)
+    expect_fault(other.get(resp.headers["Location"]), 403, "ERR_DENIED")
     expect_fault(me.post(tokens, json={"name": "phone"}), 409, "ERR_OBJECT_EXISTS")
 
     assert me.delete(f"{tokens}/{token['id']}").status_code == 204

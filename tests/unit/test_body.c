@@ -142,6 +142,48 @@ static void read_only(void)
 	json_decref(j);
 }
 
+/* A fault's field: the part of the request its details start with, when they name one. */
+static void fault_fields(void)
+{
+	static const struct {
+		const char *details, *field; /* NULL: no field */
+	} cases[] = {
+	    {"password: too short", "password"},
+	    {"jobs[0].jobname: must be a string", "jobs[0].jobname"},
+	    {"axes.threads: at most 8 values", "axes.threads"},
+	    {"spindle_unknown: unknown parameter", "spindle_unknown"},
+	    {"user 'x' not found", NULL},
+	    {"too many failed attempts; retry later", NULL},
+	    {"database error", NULL},
+	    {"name:no space after the colon", NULL},
+	    {": nothing before it", NULL},
+	    {"9lives: not a name", NULL},
+	    {"", NULL},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fault f;
+		fault_set(&f, ERR_INVALID_ARG, "%s", cases[i].details);
+		json_t *j = fault_json(&f), *fo = json_object_get(j, "fault");
+		const char *field = json_string_value(json_object_get(fo, "field"));
+		if (cases[i].field)
+			is_str(field ? field : "(none)", cases[i].field, "field of '%s'",
+			       cases[i].details);
+		else
+			ok(!json_object_get(fo, "field"), "no field in '%s'", cases[i].details);
+		is_str(json_string_value(json_object_get(fo, "details")), cases[i].details,
+		       "details as they were");
+		json_decref(j);
+	}
+	char longname[200];
+	memset(longname, 'a', sizeof(longname));
+	memcpy(longname + 150, ": x", 4);
+	struct fault f;
+	fault_set(&f, ERR_INVALID_ARG, "%s", longname);
+	json_t *j = fault_json(&f);
+	ok(!json_object_get(json_object_get(j, "fault"), "field"), "no field of 150 characters");
+	json_decref(j);
+}
+
 int main(void)
 {
 	suggest_table();
@@ -207,6 +249,7 @@ int main(void)
 	json_decref(fj);
 	fault_set(&f, ERR_INVALID_ARG, "%s", "ab\xff\xfe");
 	is_str(f.details, "ab??", "invalid bytes in details become '?'");
+	fault_fields();
 	read_only();
 	return done_testing();
 }
