@@ -40,6 +40,26 @@ static void reply_user(struct request *r, int status, json_t *user /* stolen */)
 	reply_json(r, status, json_pack("{s:o}", "user", user));
 }
 
+/* If-Match against the user as GET answers it: -1 (answered) when the user is gone or has
+ * changed since the client read it. */
+static int user_precondition(struct request *r)
+{
+	json_t *user;
+	struct fault f;
+	if (!request_header(r, "If-Match"))
+		return 0;
+	if (accounts_user_get(request_param(r, 0), &user, &f) == 0) {
+		api_href(user, USER_HREF);
+		json_t *doc = json_pack("{s:o}", "user", user);
+		int rc = request_if_match(r, doc, &f);
+		json_decref(doc);
+		if (rc == 0)
+			return 0;
+	}
+	reply_fault(r, &f);
+	return -1;
+}
+
 void users_list(struct request *r)
 {
 	json_t *users;
@@ -104,6 +124,10 @@ void users_update(struct request *r)
 		reply_fault(r, &f);
 		return;
 	}
+	if (user_precondition(r) < 0) {
+		json_decref(body);
+		return;
+	}
 	accounts_user_update(request_param(r, 0), body, &r->who, r->peer, user_updated, r);
 	json_decref(body);
 }
@@ -111,6 +135,8 @@ void users_update(struct request *r)
 void users_delete(struct request *r)
 {
 	struct fault f;
+	if (user_precondition(r) < 0)
+		return;
 	if (accounts_user_delete(request_param(r, 0), &r->who, r->peer, &f) < 0) {
 		reply_fault(r, &f);
 		return;

@@ -118,6 +118,26 @@ static int ws_of(struct request *r, char uuid[37])
 	return 0;
 }
 
+/* If-Match against the worksheet as GET answers it: -1 (answered) when it is gone or has
+ * changed since the client read it. */
+static int ws_precondition(struct request *r, const char *uuid)
+{
+	json_t *ws;
+	struct fault f;
+	if (!request_header(r, "If-Match"))
+		return 0;
+	if (worksheets_get(uuid, &ws, &f) == 0) {
+		api_href(ws, WORKSHEET_HREF);
+		json_t *doc = json_pack("{s:o}", "worksheet", ws);
+		int rc = request_if_match(r, doc, &f);
+		json_decref(doc);
+		if (rc == 0)
+			return 0;
+	}
+	reply_fault(r, &f);
+	return -1;
+}
+
 void worksheets_api_get(struct request *r)
 {
 	json_t *ws;
@@ -146,6 +166,10 @@ void worksheets_api_update(struct request *r)
 		reply_fault(r, &f);
 		return;
 	}
+	if (ws_precondition(r, uuid) < 0) {
+		json_decref(body);
+		return;
+	}
 	rc = worksheets_update(uuid, body, &r->who, r->peer, &ws, &f);
 	json_decref(body);
 	if (rc < 0) {
@@ -160,7 +184,7 @@ void worksheets_api_delete(struct request *r)
 	struct fault f;
 	char uuid[37];
 
-	if (ws_of(r, uuid) < 0)
+	if (ws_of(r, uuid) < 0 || ws_precondition(r, uuid) < 0)
 		return;
 	if (worksheets_delete(uuid, &r->who, r->peer, &f) < 0) {
 		reply_fault(r, &f);

@@ -20,6 +20,7 @@ enum fault_kind {
 	ERR_CONFIRM_REQUIRED, /* 409 */
 	ERR_STATE_CHANGED, /* 409: the state forbids it now (the guide's "conflict in system state")
 	                    */
+	ERR_PRECONDITION,  /* 412: If-Match names another version than the current one */
 	ERR_OVER_LIMIT,    /* 413 */
 	ERR_UNSUPPORTED_MEDIA, /* 415 */
 	ERR_TOO_MANY,          /* 429 */

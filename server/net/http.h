@@ -71,6 +71,11 @@ const char *request_query(struct request *r, const char *key);
 /* Refuses any query parameter not in the NULL-terminated list (ERR_UNKNOWN_ARG). */
 int request_query_check(struct request *r, const char *const *allowed, struct fault *f);
 const char *request_header(const struct request *r, const char *key);
+/* If-Match (RFC 9110 13.1.1) against current, the resource as its GET answers it (the same
+ * JSON, whose bytes give its ETag): 0 without the header, for "*" or a tag of current; else
+ * -1 with a 412 fault. For PUT and DELETE, so that two clients editing one object do not
+ * overwrite each other unseen. */
+int request_if_match(const struct request *r, const json_t *current, struct fault *f);
 /* Does If-None-Match name etag (or "*")? RFC 9110: a list of tags, compared weakly. */
 bool request_etag_matches(const struct request *r, const char *etag);
 /* Does Accept-Encoding take gzip? "gzip" or "*" with a q above 0 (q=0 refuses it). */

@@ -7,6 +7,7 @@
 #include "analytics/capacity.h"
 #include "analytics/collector.h"
 #include "analytics/datasets.h"
+#include "base/gzip.h"
 #include "base/log.h"
 #include "bench/jobs.h"
 #include "hardware/leds.h"
@@ -418,26 +419,13 @@ static void doc_gzip(struct doc *c)
 	free(c->gz);
 	c->gz = NULL;
 	c->d.gz = NULL;
-	z_stream z = {0};
-	/* windowBits 15 + 16: a gzip wrapper; memLevel 8 as zlib's default */
-	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
-	    Z_OK)
+	size_t len;
+	unsigned char *out = gzip_bytes(c->d.body, c->d.len, Z_DEFAULT_COMPRESSION, &len);
+	if (!out)
 		return;
-	uLong cap = deflateBound(&z, (uLong)c->d.len);
-	unsigned char *out = xmalloc(cap);
-	z.next_in = (Bytef *)c->d.body;
-	z.avail_in = (uInt)c->d.len;
-	z.next_out = out;
-	z.avail_out = (uInt)cap;
-	if (deflate(&z, Z_FINISH) != Z_STREAM_END) {
-		deflateEnd(&z);
-		free(out);
-		return;
-	}
 	c->gz = out;
 	c->d.gz = out;
-	c->d.gz_len = z.total_out;
-	deflateEnd(&z);
+	c->d.gz_len = len;
 	snprintf(c->etag_gz, sizeof(c->etag_gz), "\"%s%c-%llu-gz\"", dash.nonce, c->tag,
 	         (unsigned long long)c->d.generation);
 	c->d.etag_gz = c->etag_gz;
