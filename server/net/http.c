@@ -226,10 +226,13 @@ static int bind_listener(struct http_server *srv, struct listener *l, const char
 		return -1;
 	struct timeval tv = {srv->opt.timeout_s, 0};
 	evhttp_set_timeout_tv(l->http, &tv);
-	/* evhttp answers a body over its own cap with a bare HTML 413 before any callback
-	 * runs (2.1 has no hook), so its cap sits well above max_body: bodies in between get
-	 * the JSON fault from request_body(), and memory per connection stays bounded. */
+	/* evhttp answers a body over its own cap itself, before any callback runs (in the JSON
+	 * fault: http_errors.c), so its cap sits well above max_body: bodies in between get the
+	 * fault from request_body(), and memory per connection stays bounded. Lingering: a
+	 * body over the cap is read and dropped before the answer, so that a client still
+	 * sending it reads the 413 rather than a reset connection. */
 	evhttp_set_max_body_size(l->http, (ev_ssize_t)http_transport_cap(srv->opt.max_body));
+	evhttp_set_flags(l->http, EVHTTP_SERVER_LINGERING_CLOSE);
 	evhttp_set_max_headers_size(l->http, (ev_ssize_t)srv->opt.max_header);
 	/* Every method reaches the router, which answers the JSON 405; a method evhttp does not
 	 * know (or a lowercase one) has the type EVHTTP_REQ_UNKNOWN_ in libevent 2.1, and
@@ -273,6 +276,7 @@ struct http_server *http_new(struct event_base *base, const struct router *rt,
 	srv->base = base;
 	srv->rt = rt;
 	srv->opt = *opt;
+	http_errors_limits(opt->max_header, opt->max_body);
 	if (opt->hsts_max_age_s > 0)
 		snprintf(srv->hsts, sizeof(srv->hsts), "max-age=%lld", opt->hsts_max_age_s);
 	srv->ssl = ssl;

@@ -97,6 +97,8 @@ void reply_common_headers(struct request *r);
 void reply_track_flush(struct request *r);
 /* The reason phrases libevent 2.1 lacks (it would say "Client Error" or "Server Error"). */
 const char *http_reason_phrase(int status);
+/* The limits http_errors.c names in the faults evhttp answers itself. */
+void http_errors_limits(long long max_header, long long max_body);
 /* Hands the reply to evhttp with the common headers, and frees the request. */
 void reply_finish(struct request *r, int status, struct evbuffer *body);
 

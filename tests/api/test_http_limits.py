@@ -2,6 +2,7 @@
 """The HTTP front's limits and static files: connection cap, timeouts, header size,
 the webroot (and its escapes)."""
 import base64
+import json
 import os
 import resource
 import select
@@ -182,7 +183,65 @@ def test_oversized_headers_are_refused(spawn):
     srv = spawn("--max-header", "2048")
     r = requests.get(srv.http + "/api/system/v1/health", headers={"X-Big": "a" * 4096},
                      timeout=REQUEST_TIMEOUT)
-    assert r.status_code in (400, 413, 431)
+    f = expect_fault(r, 413, "ERR_OVER_LIMIT", details="--max-header")
+    assert f["field"] == "headers" and "2048 bytes" in f["details"], f
+    expect(requests.get(srv.http + "/api/system/v1/health", timeout=REQUEST_TIMEOUT), 200)
+
+
+def answer_of(data):
+    head, _, body = data.partition(b"\r\n\r\n")
+    return int(head.split()[1]), head, body
+
+
+@pytest.mark.parametrize("scheme", ["https", "http"])
+def test_what_evhttp_refuses_itself_is_the_json_fault(spawn, scheme):
+    """The requests libevent refuses before any handler sees them (it answered those
+    with an HTML page): a malformed request line or header, a 20 KB header, URL or query,
+    a Content-Length past four times --max-body. Each is the API's JSON fault with its
+    status, and the connection closes after it."""
+    srv = spawn("--max-header", "8192", "--max-body", "65536")
+    long = "a" * 20000
+    cases = [
+        (b"GARBAGE\r\n\r\n", 400, "ERR_INVALID_ARG", "request"),
+        (b"GET /api/system/v1/health HTTP/9.x\r\nHost: x\r\n\r\n", 400, "ERR_INVALID_ARG",
+         "request"),
+        (b"GET /api/system/v1/health HTTP/1.1\r\nHost x\r\n\r\n", 400, "ERR_INVALID_ARG",
+         "request"),
+        (f"GET /api/system/v1/health HTTP/1.1\r\nX-Big: {long}\r\n\r\n".encode(), 413,
+         "ERR_OVER_LIMIT", "headers"),
+        (f"GET /api/{long} HTTP/1.1\r\nHost: x\r\n\r\n".encode(), 413, "ERR_OVER_LIMIT",
+         "headers"),
+        (f"GET /api/system/v1/health?q={long} HTTP/1.1\r\nHost: x\r\n\r\n".encode(), 413,
+         "ERR_OVER_LIMIT", "headers"),
+        (b"POST /api/bench/v1/jobs HTTP/1.1\r\nHost: x\r\nExpect: tea\r\n"
+         b"Content-Length: 2\r\n\r\n", 400, "ERR_INVALID_ARG", "Expect"),
+    ]
+    for request, status, message, field in cases:
+        if scheme == "https":
+            sock = tls_connect(srv.port)
+            sock.do_handshake()
+        else:
+            sock = socket.create_connection(("127.0.0.1", srv.http_port), timeout=5)
+        sock.sendall(request)
+        data = b""
+        while chunk := sock.recv(65536):         # to the close
+            data += chunk
+        sock.close()
+        got, head, body = answer_of(data)
+        where = (request[:60], head)
+        assert got == status, where
+        assert b"Content-Type: application/json" in head and b"Connection: close" in head, where
+        assert b"X-Spindle-Version: " in head, where
+        fault = json.loads(body)["fault"]
+        assert fault["message"] == message and fault["code"] == status, (where, fault)
+        assert fault["field"] == field, (where, fault)
+    # a body past the transport's cap (four times --max-body, at least 4 MiB): read and
+    # dropped, then refused, so the client sending it reads the fault
+    base = srv.https if scheme == "https" else srv.http
+    big = requests.post(base + "/api/bench/v1/jobs", data=b"x" * (5 << 20), verify=False,
+                        headers={"Content-Type": "application/json"}, timeout=REQUEST_TIMEOUT)
+    f = expect_fault(big, 413, "ERR_OVER_LIMIT", details="--max-body")
+    assert f["field"] == "body" and "65536" in f["details"], f
     expect(requests.get(srv.http + "/api/system/v1/health", timeout=REQUEST_TIMEOUT), 200)
 
 
