@@ -114,9 +114,9 @@ static json_t *dash_cpu(const struct box_sample *s)
 {
 	const double *p = s->cpu_pct;
 	double idle = p[CPU_IDLE] + p[CPU_IOWAIT];
-	return json_pack("{s:o, s:o, s:o, s:o}", "busy", num(100.0 - idle, 10), "user",
-	                 num(p[CPU_USER] + p[CPU_NICE], 10), "system",
-	                 num(p[CPU_SYSTEM] + p[CPU_IRQ] + p[CPU_SOFTIRQ], 10), "iowait",
+	return json_pack("{s:o, s:o, s:o, s:o}", "busy_pct", num(100.0 - idle, 10), "user_pct",
+	                 num(p[CPU_USER] + p[CPU_NICE], 10), "system_pct",
+	                 num(p[CPU_SYSTEM] + p[CPU_IRQ] + p[CPU_SOFTIRQ], 10), "iowait_pct",
 	                 num(p[CPU_IOWAIT], 10));
 }
 
@@ -397,7 +397,7 @@ static json_t *dash_json(const struct box_sample *s)
 	if (!s)
 		return d;
 	json_object_set_new(d, "ncpus", json_integer(s->ncpus));
-	json_object_set_new(d, "cpu_pct", dash_cpu(s));
+	json_object_set_new(d, "cpu", dash_cpu(s));
 	json_object_set_new(d, "mem_bytes",
 	                    json_pack("{s:I, s:I, s:I, s:I}", "total", (json_int_t)s->mem_total,
 	                              "used", (json_int_t)s->mem_used, "cache",

@@ -61,14 +61,14 @@ def test_dashboard_document(clients):
     assert set(body) == {"dashboard"}
     d = body["dashboard"]
     assert set(d) - {"arc_hit_pct", "pools"} == {
-        "time", "version", "uptime_s", "ncpus", "cpu_pct", "mem_bytes", "io", "ndisks",
+        "time", "version", "uptime_s", "ncpus", "cpu", "mem_bytes", "io", "ndisks",
         "disks", "nic_kb_s", "jobs", "leds_lit", "problems", "problems_recent", "capacity",
         "spark"}, sorted(d)
     parse_time(d["time"])
     assert d["version"] == resp.headers["X-Spindle-Version"]
     assert isinstance(d["uptime_s"], int) and d["uptime_s"] > 0
-    assert set(d["cpu_pct"]) == {"busy", "user", "system", "iowait"}
-    assert all(0 <= v <= 100 for v in d["cpu_pct"].values()), d["cpu_pct"]
+    assert set(d["cpu"]) == {"busy_pct", "user_pct", "system_pct", "iowait_pct"}
+    assert all(0 <= v <= 100 for v in d["cpu"].values()), d["cpu"]
     assert set(d["mem_bytes"]) == {"total", "used", "cache", "free"}
     assert 0 < d["mem_bytes"]["used"] < d["mem_bytes"]["total"]
     for disk in d["disks"]:
@@ -164,8 +164,8 @@ def test_dashboard_of_a_big_box(spawn, tmp_path):
     assert d["nic_kb_s"]["rx"] == pytest.approx(2 * r["rx_bytes"] / 1024, rel=0.25)
     assert d["nic_kb_s"]["tx"] == pytest.approx(2 * r["tx_bytes"] / 1024, rel=0.25)
     assert d["arc_hit_pct"] == pytest.approx(100 * r["hits"] / (r["hits"] + r["misses"]), abs=0.1)
-    assert d["cpu_pct"]["iowait"] == pytest.approx(5, abs=1)
-    assert d["cpu_pct"]["busy"] == pytest.approx(55, abs=2)     # 100 - idle 40 - iowait 5
+    assert d["cpu"]["iowait_pct"] == pytest.approx(5, abs=1)
+    assert d["cpu"]["busy_pct"] == pytest.approx(55, abs=2)     # 100 - idle 40 - iowait 5
 
 
 def test_dashboard_of_a_thousand_disks_stays_small(spawn, tmp_path):

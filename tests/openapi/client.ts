@@ -21,7 +21,7 @@ export async function run(base: string, user: string, password: string): Promise
   // the phone's dashboard
   const dash = await api.GET("/api/status/v1/dashboard", { headers });
   if (dash.data) {
-    const busy: number | undefined = dash.data.dashboard.cpu_pct?.busy;
+    const busy: number | undefined = dash.data.dashboard.cpu?.busy_pct;
     console.log(`CPU ${busy} % busy, ${dash.data.dashboard.ndisks} disks`);
   }
 

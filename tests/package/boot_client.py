@@ -147,13 +147,13 @@ def values():
                          expect=200)
         samples = data["data"] if isinstance(data["data"], list) else [data["data"]]
         if (samples and all("value" in s["data"] for s in samples)
-                and isinstance(d.get("cpu_pct", {}).get("busy"), (int, float))
+                and isinstance(d.get("cpu", {}).get("busy_pct"), (int, float))
                 and d.get("disks") and d.get("mem_bytes", {}).get("total")):
             break
         if time.monotonic() > deadline:
             fail(f"no values: dashboard {d}, cpu.utilization {data}")
         time.sleep(1)
-    ok(f"the dashboard has values (version {d['version']}, cpu {d['cpu_pct']['busy']} % busy, "
+    ok(f"the dashboard has values (version {d['version']}, cpu {d['cpu']['busy_pct']} % busy, "
        f"disks {[x['n'] for x in d['disks']]}, memory {d['mem_bytes']['total']} bytes)")
     ok(f"cpu.utilization has {len(samples)} samples, the last {samples[-1]['data']['value']} %")
     _, m = c.call("GET", "/metrics", expect=200)

@@ -81,13 +81,13 @@ const FIGURES = {
     };
   },
   cpu(doc) {
-    const c = doc.cpu_pct;
+    const c = doc.cpu;
     if (!c) return null;
     const n = isNum(doc.ncpus) ? ` · ${doc.ncpus} CPUs` : '';
     // Waiting on I/O is idle time here (the CPU could run something); cpu.utilization, the
     // worksheet this tile opens, counts it as not idle: say so when it makes a difference.
-    const wait = isNum(c.iowait) && c.iowait >= 0.5 ? ` · iowait ${pct(c.iowait, 0)}, not counted` : '';
-    return { value: pct(c.busy, 0), sub: `user ${pct(c.user, 0)} · sys ${pct(c.system, 0)}${wait}${n}`, point: c.busy };
+    const wait = isNum(c.iowait_pct) && c.iowait_pct >= 0.5 ? ` · iowait ${pct(c.iowait_pct, 0)}, not counted` : '';
+    return { value: pct(c.busy_pct, 0), sub: `user ${pct(c.user_pct, 0)} · sys ${pct(c.system_pct, 0)}${wait}${n}`, point: c.busy_pct };
   },
   memory(doc) {
     const m = doc.mem_bytes;
