@@ -158,7 +158,7 @@ static int64_t daemon_uptime(void)
 void system_health(struct request *r)
 {
 	reply_json(r, 200,
-	           json_pack("{s:{s:s, s:I}}", "health", "status", "ok", "uptime_s",
+	           json_pack("{s:{s:s, s:I}}", "health", "status", "ok", "daemon_uptime_s",
 	                     (json_int_t)daemon_uptime()));
 }
 
