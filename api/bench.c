@@ -92,14 +92,23 @@ static const char *bench_state_names(char *buf, size_t len)
 /* The listing's query: ?state=&label=&start=&sweep=&limit=. */
 static int bench_list_filter(struct request *r, struct jobs_filter *flt, struct fault *f)
 {
-	static const char *const allowed[] = {"state", "label", "limit", "start", "sweep", NULL};
+	static const char *const allowed[] = {"state", "label", "limit", "start",
+	                                      "sweep", "next",  NULL};
 	if (request_query_check(r, allowed, f) < 0)
 		return -1;
 	const char *limit = request_query(r, "limit");
 	const char *start = request_query(r, "start");
 	const char *state = request_query(r, "state");
 	const char *sweep = request_query(r, "sweep");
+	const char *next = request_query(r, "next");
 	long long v;
+	if (next) {
+		if (util_parse_ll(next, 2, INT64_MAX, &v) < 0)
+			return fault_set(f, ERR_INVALID_ARG,
+			                 "next: not a cursor of this list (send the next an answer "
+			                 "gave, as it gave it)");
+		flt->before = v;
+	}
 	if (sweep) {
 		if (util_parse_ll(sweep, 1, INT64_MAX, &v) < 0)
 			return fault_set(f, ERR_INVALID_ARG,
@@ -133,16 +142,32 @@ static int bench_list_filter(struct request *r, struct jobs_filter *flt, struct 
 	return 0;
 }
 
+/* Newest first, a page of ?limit= (100) at a time; "next" is the cursor of the page after
+ * it (null on the last): ?next= with the same filters reads it. */
 void bench_jobs_list(struct request *r)
 {
 	struct fault f = {0};
 	struct jobs_filter flt = {.limit = 100};
 	json_t *list;
-	if (bench_list_filter(r, &flt, &f) < 0 || jobs_list(&flt, &list, &f) < 0) {
-		reply_fault(r, &f);
-		return;
+	if (bench_list_filter(r, &flt, &f) < 0)
+		goto fail;
+	int limit = flt.limit;
+	flt.limit++; /* one more tells whether a page follows */
+	if (jobs_list(&flt, &list, &f) < 0)
+		goto fail;
+	json_t *next = json_null();
+	if (json_array_size(list) > (size_t)limit) {
+		json_array_remove(list, (size_t)limit);
+		char cursor[24];
+		json_int_t last = json_integer_value(
+		    json_object_get(json_array_get(list, (size_t)limit - 1), "id"));
+		snprintf(cursor, sizeof(cursor), "%lld", (long long)last);
+		next = json_string(cursor);
 	}
-	reply_json(r, 200, json_pack("{s:o}", "jobs", bench_jobs_hrefs(list)));
+	reply_json(r, 200, json_pack("{s:o, s:o}", "jobs", bench_jobs_hrefs(list), "next", next));
+	return;
+fail:
+	reply_fault(r, &f);
 }
 
 void bench_jobs_get(struct request *r)

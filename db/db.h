@@ -282,10 +282,10 @@ int db_run_insert(struct db *db, struct db_run *r); /* sets r->id */
 /* Everything but id, name, label, owner and ctime. DB_NOTFOUND. */
 int db_run_update(struct db *db, const struct db_run *r);
 int db_run_get(struct db *db, int64_t id, struct db_run *out); /* DB_NOTFOUND */
-/* By id, ctime >= start; state and label (exact) NULL for any; of sweep (0: any); at most
- * limit. */
+/* Newest first (by id), ctime >= start; state and label (exact) NULL for any; of sweep (0:
+ * any); ids below before (0: any); at most limit. */
 int db_run_list(struct db *db, const char *state, const char *label, int64_t start, int64_t sweep,
-                int limit, int (*cb)(void *arg, const struct db_run *r), void *arg);
+                int64_t before, int limit, int (*cb)(void *arg, const struct db_run *r), void *arg);
 int db_run_delete(struct db *db, int64_t id); /* and its intervals; DB_NOTFOUND */
 /* Runs left 'running' (the daemon stopped under them) become 'interrupted'; how many. */
 int db_run_interrupt_running(struct db *db, const char *reason, int64_t now);

@@ -27,7 +27,7 @@ static const char sql_run_list[] =
     " ELSE json_object('summary', json_extract(result, '$.summary')) END,"
     " NULL, sweep, imported FROM bench_runs WHERE (?1 IS NULL OR state = ?1)"
     " AND (?2 IS NULL OR label = ?2) AND ctime >= ?3 AND (?5 = 0 OR sweep = ?5)"
-    " ORDER BY id LIMIT ?4";
+    " AND (?6 = 0 OR id < ?6) ORDER BY id DESC LIMIT ?4";
 static const char sql_run_delete[] = "DELETE FROM bench_runs WHERE id = ?1";
 static const char sql_run_interrupt[] =
     "UPDATE bench_runs SET state = 'interrupted', reason = ?1, end_time = ?2"
@@ -134,7 +134,7 @@ int db_run_get(struct db *db, int64_t id, struct db_run *out)
 }
 
 int db_run_list(struct db *db, const char *state, const char *label, int64_t start, int64_t sweep,
-                int limit, int (*cb)(void *arg, const struct db_run *r), void *arg)
+                int64_t before, int limit, int (*cb)(void *arg, const struct db_run *r), void *arg)
 {
 	sqlite3_stmt *st = db_stmt(db, DB_STMT_RUN_LIST, sql_run_list);
 	struct db_run *all = NULL;
@@ -144,7 +144,7 @@ int db_run_list(struct db *db, const char *state, const char *label, int64_t sta
 	if (!st || db_bind_text(db, st, 1, state, 16) == -1 ||
 	    db_bind_text(db, st, 2, label, DB_RUN_LABEL_MAX) == -1 ||
 	    db_bind_int64(db, st, 3, start) == -1 || db_bind_int64(db, st, 4, limit) == -1 ||
-	    db_bind_int64(db, st, 5, sweep) == -1)
+	    db_bind_int64(db, st, 5, sweep) == -1 || db_bind_int64(db, st, 6, before) == -1)
 		return -1;
 	/* Read everything and reset before calling back: cb may use the store itself. */
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {

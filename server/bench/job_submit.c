@@ -356,8 +356,8 @@ int jobs_list(const struct jobs_filter *flt, json_t **out, struct fault *f)
 {
 	struct list_ctx c = {json_array()};
 	const char *state = flt->by_state ? jobs_state_name(flt->state) : NULL;
-	if (db_run_list(jobs.db, state, flt->label, flt->start, flt->sweep, flt->limit, list_one,
-	                &c) < 0) {
+	if (db_run_list(jobs.db, state, flt->label, flt->start, flt->sweep, flt->before, flt->limit,
+	                list_one, &c) < 0) {
 		json_decref(c.arr);
 		return fault_set(f, ERR_INTERNAL, "jobs: cannot read the runs");
 	}

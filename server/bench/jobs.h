@@ -92,6 +92,7 @@ struct jobs_filter {
 	const char *label; /* exact; NULL: any */
 	int64_t start;     /* created at or after */
 	int64_t sweep;     /* of this sweep; 0: any */
+	int64_t before;    /* ids below it (the page after one whose last id it is); 0: any */
 	int limit;
 };
 int jobs_list(const struct jobs_filter *flt, json_t **out, struct fault *f);

@@ -349,7 +349,26 @@ def test_list_and_filters(env):
     assert {a["id"], b["id"]} <= {j["id"] for j in done}
     assert all(j["state"] == "done" for j in done)
     assert len(expect(admin.get(JOBS + "?limit=1"), 200)["jobs"]) == 1
-    assert expect(admin.get(JOBS + "?start=2100-01-01T00:00:00Z"), 200)["jobs"] == []
+    assert expect(admin.get(JOBS + "?start=2100-01-01T00:00:00Z"), 200) == \
+        {"jobs": [], "next": None}
+    # newest first, a page at a time: the pages together are the whole list, once each
+    everything = expect(admin.get(JOBS + "?limit=1000"), 200)
+    assert everything["next"] is None
+    ids = [j["id"] for j in everything["jobs"]]
+    assert ids == sorted(ids, reverse=True) and ids[0] == b["id"]
+    paged, url = [], JOBS + "?limit=1"
+    while True:
+        page = expect(admin.get(url), 200)
+        assert len(page["jobs"]) <= 1
+        paged += [j["id"] for j in page["jobs"]]
+        if page["next"] is None:
+            break
+        url = JOBS + f"?limit=1&next={page['next']}"
+    assert paged == ids
+    # a filter holds across pages
+    first = expect(admin.get(JOBS + "?label=lbl-two&limit=1"), 200)
+    assert [j["id"] for j in first["jobs"]] == [b["id"]]
+    expect_fault(admin.get(JOBS + "?next=abc"), 400, "ERR_INVALID_ARG", details="next: ")
     f = expect_fault(admin.get(JOBS + "?state=sleeping"), 400, details="state")
     assert f["details"] == ("state: must be queued, running, done, failed, cancelled or "
                             "interrupted"), f

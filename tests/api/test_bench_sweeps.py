@@ -93,9 +93,10 @@ def test_sweep_runs_to_done_with_its_table_and_knee(env):
 
     job = expect(admin.get(f"{JOBS}/{ids[0]}"), 200)["job"]
     assert job["sweep"] == sweep["id"]
-    # the listing of its runs, and of no other's
+    # the listing of its runs, and of no other's (newest first)
     listed = expect(admin.get(f"{JOBS}?sweep={sweep['id']}&limit=1000"), 200)["jobs"]
-    assert [j["id"] for j in listed] == ids and all(j["sweep"] == sweep["id"] for j in listed)
+    assert [j["id"] for j in listed] == ids[::-1]
+    assert all(j["sweep"] == sweep["id"] for j in listed)
     assert expect(admin.get(f"{JOBS}?sweep=999999"), 200)["jobs"] == []
     expect_fault(admin.get(f"{JOBS}?sweep=0"), 400, "ERR_INVALID_ARG", "sweep: must be")
     assert job["name"] == "knee-sweep" and job["label"] == "fake disk"
