@@ -451,13 +451,13 @@ void bench_sweeps_create(struct request *r)
 	json_decref(body);
 }
 
-/* ?limit=&before=: newest first, ids below before to page back. */
+/* ?limit=&next=: newest first, a page at a time, as the job list pages. */
 void bench_sweeps_list(struct request *r)
 {
-	static const char *const allowed[] = {"limit", "before", NULL};
+	static const char *const allowed[] = {"limit", "next", NULL};
 	struct fault f = {0};
 	const char *limit = request_query(r, "limit");
-	const char *before = request_query(r, "before");
+	const char *next = request_query(r, "next");
 	long long lim = 50, bef = 0;
 	json_t *list;
 	if (request_query_check(r, allowed, &f) < 0) {
@@ -468,17 +468,29 @@ void bench_sweeps_list(struct request *r)
 		reply_error(r, ERR_INVALID_ARG, "limit: must be a whole number from 1 to 200");
 		return;
 	}
-	if (before && util_parse_ll(before, 1, INT64_MAX, &bef) < 0) {
-		reply_error(r, ERR_INVALID_ARG, "before: must be a sweep id");
+	if (next && util_parse_ll(next, 2, INT64_MAX, &bef) < 0) {
+		reply_error(r, ERR_INVALID_ARG,
+		            "next: not a cursor of this list (send the next an answer gave, as it "
+		            "gave it)");
 		return;
 	}
-	if (sweeps_list(bef, (int)lim, &list, &f) < 0) {
+	/* one more than asked tells whether a page follows */
+	if (sweeps_list(bef, (int)lim + 1, &list, &f) < 0) {
 		reply_fault(r, &f);
 		return;
 	}
+	json_t *cursor = json_null();
+	if (json_array_size(list) > (size_t)lim) {
+		json_array_remove(list, (size_t)lim);
+		char id[24];
+		snprintf(id, sizeof(id), "%lld",
+		         (long long)json_integer_value(
+		             json_object_get(json_array_get(list, (size_t)lim - 1), "id")));
+		cursor = json_string(id);
+	}
 	for (size_t i = 0; i < json_array_size(list); i++)
 		bench_sweep_hrefs(json_array_get(list, i));
-	reply_json(r, 200, json_pack("{s:o}", "sweeps", list));
+	reply_json(r, 200, json_pack("{s:o, s:o}", "sweeps", list, "next", cursor));
 }
 
 void bench_sweeps_get(struct request *r)
