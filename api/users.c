@@ -44,20 +44,13 @@ static void reply_user(struct request *r, int status, json_t *user /* stolen */)
  * changed since the client read it. */
 static int user_precondition(struct request *r)
 {
-	json_t *user;
+	json_t *user = NULL;
 	struct fault f;
 	if (!request_header(r, "If-Match"))
 		return 0;
-	if (accounts_user_get(request_param(r, 0), &user, &f) == 0) {
+	if (accounts_user_get(request_param(r, 0), &user, &f) == 0)
 		api_href(user, USER_HREF);
-		json_t *doc = json_pack("{s:o}", "user", user);
-		int rc = request_if_match(r, doc, &f);
-		json_decref(doc);
-		if (rc == 0)
-			return 0;
-	}
-	reply_fault(r, &f);
-	return -1;
+	return reply_unless_current(r, "user", user, &f);
 }
 
 void users_list(struct request *r)
@@ -144,21 +137,28 @@ void users_delete(struct request *r)
 	reply_empty(r, 204);
 }
 
-void users_tokens_list(struct request *r)
+/* The path's user's tokens ({"tokens":[...]}, each with its href), or -1 answered. */
+static int user_tokens(struct request *r, json_t **out)
 {
-	json_t *out;
 	struct fault f;
-	if (auth_token_list(request_param(r, 0), &out, &f) < 0) {
+	if (auth_token_list(request_param(r, 0), out, &f) < 0) {
 		reply_fault(r, &f);
-		return;
+		return -1;
 	}
 	size_t i;
 	json_t *t;
-	json_array_foreach(json_object_get(out, "tokens"), i, t)
+	json_array_foreach(json_object_get(*out, "tokens"), i, t)
 	{
 		api_href(t, TOKEN_HREF);
 	}
-	reply_json(r, 200, out);
+	return 0;
+}
+
+void users_tokens_list(struct request *r)
+{
+	json_t *out;
+	if (user_tokens(r, &out) == 0)
+		reply_json(r, 200, out);
 }
 
 void users_tokens_create(struct request *r)
@@ -187,18 +187,15 @@ void users_tokens_create(struct request *r)
 void users_tokens_get(struct request *r)
 {
 	json_t *out;
-	struct fault f;
 	const char *id = request_param(r, 1);
-	if (auth_token_list(request_param(r, 0), &out, &f) < 0) {
-		reply_fault(r, &f);
+	if (user_tokens(r, &out) < 0)
 		return;
-	}
 	size_t i;
 	json_t *t;
 	json_array_foreach(json_object_get(out, "tokens"), i, t)
 	{
 		if (strcmp(json_string_value(json_object_get(t, "id")), id) == 0) {
-			json_t *one = json_pack("{s:O}", "token", api_href(t, TOKEN_HREF));
+			json_t *one = json_pack("{s:O}", "token", t);
 			json_decref(out);
 			reply_json(r, 200, one);
 			return;

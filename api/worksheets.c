@@ -122,20 +122,13 @@ static int ws_of(struct request *r, char uuid[37])
  * changed since the client read it. */
 static int ws_precondition(struct request *r, const char *uuid)
 {
-	json_t *ws;
+	json_t *ws = NULL;
 	struct fault f;
 	if (!request_header(r, "If-Match"))
 		return 0;
-	if (worksheets_get(uuid, &ws, &f) == 0) {
+	if (worksheets_get(uuid, &ws, &f) == 0)
 		api_href(ws, WORKSHEET_HREF);
-		json_t *doc = json_pack("{s:o}", "worksheet", ws);
-		int rc = request_if_match(r, doc, &f);
-		json_decref(doc);
-		if (rc == 0)
-			return 0;
-	}
-	reply_fault(r, &f);
-	return -1;
+	return reply_unless_current(r, "worksheet", ws, &f);
 }
 
 void worksheets_api_get(struct request *r)

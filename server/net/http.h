@@ -76,6 +76,10 @@ const char *request_header(const struct request *r, const char *key);
  * -1 with a 412 fault. For PUT and DELETE, so that two clients editing one object do not
  * overwrite each other unseen. */
 int request_if_match(const struct request *r, const json_t *current, struct fault *f);
+/* request_if_match() for an object GET answers as {"<key>": obj} (obj stolen; NULL: it is
+ * not there, and missing says why): 0 to go on, else -1 with the fault answered. */
+int reply_unless_current(struct request *r, const char *key, json_t *obj,
+                         const struct fault *missing);
 /* Does If-None-Match name etag (or "*")? RFC 9110: a list of tags, compared weakly. */
 bool request_etag_matches(const struct request *r, const char *etag);
 /* Does Accept-Encoding take gzip? "gzip" or "*" with a q above 0 (q=0 refuses it). */

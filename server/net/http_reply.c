@@ -362,6 +362,22 @@ int request_if_match(const struct request *r, const json_t *current, struct faul
 	                 im, tag);
 }
 
+int reply_unless_current(struct request *r, const char *key, json_t *obj,
+                         const struct fault *missing)
+{
+	struct fault f;
+	if (!obj) {
+		reply_fault(r, missing);
+		return -1;
+	}
+	json_t *doc = json_pack("{s:o}", key, obj);
+	int rc = request_if_match(r, doc, &f);
+	json_decref(doc);
+	if (rc < 0)
+		reply_fault(r, &f);
+	return rc;
+}
+
 bool request_etag_matches(const struct request *r, const char *etag)
 {
 	const char *inm = request_header(r, "If-None-Match");

@@ -35,6 +35,15 @@ def read_answer(sock):
     return data
 
 
+def connect(srv, scheme):
+    """A new connection to srv's HTTPS (handshake done) or plain HTTP listener."""
+    if scheme == "https":
+        sock = tls_connect(srv.port)
+        sock.do_handshake()
+        return sock
+    return socket.create_connection(("127.0.0.1", srv.http_port), timeout=5)
+
+
 def http_get(sock, path="/api/system/v1/health"):
     sock.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
     return read_answer(sock)
@@ -217,11 +226,7 @@ def test_what_evhttp_refuses_itself_is_the_json_fault(spawn, scheme):
          b"Content-Length: 2\r\n\r\n", 400, "ERR_INVALID_ARG", "Expect"),
     ]
     for request, status, message, field in cases:
-        if scheme == "https":
-            sock = tls_connect(srv.port)
-            sock.do_handshake()
-        else:
-            sock = socket.create_connection(("127.0.0.1", srv.http_port), timeout=5)
+        sock = connect(srv, scheme)
         sock.sendall(request)
         data = b""
         while chunk := sock.recv(65536):         # to the close
@@ -275,11 +280,7 @@ def test_webroot_serves_files_and_nothing_outside(spawn, tmp_path):
 
 def raw_exchange(srv, scheme, request):
     """One raw request on a new connection (HTTPS or plain): (status, body bytes)."""
-    if scheme == "https":
-        sock = tls_connect(srv.port)
-        sock.do_handshake()
-    else:
-        sock = socket.create_connection(("127.0.0.1", srv.http_port), timeout=5)
+    sock = connect(srv, scheme)
     sock.sendall(request)
     data = read_answer(sock)
     sock.close()
