@@ -221,8 +221,9 @@ test('io.ops[latency] and io.disks[utilization] as heat maps: add, read, save, r
   await page.waitForTimeout(1200); // a refresh goes by
   const kept = await readout(page, LATENCY);
   assert.deepEqual([kept.hint, kept.range], [false, STEADY[1]]);
-  // (live, the mouse fell on whichever second was there then: one of late lines has none)
-  assert.match(kept.value, /^(0|[1-9]0)\u00a0ops\/s$/);
+  // (live, the mouse fell on whichever second was there then: one of late lines has none,
+  // and on a busy machine one whose line came after its tick holds no sample at all)
+  assert.match(kept.value, /^((0|[1-9]0)\u00a0ops\/s|no sample)$/);
   // Between the rows, no bucket had any: the readout says where and that it was none.
   await page.mouse.move(over.x + over.width * fx, over.y + gap);
   await page.waitForFunction((s) => /^≈/.test(document.querySelector(s).textContent), `${section(LATENCY)} .ws-heat-range`);
