@@ -247,15 +247,21 @@ def test_log_holds_no_secrets(spawn):
 
 def test_sigterm_finishes_a_reply_in_flight(spawn):
     """A login still hashing on a helper thread when SIGTERM comes is answered first."""
-    # 4,000,000 iterations: a login of seconds (the default's 0.3 s was a race with the
-    # sleep below on a busy machine)
-    srv = spawn(kdf_iterations=4_000_000)
-    pw = srv.admin_password
-    body = f'{{"user":"admin","password":"{pw}"}}'.encode()
+    # How long one password check takes on this machine and build (a sanitizer build is
+    # five times slower): the admin's login, timed. The login in flight is another user's,
+    # whose password nothing has checked yet, and SIGTERM comes a fifth of that time
+    # after it, while its check runs and well inside the 10 s shutdown waits for it.
+    srv = spawn(kdf_iterations=1_000_000)
+    started = time.monotonic()
+    admin = srv.admin()
+    check_s = time.monotonic() - started
+    assert check_s < 8, f"a password check took {check_s:.1f} s: past the shutdown's wait"
+    user = make_user(admin)
+    body = f'{{"user":"{user}","password":"{PASSWORD}"}}'.encode()
     sock = socket.create_connection(("127.0.0.1", srv.http_port), timeout=30)
     sock.sendall(b"POST /api/access/v1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                  b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
-    time.sleep(0.5)  # the request is read and its KDF (~2 s) is running
+    time.sleep(check_s / 5)  # the request is read and its check is running
     srv.proc.send_signal(signal.SIGTERM)
     data = b""
     while b"\r\n\r\n" not in data:
