@@ -138,6 +138,22 @@ def samba_counts(samba):
     return counts
 
 
+def samba_counts_after(samba, before):
+    """samba_counts once the client's session has been counted: smbd's child adds its
+    counts to the shared ones as it goes and as it ends, which on a busy machine comes a
+    little after smbclient has exited. Read until they have moved and then held for half
+    a second (at most 15 s)."""
+    deadline = time.monotonic() + 15 * SLOW
+    last = samba_counts(samba)
+    while time.monotonic() < deadline:
+        time.sleep(0.5)
+        now = samba_counts(samba)
+        if now == last and now != before:
+            return now
+        last = now
+    return last
+
+
 def window(admin, name, start, seconds):
     """The sum of a dataset's seconds in the window: its total and by key."""
     path = f"{AN}/datasets/{name.replace('[', '%5B').replace(']', '%5D')}/data"
@@ -202,7 +218,7 @@ def test_samba_operations_as_smbstatus_counts_them(samba, spawn, tmp_path):
             before = samba_counts(samba)
             smbclient(samba, f"put {samba.big} {version}.bin; get {version}.bin "
                              f"{tmp_path / 'back'}; del {version}.bin", nt1=nt1)
-            after = samba_counts(samba)
+            after = samba_counts_after(samba, before)
             end = time.time()
             want = {op: after[(v, op)] - before.get((v, op), 0)
                     for (v, op) in after if v == version and after[(v, op)] > before.get((v, op), 0)}
