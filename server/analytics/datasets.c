@@ -10,9 +10,11 @@
 #include "smbstat.h"
 #include "base/child.h"
 #include "db/db.h"
+#include "db/dbw.h"
 #include "base/log.h"
 #include "base/util.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1365,14 +1367,23 @@ struct ingest {
 	struct dataset *d;
 	int64_t t;
 	size_t next; /* where the next key is likely: the kernel lists devices in order */
+	bool late;   /* after series_commit(t): series_put_late */
 };
+
+static void ingest_put(const struct ingest *g, struct series *s, double v)
+{
+	if (g->late)
+		series_put_late(s, g->t, v);
+	else
+		series_put(s, g->t, v);
+}
 
 static void ingest_value(void *arg, const char *key, double v)
 {
 	struct ingest *g = arg;
 	struct dataset *d = g->d;
 	if (!key) {
-		series_put(d->total, g->t, v);
+		ingest_put(g, d->total, v);
 		return;
 	}
 	size_t i = g->next;
@@ -1384,7 +1395,7 @@ static void ingest_value(void *arg, const char *key, double v)
 			add_key(d, series_open(d->id, key));
 	}
 	g->next = i + 1;
-	series_put(d->keys[i], g->t, v);
+	ingest_put(g, d->keys[i], v);
 }
 
 static void create_arc_datasets(void);
@@ -1432,7 +1443,7 @@ static void datasets_tick(void *arg, const struct box_sample *s)
 		struct dataset *d = datasets.all[i];
 		if (d->suspended)
 			continue;
-		struct ingest g = {d, t, 0};
+		struct ingest g = {d, t, 0, false};
 		datasets_values(d, s, ingest_value, &g);
 	}
 	series_commit(t);
@@ -1440,20 +1451,25 @@ static void datasets_tick(void *arg, const struct box_sample *s)
 
 /* --- catalog changes */
 
-static int dataset_insert(const struct statistic *st, int drill, const struct dfilter *flt,
-                          bool quiet, struct dataset **out, struct fault *f)
+/* The row of a dataset, named as the appliance names it. */
+static void row_make(struct db_dataset *row, const struct statistic *st, int drill,
+                     const struct dfilter *flt)
 {
-	static const struct dfilter none = {.op = -1};
-	struct db_dataset row = {0};
-	if (!flt)
-		flt = &none;
-	name_make(row.name, sizeof(row.name), st->name, flt,
+	*row = (struct db_dataset){0};
+	name_make(row->name, sizeof(row->name), st->name, flt,
 	          drill >= 0 ? st->drilldowns[drill] : NULL);
-	snprintf(row.statistic, sizeof(row.statistic), "%s", st->name);
-	snprintf(row.drilldown, sizeof(row.drilldown), "%s",
+	snprintf(row->statistic, sizeof(row->statistic), "%s", st->name);
+	snprintf(row->drilldown, sizeof(row->drilldown), "%s",
 	         drill >= 0 ? st->drilldowns[drill] : "");
+}
+
+static int dataset_insert(const struct statistic *st, int drill, const struct dfilter *flt,
+                          struct dataset **out, struct fault *f)
+{
+	struct db_dataset row;
+	row_make(&row, st, drill, flt);
 	if (datasets_find(row.name))
-		return quiet ? 0 : fault_set(f, ERR_OBJECT_EXISTS, "name: %s exists", row.name);
+		return fault_set(f, ERR_OBJECT_EXISTS, "name: %s exists", row.name);
 	int rc = db_dataset_insert(datasets.db, &row);
 	if (rc == DB_EXISTS)
 		return fault_set(f, ERR_OBJECT_EXISTS, "name: %s exists", row.name);
@@ -1470,19 +1486,85 @@ struct dataset_spec {
 	int drill; /* -1: none */
 };
 
-/* Makes a group of datasets once: each that is not there (quietly: one that is stays),
- * then a note in the settings that the group was made, so that deleting one is for good. */
-static void create_group(const struct dataset_spec *specs, size_t n, const char *setting,
-                         const char *what)
+#define GROUP_MAX 8
+
+/* A group of datasets made once (see create_group): its rows as the loop named them, what
+ * the writer made of each, and the setting that says the group was made. */
+struct group {
+	const char *setting, *what;
+	size_t n;
+	bool noted;
+	struct {
+		const struct statistic *st;
+		int drill;
+		int rc; /* 0: inserted; DB_EXISTS: there already */
+		struct db_dataset row;
+	} item[GROUP_MAX];
+};
+
+/* On the database writer's connection (or the loop's at start-up). */
+static void group_write(struct db *db, void *arg)
 {
-	struct fault f;
-	for (size_t i = 0; i < n; i++)
-		if (dataset_insert(statistic_find(specs[i].statistic), specs[i].drill, NULL, true,
-		                   NULL, &f) < 0)
-			log_warn("datasets: %s", f.details);
+	struct group *g = arg;
+	for (size_t i = 0; i < g->n; i++)
+		g->item[i].rc = db_dataset_insert(db, &g->item[i].row);
 	int64_t one = 1;
-	if (db_analytics_settings_set(datasets.db, &setting, &one, 1) < 0)
-		log_warn("datasets: cannot note that the %s datasets exist", what);
+	g->noted = db_analytics_settings_set(db, &g->setting, &one, 1) == 0;
+}
+
+/* On the loop: the rows written are collected from now on. After datasets_shutdown (the
+ * writer drains after it) they are left to the next start, which loads them. */
+static void group_done(void *arg)
+{
+	struct group *g = arg;
+	/* The second that showed the group's need, when it is still the newest: its values
+	 * are kept, as they were when the rows were written on the tick. */
+	const struct box_sample *s = collector_latest();
+	for (size_t i = 0; datasets.db && i < g->n; i++) {
+		if (g->item[i].rc == 0) {
+			struct dataset *d =
+			    dataset_add(&g->item[i].row, g->item[i].st, g->item[i].drill,
+			                &(struct dfilter){.op = -1});
+			struct ingest late = {d, s ? s->time - 1 : 0, 0, true};
+			if (s && late.t == series_newest())
+				datasets_values(d, s, ingest_value, &late);
+		} else if (g->item[i].rc != DB_EXISTS)
+			log_warn("datasets: cannot make %s", g->item[i].row.name);
+	}
+	if (!g->noted)
+		log_warn("datasets: cannot note that the %s datasets exist", g->what);
+	if (datasets.db)
+		helper_want();
+	free(g);
+}
+
+/* Makes a group of datasets once: each that is not there (one that is stays), then a note
+ * in the settings that the group was made, so that deleting one is for good. At start-up
+ * in place; from the tick through the database writer, so that another process holding
+ * the database's write lock (an administrator's sqlite3, a backup) holds up that write,
+ * not the loop: the new datasets are collected from the second after it is stored. */
+static void create_group(const struct dataset_spec *specs, size_t n, const char *setting,
+                         const char *what, bool in_place)
+{
+	struct group *g = xcalloc(1, sizeof(*g));
+	assert(n <= GROUP_MAX);
+	g->setting = setting;
+	g->what = what;
+	for (size_t i = 0; i < n; i++) {
+		const struct statistic *st = statistic_find(specs[i].statistic);
+		row_make(&g->item[g->n].row, st, specs[i].drill, &(struct dfilter){.op = -1});
+		if (datasets_find(g->item[g->n].row.name))
+			continue;
+		g->item[g->n].st = st;
+		g->item[g->n].drill = specs[i].drill;
+		g->n++;
+	}
+	if (in_place) {
+		group_write(datasets.db, g);
+		group_done(g);
+	} else {
+		dbw_submit(datasets.db, group_write, group_done, g);
+	}
 }
 
 /* What a fresh appliance with an ARC collects: arc.accesses[hit/miss], arc.size and
@@ -1496,13 +1578,13 @@ static void create_arc_datasets(void)
 	                                 l2[] = {{"arc.l2_accesses", 0}, {"arc.l2_size", -1}};
 	if (!datasets.arc_created) {
 		datasets.arc_created = true;
-		create_group(arc, nitems(arc), "arc_datasets_created", "ARC");
+		create_group(arc, nitems(arc), "arc_datasets_created", "ARC", false);
 		log_info("datasets: ZFS ARC found; collecting arc.accesses[hit/miss] and "
 		         "arc.size[component]");
 	}
 	if (!datasets.l2_created) {
 		datasets.l2_created = true;
-		create_group(l2, nitems(l2), "arc_l2_datasets_created", "L2ARC");
+		create_group(l2, nitems(l2), "arc_l2_datasets_created", "L2ARC", false);
 		log_info("datasets: collecting arc.l2_accesses[hit/miss] and arc.l2_size");
 	}
 }
@@ -1514,7 +1596,7 @@ static void create_nfs_datasets(void)
 	static const struct dataset_spec nfs[] = {
 	    {"nfs3.ops", -1}, {"nfs3.ops", 0}, {"nfs4.ops", -1}, {"nfs4.ops", 0}};
 	datasets.nfs_created = true;
-	create_group(nfs, nitems(nfs), "nfs_datasets_created", "NFS");
+	create_group(nfs, nitems(nfs), "nfs_datasets_created", "NFS", false);
 	log_info("datasets: an NFS server found; collecting nfs3.ops[op] and nfs4.ops[op]");
 }
 
@@ -1525,9 +1607,8 @@ static void create_smb_datasets(void)
 	static const struct dataset_spec smb[] = {
 	    {"smb.ops", -1}, {"smb.ops", 0}, {"smb2.ops", -1}, {"smb2.ops", 0}};
 	datasets.smb_created = true;
-	create_group(smb, nitems(smb), "smb_datasets_created", "SMB");
+	create_group(smb, nitems(smb), "smb_datasets_created", "SMB", false);
 	log_info("datasets: Samba's counters found; collecting smb.ops[op] and smb2.ops[op]");
-	helper_want();
 }
 
 /* What a fresh appliance serving iSCSI (or FC) collects, once the box's first target of
@@ -1541,11 +1622,10 @@ static void create_lio_datasets(enum lio_fabric f)
 	datasets.lio_created[f] = true;
 	create_group(f == LIO_ISCSI ? iscsi : fc, 3,
 	             f == LIO_ISCSI ? "iscsi_datasets_created" : "fc_datasets_created",
-	             f == LIO_ISCSI ? "iSCSI" : "Fibre Channel");
+	             f == LIO_ISCSI ? "iSCSI" : "Fibre Channel", false);
 	log_info("datasets: %s targets found; collecting %s.ops[initiator] and %s.bytes[op]",
 	         f == LIO_ISCSI ? "iSCSI" : "Fibre Channel", f == LIO_ISCSI ? "iscsi" : "fc",
 	         f == LIO_ISCSI ? "iscsi" : "fc");
-	helper_want();
 }
 
 /* Once, at the first start with them (after series_keep_only, which would purge their
@@ -1554,7 +1634,7 @@ static void create_lio_datasets(enum lio_fabric f)
 static void create_bench_datasets(void)
 {
 	static const struct dataset_spec bench[] = {{"bench.ops", 0}, {"bench.latency", 0}};
-	create_group(bench, nitems(bench), "bench_datasets_created", "benchmark");
+	create_group(bench, nitems(bench), "bench_datasets_created", "benchmark", true);
 }
 
 /* Once: the undrilled datasets a fresh appliance has (cpu.utilization, io.ops, io.bytes,
@@ -1569,7 +1649,7 @@ static void create_appliance_datasets(void)
 	                                                {"nic.kilobytes", -1},
 	                                                {"arc.size", -1}};
 	size_t n = nitems(undrilled) - (datasets.arc_created ? 0 : 1);
-	create_group(undrilled, n, "appliance_datasets_created", "appliance's");
+	create_group(undrilled, n, "appliance_datasets_created", "appliance's", true);
 }
 
 /* Whether the filters fit the statistic and drilldown: a disk the collector reports (any
@@ -1667,7 +1747,7 @@ int datasets_create(const char *name, const char *drilldown, const char *actor, 
 		                 st->name, st->drilldowns[drill], why);
 	if (filter_check(st, drill, &flt, f) < 0)
 		return -1;
-	int rc = dataset_insert(st, drill, &flt, false, out, f);
+	int rc = dataset_insert(st, drill, &flt, out, f);
 	audit_log(actor, peer, "dataset.create", out && rc == 0 ? (*out)->name : name, rc == 0,
 	          "%s", rc == 0 ? "" : f->details);
 	if (rc == 0)

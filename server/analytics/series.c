@@ -646,6 +646,20 @@ void series_put(struct series *s, int64_t t, double v)
 	s->has_staged = true;
 }
 
+bool series_put_late(struct series *s, int64_t t, double v)
+{
+	if (!store.newest || t != store.newest || t < store.flushed)
+		return false;
+	if (!s->recent) {
+		s->recent = xmalloc(RECENT * sizeof(*s->recent));
+		for (int j = 0; j < RECENT; j++)
+			s->recent[j] = NAN;
+	}
+	s->recent[t & (RECENT - 1)] = series_round(v);
+	s->last_value = t;
+	return true;
+}
+
 void series_commit(int64_t t)
 {
 	if (store.newest && t <= store.newest) {

@@ -63,6 +63,10 @@ void series_put(struct series *s, int64_t t, double v);
 /* Second t is complete: series without a value for it have a gap there. Flushes at
  * every SERIES_CHUNK boundary, then tells the subscribers. */
 void series_commit(int64_t t);
+/* The value of second t after series_commit(t), for a series opened since (a dataset made
+ * after the tick that read the second): kept while t is the newest second and not yet
+ * flushed; false (and nothing kept) otherwise. */
+bool series_put_late(struct series *s, int64_t t, double v);
 int64_t series_newest(void); /* the newest second committed, 0 before the first */
 /* Whether a flush is being packed on a helper thread (tests). */
 bool series_flush_pending(void);

@@ -971,6 +971,48 @@ def test_a_protocol_the_box_does_not_serve_is_not_listed(spawn, tmp_path):
         live.stop()
 
 
+def test_the_arc_appearing_while_another_process_holds_the_database(spawn, tmp_path):
+    """Another process (an administrator's sqlite3, a backup) holds the database's write
+    lock when the ARC first appears: its datasets are written by the database writer, so
+    the loop goes on answering meanwhile (it waited 5 s per row on the lock, 20 s in all);
+    once the lock goes they are listed and collect the box's values."""
+    proc = tmp_path / "root"
+    live = FakeProc(proc, disks=1, nics=1, cpus=2, arc=False).start()
+    try:
+        srv = spawn("--proc-root", proc, *SHARED_SERVER_HW)
+        admin = srv.admin()
+        deadline = time.monotonic() + 5 * SLOW
+        while not rows(expect(admin.get(data_path("io.ops", start=-3)), 200)):
+            assert time.monotonic() < deadline, "no second collected"
+            time.sleep(0.2)
+        held = sqlite3.connect(srv.state_dir / "spindle.db", isolation_level=None, timeout=10)
+        held.execute("BEGIN IMMEDIATE")
+        try:
+            live.arc = True
+            time.sleep(2.5)  # two ticks have seen the ARC
+            # a client that would give up long before one row's wait on the lock (5 s)
+            r = admin.get(AN + "/datasets", timeout=4)
+            names = {d["name"] for d in expect(r, 200)["datasets"]}
+            assert not {n for n in names if n.startswith("arc.")}, names
+        finally:
+            held.execute("ROLLBACK")
+            held.close()
+        deadline = time.monotonic() + 10 * SLOW
+        while True:
+            names = {d["name"] for d in expect(admin.get(AN + "/datasets"), 200)["datasets"]}
+            if "arc.accesses[hit/miss]" in names:
+                break
+            assert time.monotonic() < deadline, f"no ARC datasets: {names}"
+            time.sleep(0.2)
+        assert {"arc.size", "arc.size[component]", "arc.l2_size"} <= names, names
+        while not rows(expect(admin.get(data_path("arc.accesses[hit/miss]", start=-3)), 200)):
+            assert time.monotonic() < deadline, "no value of arc.accesses[hit/miss]"
+            time.sleep(0.2)
+        assert srv.running
+    finally:
+        live.stop()
+
+
 FAKE_ZFS_BIN = Path(__file__).resolve().parent / "fixtures" / "zfsbin"
 # Per second, as the fake zpool counts them (tests/api/fixtures/zfsbin/zpool): -w's columns
 # total_wait r w, disk_wait r w, syncq_wait r w, asyncq_wait r w, scrub, trim by latency

@@ -13,6 +13,7 @@
 #include "tap.h"
 #include "db/db.h"
 #include "analytics/series.h"
+#include "analytics/series_defs.h"
 #include "base/util.h"
 #include "base/workq.h"
 
@@ -473,6 +474,52 @@ static void test_budget(void)
 	db_close(db);
 }
 
+/* --- a value after its second was committed (a dataset made by the database writer) */
+
+static void test_late(void)
+{
+	char err[256];
+	snprintf(dbpath, sizeof(dbpath), "%s/late.db", dir);
+	struct db *db = db_open(dbpath, err, sizeof(err));
+	struct series_config c = {.db_path = dbpath, .unpaced = true, .retention = {24, 336, 8760}};
+	if (!ok(db && series_init(&c, err, sizeof(err)) == 0, "a store"))
+		return;
+	struct series *a = series_open(5, "a");
+	const int64_t t0 = T1 + 3; /* mid-chunk */
+	for (int64_t t = t0; t < t0 + 3; t++) {
+		series_put(a, t, 1);
+		series_commit(t);
+	}
+	struct series *b = series_open(6, "b");
+	ok(!series_put_late(b, t0 + 1, 7), "a second before the newest is refused");
+	ok(series_put_late(b, t0 + 2, 8), "the newest second is taken");
+	series_put(b, t0 + 3, 9);
+	series_commit(t0 + 3);
+	struct series_agg out[4];
+	struct series_query q = {.series = &b,
+	                         .nseries = 1,
+	                         .start = t0,
+	                         .gran = 1,
+	                         .width = 1,
+	                         .nbuckets = 4,
+	                         .out = out};
+	done_status = -2;
+	series_query(&q, query_done, NULL);
+	ok(done_status == 0 && out[0].count == 0 && out[1].count == 0 && out[2].count == 1 &&
+	       out[2].sum == 8 && out[3].count == 1 && out[3].sum == 9,
+	   "it holds the late second and the next, nothing before (%lld %lld %lld %lld)",
+	   (long long)out[0].count, (long long)out[1].count, (long long)out[2].count,
+	   (long long)out[3].count);
+	/* The last second of a chunk is flushed by its commit: too late for it. */
+	int64_t last = t0 + 3;
+	while ((last + 1) % SERIES_CHUNK)
+		series_commit(++last);
+	struct series *c2 = series_open(6, "c");
+	ok(!series_put_late(c2, last, 1), "a flushed second is refused");
+	series_shutdown();
+	db_close(db);
+}
+
 /* --- flushes packed on a helper thread */
 
 #define NBH 600 /* more than a turn of the loop keeps */
@@ -576,6 +623,7 @@ int main(void)
 	snprintf(dbpath, sizeof(dbpath), "%s/spindle.db", dir);
 	test_store();
 	test_budget();
+	test_late();
 	test_helper_flush();
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
