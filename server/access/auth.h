@@ -108,7 +108,7 @@ void auth_credentials(const char *user, const char *password, const char *peer, 
                       void *arg);
 int auth_logout(const struct identity *who, const char *peer, struct fault *f);
 
-/* Named long-lived tokens: {"token":{"id","name","user","created","expires","secret"}};
+/* Named long-lived tokens: {"token":{"id","name","user","ctime","expires","secret"}};
  * the secret (the JWT) is in this answer only. */
 int auth_token_create(const char *user, const char *name, int expires_days,
                       const struct identity *actor, const char *peer, json_t **out,

@@ -177,7 +177,7 @@ json_t *device_public(const struct db_device *d)
 {
 	char created[32], used[32], expires[32];
 	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "id", d->id, "name", d->name,
-	                 "user", d->user, "address", d->address, "created",
+	                 "user", d->user, "address", d->address, "ctime",
 	                 util_iso8601(d->created, created, sizeof(created)), "last_used",
 	                 util_iso8601(d->last_used, used, sizeof(used)), "expires",
 	                 util_iso8601(d->expires, expires, sizeof(expires)));

@@ -163,6 +163,9 @@ struct session *session_create(const char *user, enum db_session_kind kind, cons
 		if (rc == DB_EXISTS && kind == DB_SESSION_TOKEN)
 			fault_set(f, ERR_OBJECT_EXISTS, "name: %s already has a token '%s'", user,
 			          name);
+		else if (rc == DB_NOTFOUND && kind == DB_SESSION_LOGIN)
+			/* deleted while its password was checked */
+			fault_set(f, ERR_UNAUTHORIZED, "user '%s' no longer exists", user);
 		else if (rc == DB_NOTFOUND)
 			fault_set(f, ERR_NOT_FOUND, "user '%s' not found", user);
 		else
@@ -357,7 +360,7 @@ static json_t *token_json(const struct session *s)
 {
 	char created[32], expires[32];
 	return json_pack("{ss ss ss ss ss}", "id", s->s.jti, "name", s->s.name, "user", s->s.user,
-	                 "created", util_iso8601(s->s.created, created, sizeof(created)), "expires",
+	                 "ctime", util_iso8601(s->s.created, created, sizeof(created)), "expires",
 	                 util_iso8601(s->s.expires, expires, sizeof(expires)));
 }
 

@@ -313,7 +313,7 @@ static json_t *sweep_json(const struct db_sweep *s, bool full, struct fault *f)
 		                    json_integer(c.counts[i]));
 	json_t *o =
 	    json_pack("{s:I, s:s, s:s, s:s, s:s, s:o, s:o, s:s, s:I, s:o}", "id", (json_int_t)s->id,
-	              "name", s->name, "label", s->label, "owner", s->owner, "created",
+	              "name", s->name, "label", s->label, "owner", s->owner, "ctime",
 	              util_iso8601(s->ctime, when, sizeof(when)), "axes",
 	              axes_o ? axes_o : json_object(), "spec", spec ? spec : json_object(), "state",
 	              sweep_state(s, &c), "runs", (json_int_t)a.combinations, "counts", counts);

@@ -123,7 +123,7 @@ def test_job_runs_to_done_with_the_disks_figures(env):
     assert job["spec"]["runtime_s"] == 2.5 and job["spec"]["target"] == job["target"]
     job = wait_state(admin, job["id"], {"done", "failed"})
     assert job["state"] == "done", job.get("reason")
-    for t in ("created", "started", "ended"):
+    for t in ("ctime", "started", "ended"):
         assert job[t].endswith("Z")
     assert job["progress_pct"] == 100
     res = job["result"]

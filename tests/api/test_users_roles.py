@@ -190,7 +190,7 @@ def test_api_token_life_cycle(server, admin):
     tokens = f"{user_url(name)}/tokens"
     resp = me.post(tokens, json={"name": "phone", "expires_days": 1})
     token = expect(resp, 201)["token"]
-    assert {"id", "name", "user", "created", "expires", "secret", "href"} <= set(token)
+    assert {"id", "name", "user", "ctime", "expires", "secret", "href"} <= set(token)
     assert token["name"] == "phone" and token["user"] == name
     assert token["href"].endswith(f"{tokens}/{token['id']}")
     assert abs(parse_time(token["expires"]).timestamp() - (time.time() + 86400)) < 3600

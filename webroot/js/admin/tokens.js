@@ -18,7 +18,7 @@ const DEVICE_COLUMNS = [
 const COLUMNS = [
   { label: 'Name', key: 'name' },
   { label: 'Id', key: 'id' },
-  { label: 'Created', key: 'created' },
+  { label: 'Created', key: 'ctime' },
   { label: 'Expires', key: 'expires' },
   { label: 'Actions', key: 'actions' },
 ];
@@ -99,7 +99,7 @@ export async function render(section, ctx) {
     const rows = tokens.map((t) => [
       h('strong', { text: t.name }),
       h('code', { text: t.id }),
-      timeEl(t.created, { seconds: false }),
+      timeEl(t.ctime, { seconds: false }),
       h('span', { class: new Date(t.expires) < new Date() ? 'worse' : null }, timeEl(t.expires, { seconds: false })),
       h('button', { type: 'button', class: 'small danger', text: 'Revoke', 'aria-label': `Revoke token ${t.name}`, on: { click: () => revoke(t) } }),
     ]);

@@ -315,7 +315,7 @@ export async function render(main, ctx) {
 
   const drawTimes = () => {
     clear(times);
-    times.append(`Owner ${job.owner} · created `, timeEl(job.created));
+    times.append(`Owner ${job.owner} · created `, timeEl(job.ctime));
     if (job.started) times.append(' · started ', timeEl(job.started));
     if (job.ended) times.append(' · ended ', timeEl(job.ended));
     times.append(` · target ${job.target}`);

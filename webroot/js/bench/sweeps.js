@@ -76,7 +76,7 @@ async function list(main, ctx) {
           h('td', { 'data-label': 'Axes', text: Object.entries(s.axes).map(([k, v]) => `${k} × ${v.length}`).join(', ') }),
           h('td', { 'data-label': 'State' }, stateBadge(s.state)),
           h('td', { 'data-label': 'Runs done', text: `${s.counts.done} of ${s.runs}` }),
-          h('td', { 'data-label': 'Created' }, timeEl(s.created)),
+          h('td', { 'data-label': 'Created' }, timeEl(s.ctime)),
         ),
       );
     }
@@ -123,7 +123,7 @@ async function one(main, ctx, id) {
     clear(head);
     head.append(
       h('div', { class: 'toolbar' }, h('h1', {}, sweepTitle(sweep), ' ', stateBadge(sweep.state)), h('span', { class: 'spacer' }), LIVE.has(sweep.state) ? cancel : null),
-      h('p', { class: 'muted', text: `Owner ${sweep.owner} · created ` }, timeEl(sweep.created), ` · ${sweep.counts.done} of ${sweep.runs} runs done`),
+      h('p', { class: 'muted', text: `Owner ${sweep.owner} · created ` }, timeEl(sweep.ctime), ` · ${sweep.counts.done} of ${sweep.runs} runs done`),
       h('p', { text: `Axes: ${axes.map((a) => `${a} ${sweep.axes[a].map(valueText).join(', ')}`).join(' × ')}` }),
     );
     clear(knees);
