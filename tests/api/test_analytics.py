@@ -3,6 +3,7 @@
 wraps, a disk appearing, the ZFS ARC coming and going), the datasets API, every parameter
 form of .../data, streaming past now, retention settings, and what survives a SIGTERM and
 a SIGKILL. One spindled with --proc-root serves the module; real 1 s ticks drive it."""
+import contextlib
 import json
 import re
 import os
@@ -950,9 +951,10 @@ def test_an_empty_flush_row_is_skipped(spawn):
     assert srv.running and "is malformed; skipped" in srv.log_text(), srv.log_tail()
 
 
-def test_a_protocol_the_box_does_not_serve_is_not_listed(spawn, tmp_path):
-    """No NFS server (no /proc/net/rpc/nfsd) and no ZFS: neither their datasets nor any
-    value of them, however long the box runs; the statistics can still be asked for."""
+@contextlib.contextmanager
+def plain_box(spawn, tmp_path):
+    """A live box of one disk, one NIC and two CPUs, serving no protocol and with no ZFS,
+    and its spindled once it has collected a second: (server, admin, FakeProc)."""
     proc = tmp_path / "root"
     live = FakeProc(proc, disks=1, nics=1, cpus=2, arc=False).start()
     try:
@@ -962,13 +964,20 @@ def test_a_protocol_the_box_does_not_serve_is_not_listed(spawn, tmp_path):
         while not rows(expect(admin.get(data_path("io.ops", start=-3)), 200)):
             assert time.monotonic() < deadline, "no second collected"
             time.sleep(0.2)
+        yield srv, admin, live
+    finally:
+        live.stop()
+
+
+def test_a_protocol_the_box_does_not_serve_is_not_listed(spawn, tmp_path):
+    """No NFS server (no /proc/net/rpc/nfsd) and no ZFS: neither their datasets nor any
+    value of them, however long the box runs; the statistics can still be asked for."""
+    with plain_box(spawn, tmp_path) as (srv, admin, live):
         names = {d["name"] for d in expect(admin.get(AN + "/datasets"), 200)["datasets"]}
         assert not {n for n in names if n.startswith(("nfs", "arc.", "iscsi", "fc."))}, names
         expect(admin.post(AN + "/datasets", json={"statistic": "nfs3.ops[op]"}), 201)
         time.sleep(1.5)
         assert rows(expect(admin.get(data_path("nfs3.ops[op]", start=-2)), 200)) == []
-    finally:
-        live.stop()
 
 
 def test_the_arc_appearing_while_another_process_holds_the_database(spawn, tmp_path):
@@ -976,22 +985,15 @@ def test_the_arc_appearing_while_another_process_holds_the_database(spawn, tmp_p
     lock when the ARC first appears: its datasets are written by the database writer, so
     the loop goes on answering meanwhile (it waited 5 s per row on the lock, 20 s in all);
     once the lock goes they are listed and collect the box's values."""
-    proc = tmp_path / "root"
-    live = FakeProc(proc, disks=1, nics=1, cpus=2, arc=False).start()
-    try:
-        srv = spawn("--proc-root", proc, *SHARED_SERVER_HW)
-        admin = srv.admin()
-        deadline = time.monotonic() + 5 * SLOW
-        while not rows(expect(admin.get(data_path("io.ops", start=-3)), 200)):
-            assert time.monotonic() < deadline, "no second collected"
-            time.sleep(0.2)
+    with plain_box(spawn, tmp_path) as (srv, admin, live):
         held = sqlite3.connect(srv.state_dir / "spindle.db", isolation_level=None, timeout=10)
         held.execute("BEGIN IMMEDIATE")
         try:
             live.arc = True
             time.sleep(2.5)  # two ticks have seen the ARC
-            # a client that would give up long before one row's wait on the lock (5 s)
-            r = admin.get(AN + "/datasets", timeout=4)
+            # a client that gives up well before the loop would have answered: the rows'
+            # waits on the lock end some 17 s after this asks
+            r = admin.get(AN + "/datasets", timeout=10)
             names = {d["name"] for d in expect(r, 200)["datasets"]}
             assert not {n for n in names if n.startswith("arc.")}, names
         finally:
@@ -1009,8 +1011,6 @@ def test_the_arc_appearing_while_another_process_holds_the_database(spawn, tmp_p
             assert time.monotonic() < deadline, "no value of arc.accesses[hit/miss]"
             time.sleep(0.2)
         assert srv.running
-    finally:
-        live.stop()
 
 
 FAKE_ZFS_BIN = Path(__file__).resolve().parent / "fixtures" / "zfsbin"
