@@ -92,12 +92,6 @@ static void list_one(void *arg, struct dataset *d)
 
 void analytics_datasets_list(struct request *r)
 {
-	static const char *const params[] = {NULL};
-	struct fault f;
-	if (request_query_check(r, params, &f) < 0) {
-		reply_fault(r, &f);
-		return;
-	}
 	json_t *all = json_array();
 	datasets_each(list_one, all);
 	reply_json(r, 200, json_pack("{s:o}", "datasets", all));
@@ -202,12 +196,6 @@ static json_t *settings_json(void)
 
 void analytics_settings_get(struct request *r)
 {
-	static const char *const params[] = {NULL};
-	struct fault f;
-	if (request_query_check(r, params, &f) < 0) {
-		reply_fault(r, &f);
-		return;
-	}
 	reply_json(r, 200, settings_json());
 }
 
@@ -867,13 +855,7 @@ static void unref_all(struct series **ser, size_t n)
 
 void analytics_dataset_data(struct request *r)
 {
-	static const char *const params[] = {"start", "seconds", "granularity", "points", "meta",
-	                                     "keys",  "top",     "by",          NULL};
 	struct fault f;
-	if (request_query_check(r, params, &f) < 0) {
-		reply_fault(r, &f);
-		return;
-	}
 	struct dataset *d = dataset_of(r);
 	if (!d)
 		return;

@@ -123,8 +123,6 @@ void bench_sweeps_delete(struct request *r);
  * obj (a string or an integer; nothing when absent) as one path segment, percent-encoded,
  * with '/' written '|'. Returns obj (borrowed): api_href(user, "/api/user/v1/users/{name}"). */
 json_t *api_href(json_t *obj, const char *path);
-/* A route that takes no query parameters: false, with the fault answered, when r has any. */
-bool api_query_none(struct request *r);
 
 /* Services and their API versions, for GET /api/access/v1 and the response headers. */
 struct api_service {

@@ -89,37 +89,54 @@ static const char *bench_state_names(char *buf, size_t len)
 	return buf;
 }
 
-/* The listing's query: ?state=&label=&start=&sweep=&limit=. */
+/* The pages of Spindle's own lists (jobs, sweeps), newest first: ?limit= (from 1 to max)
+ * and ?next=, the cursor an answer gave (the id below which the page starts; 0: the
+ * first page). */
+static int page_query(struct request *r, long long max, long long *limit, long long *before,
+                      struct fault *f)
+{
+	const char *l = request_query(r, "limit"), *next = request_query(r, "next");
+	if (l && util_parse_ll(l, 1, max, limit) < 0)
+		return fault_set(f, ERR_INVALID_ARG, "limit: must be a whole number from 1 to %lld",
+		                 max);
+	if (next && util_parse_ll(next, 2, INT64_MAX, before) < 0)
+		return fault_set(
+		    f, ERR_INVALID_ARG,
+		    "next: not a cursor of this list (send the next an answer gave, as "
+		    "it gave it)");
+	return 0;
+}
+
+/* A page read with one more item than asked: that one is dropped, and tells there is a
+ * page after; its cursor (the last id kept) or null. */
+static json_t *page_cut(json_t *list, long long limit)
+{
+	if (json_array_size(list) <= (size_t)limit)
+		return json_null();
+	json_array_remove(list, (size_t)limit);
+	char cursor[24];
+	snprintf(cursor, sizeof(cursor), "%lld",
+	         (long long)json_integer_value(
+	             json_object_get(json_array_get(list, (size_t)limit - 1), "id")));
+	return json_string(cursor);
+}
+
+/* The listing's query: ?state=&label=&start=&sweep= and the page's. */
 static int bench_list_filter(struct request *r, struct jobs_filter *flt, struct fault *f)
 {
-	static const char *const allowed[] = {"state", "label", "limit", "start",
-	                                      "sweep", "next",  NULL};
-	if (request_query_check(r, allowed, f) < 0)
-		return -1;
-	const char *limit = request_query(r, "limit");
 	const char *start = request_query(r, "start");
 	const char *state = request_query(r, "state");
 	const char *sweep = request_query(r, "sweep");
-	const char *next = request_query(r, "next");
-	long long v;
-	if (next) {
-		if (util_parse_ll(next, 2, INT64_MAX, &v) < 0)
-			return fault_set(f, ERR_INVALID_ARG,
-			                 "next: not a cursor of this list (send the next an answer "
-			                 "gave, as it gave it)");
-		flt->before = v;
-	}
+	long long v, limit = flt->limit, before = 0;
+	if (page_query(r, 1000, &limit, &before, f) < 0)
+		return -1;
+	flt->limit = (int)limit;
+	flt->before = before;
 	if (sweep) {
 		if (util_parse_ll(sweep, 1, INT64_MAX, &v) < 0)
 			return fault_set(f, ERR_INVALID_ARG,
 			                 "sweep: must be a sweep id, a whole number from 1");
 		flt->sweep = v;
-	}
-	if (limit) {
-		if (util_parse_ll(limit, 1, 1000, &v) < 0)
-			return fault_set(f, ERR_INVALID_ARG,
-			                 "limit: must be a whole number from 1 to 1000");
-		flt->limit = (int)v;
 	}
 	if (start) {
 		int64_t t;
@@ -155,15 +172,7 @@ void bench_jobs_list(struct request *r)
 	flt.limit++; /* one more tells whether a page follows */
 	if (jobs_list(&flt, &list, &f) < 0)
 		goto fail;
-	json_t *next = json_null();
-	if (json_array_size(list) > (size_t)limit) {
-		json_array_remove(list, (size_t)limit);
-		char cursor[24];
-		json_int_t last = json_integer_value(
-		    json_object_get(json_array_get(list, (size_t)limit - 1), "id"));
-		snprintf(cursor, sizeof(cursor), "%lld", (long long)last);
-		next = json_string(cursor);
-	}
+	json_t *next = page_cut(list, limit);
 	reply_json(r, 200, json_pack("{s:o, s:o}", "jobs", bench_jobs_hrefs(list), "next", next));
 	return;
 fail:
@@ -172,12 +181,10 @@ fail:
 
 void bench_jobs_get(struct request *r)
 {
-	static const char *const none[] = {NULL};
 	struct fault f = {0};
 	json_t *job;
 	int64_t id;
-	if (request_query_check(r, none, &f) < 0 || bench_path_id(r, "job", &id, &f) < 0 ||
-	    jobs_get(id, &job, &f) < 0) {
+	if (bench_path_id(r, "job", &id, &f) < 0 || jobs_get(id, &job, &f) < 0) {
 		reply_fault(r, &f);
 		return;
 	}
@@ -205,13 +212,12 @@ void bench_jobs_delete(struct request *r)
  * until it ends. */
 void bench_jobs_progress(struct request *r)
 {
-	static const char *const none[] = {NULL};
 	struct fault f = {0};
 	const char *accept = request_header(r, "Accept");
 	bool sse = accept && strstr(accept, "text/event-stream");
 	const char *ctype = sse ? "text/event-stream" : "application/x-ndjson";
 	int64_t id;
-	if (request_query_check(r, none, &f) < 0 || bench_path_id(r, "job", &id, &f) < 0) {
+	if (bench_path_id(r, "job", &id, &f) < 0) {
 		reply_fault(r, &f);
 		return;
 	}
@@ -236,13 +242,8 @@ void bench_jobs_progress(struct request *r)
  * are bench_jobs_fio_log's. */
 void bench_jobs_result(struct request *r)
 {
-	static const char *const allowed[] = {"format", NULL};
 	struct fault f = {0};
 	json_t *res;
-	if (request_query_check(r, allowed, &f) < 0) {
-		reply_fault(r, &f);
-		return;
-	}
 	const char *format = request_query(r, "format");
 	if (format && strcmp(format, "fio-log") == 0) {
 		reply_error(r, ERR_INVALID_ARG,
@@ -268,12 +269,7 @@ void bench_jobs_result(struct request *r)
  * text (its own route, so the result's answers are JSON only). */
 void bench_jobs_fio_log(struct request *r)
 {
-	static const char *const allowed[] = {"log", NULL};
 	struct fault f = {0};
-	if (request_query_check(r, allowed, &f) < 0) {
-		reply_fault(r, &f);
-		return;
-	}
 	const char *log = request_query(r, "log");
 	enum job_fio_log which = JOB_FIO_LOG_IOPS;
 	if (!log) {
@@ -297,9 +293,6 @@ void bench_jobs_fio_log(struct request *r)
 static int bench_compare_query(struct request *r, int64_t *ids, size_t *n, size_t *base,
                                struct fault *f)
 {
-	static const char *const allowed[] = {"jobs", "baseline", NULL};
-	if (request_query_check(r, allowed, f) < 0)
-		return -1;
 	const char *list = request_query(r, "jobs");
 	const char *baseline = request_query(r, "baseline");
 	if (!list || !*list)
@@ -354,12 +347,6 @@ void bench_compare(struct request *r)
 
 void bench_presets(struct request *r)
 {
-	static const char *const none[] = {NULL};
-	struct fault f = {0};
-	if (request_query_check(r, none, &f) < 0) {
-		reply_fault(r, &f);
-		return;
-	}
 	reply_json(r, 200, spec_presets_json());
 }
 
@@ -368,14 +355,11 @@ void bench_presets(struct request *r)
  * a json+ document with its bins runs well past max_body, so it has a limit of its own. */
 void bench_jobs_import(struct request *r)
 {
-	static const char *const none[] = {NULL};
 	struct fault f = {0};
 	struct evbuffer *in = evhttp_request_get_input_buffer(r->ev);
 	size_t len = evbuffer_get_length(in);
 	json_t *doc = NULL, *job = NULL;
 	struct db_run *run = xcalloc(1, sizeof(*run));
-	if (request_query_check(r, none, &f) < 0)
-		goto fail;
 	if (len == 0) {
 		fault_set(&f, ERR_MISSING_ARG,
 		          "body: required: fio's JSON output (--output-format=json or json+)");
@@ -454,40 +438,16 @@ void bench_sweeps_create(struct request *r)
 /* ?limit=&next=: newest first, a page at a time, as the job list pages. */
 void bench_sweeps_list(struct request *r)
 {
-	static const char *const allowed[] = {"limit", "next", NULL};
 	struct fault f = {0};
-	const char *limit = request_query(r, "limit");
-	const char *next = request_query(r, "next");
 	long long lim = 50, bef = 0;
 	json_t *list;
-	if (request_query_check(r, allowed, &f) < 0) {
-		reply_fault(r, &f);
-		return;
-	}
-	if (limit && util_parse_ll(limit, 1, 200, &lim) < 0) {
-		reply_error(r, ERR_INVALID_ARG, "limit: must be a whole number from 1 to 200");
-		return;
-	}
-	if (next && util_parse_ll(next, 2, INT64_MAX, &bef) < 0) {
-		reply_error(r, ERR_INVALID_ARG,
-		            "next: not a cursor of this list (send the next an answer gave, as it "
-		            "gave it)");
-		return;
-	}
 	/* one more than asked tells whether a page follows */
-	if (sweeps_list(bef, (int)lim + 1, &list, &f) < 0) {
+	if (page_query(r, 200, &lim, &bef, &f) < 0 ||
+	    sweeps_list(bef, (int)lim + 1, &list, &f) < 0) {
 		reply_fault(r, &f);
 		return;
 	}
-	json_t *cursor = json_null();
-	if (json_array_size(list) > (size_t)lim) {
-		json_array_remove(list, (size_t)lim);
-		char id[24];
-		snprintf(id, sizeof(id), "%lld",
-		         (long long)json_integer_value(
-		             json_object_get(json_array_get(list, (size_t)lim - 1), "id")));
-		cursor = json_string(id);
-	}
+	json_t *cursor = page_cut(list, lim);
 	for (size_t i = 0; i < json_array_size(list); i++)
 		bench_sweep_hrefs(json_array_get(list, i));
 	reply_json(r, 200, json_pack("{s:o, s:o}", "sweeps", list, "next", cursor));
@@ -495,12 +455,10 @@ void bench_sweeps_list(struct request *r)
 
 void bench_sweeps_get(struct request *r)
 {
-	static const char *const none[] = {NULL};
 	struct fault f = {0};
 	json_t *sweep;
 	int64_t id;
-	if (request_query_check(r, none, &f) < 0 || bench_path_id(r, "sweep", &id, &f) < 0 ||
-	    sweeps_get(id, &sweep, &f) < 0) {
+	if (bench_path_id(r, "sweep", &id, &f) < 0 || sweeps_get(id, &sweep, &f) < 0) {
 		reply_fault(r, &f);
 		return;
 	}

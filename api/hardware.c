@@ -96,26 +96,22 @@ static void disk_changed(void *arg, json_t *res, const struct fault *f)
 
 void hardware_chassis_list(struct request *r)
 {
-	if (api_query_none(r))
-		leds_chassis_list(chassis_list_done, r);
+	leds_chassis_list(chassis_list_done, r);
 }
 
 void hardware_chassis_get(struct request *r)
 {
-	if (api_query_none(r))
-		leds_chassis_get(request_param(r, 0), chassis_done, r);
+	leds_chassis_get(request_param(r, 0), chassis_done, r);
 }
 
 void hardware_disk_list(struct request *r)
 {
-	if (api_query_none(r))
-		leds_disk_list(request_param(r, 0), disk_list_done, r);
+	leds_disk_list(request_param(r, 0), disk_list_done, r);
 }
 
 void hardware_disk_get(struct request *r)
 {
-	if (api_query_none(r))
-		leds_disk_get(request_param(r, 0), request_param(r, 1), disk_done, r);
+	leds_disk_get(request_param(r, 0), request_param(r, 1), disk_done, r);
 }
 
 /* {"locate": true|false}: true for on; -1 with the fault answered. */
@@ -123,8 +119,6 @@ static int locate_body(struct request *r)
 {
 	json_t *body;
 	struct fault f;
-	if (!api_query_none(r))
-		return -1;
 	if (request_body(r, locate_fields, &body, &f) < 0) {
 		reply_fault(r, &f);
 		return -1;
@@ -228,6 +222,5 @@ static void cluster_network(void *arg)
 /* Spindle has no cluster: the answer of an appliance that is not clustered. */
 void hardware_cluster_get(struct request *r)
 {
-	if (api_query_none(r))
-		storage_when_ready(cluster_network, r);
+	storage_when_ready(cluster_network, r);
 }

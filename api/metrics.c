@@ -41,11 +41,10 @@ static int metrics_authorize(struct request *r, struct fault *f)
 
 void metrics_api_get(struct request *r)
 {
-	static const char *const no_query[] = {NULL};
 	struct fault f;
 	size_t len;
 
-	if (metrics_authorize(r, &f) < 0 || request_query_check(r, no_query, &f) < 0) {
+	if (metrics_authorize(r, &f) < 0) {
 		reply_fault(r, &f);
 		return;
 	}

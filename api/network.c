@@ -67,8 +67,6 @@ static void answer(void *arg)
 
 static void ask(struct request *r, const char *kind, bool one)
 {
-	if (!api_query_none(r))
-		return;
 	struct ask *a = xcalloc(1, sizeof(*a));
 	*a = (struct ask){r, kind, one};
 	network_when_ready(answer, a);

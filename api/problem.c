@@ -5,14 +5,11 @@
 
 void problem_list(struct request *r)
 {
-	if (api_query_none(r))
-		reply_json(r, 200, problems_list_json());
+	reply_json(r, 200, problems_list_json());
 }
 
 void problem_get(struct request *r)
 {
-	if (!api_query_none(r))
-		return;
 	json_t *p = problems_get_json(request_param(r, 0));
 	if (!p) {
 		struct fault f;

@@ -4,18 +4,11 @@
 #include "api.h"
 #include "status/dashboard.h"
 
-static const char *const no_query[] = {NULL};
-
 /* A document of the dashboard's, with its ETag (a 304 when the client has it) and gzip
  * where the client takes it: the phone's dashboard is then well under 2 KB. */
 static void reply_doc(struct request *r, const struct dashboard_doc *(*get)(bool gz),
                       const char *what)
 {
-	struct fault f;
-	if (request_query_check(r, no_query, &f) < 0) {
-		reply_fault(r, &f);
-		return;
-	}
 	const struct dashboard_doc *doc = get(request_accepts_gzip(r));
 	if (!doc) {
 		reply_error(r, ERR_INTERNAL, "%s: not available", what);
@@ -46,7 +39,7 @@ void status_disks(struct request *r)
 void status_events(struct request *r)
 {
 	struct fault f = {0};
-	if (request_query_check(r, no_query, &f) < 0 || dashboard_events_admit(&f) < 0) {
+	if (dashboard_events_admit(&f) < 0) {
 		reply_fault(r, &f);
 		return;
 	}

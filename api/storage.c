@@ -129,8 +129,6 @@ static void answer(void *arg)
 
 static void ask(struct request *r, const char *kind, int pool, int project, int name)
 {
-	if (!api_query_none(r))
-		return;
 	struct ask *a = xcalloc(1, sizeof(*a));
 	*a = (struct ask){r, kind, pool, project, name};
 	storage_when_ready(answer, a);

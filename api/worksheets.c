@@ -39,7 +39,6 @@ static void reply_worksheet(struct request *r, int status, json_t *ws /* stolen 
  * the last), as the audit log and the job list page with start and limit. */
 void worksheets_api_list(struct request *r)
 {
-	static const char *const allowed[] = {"owner", "start", "limit", NULL};
 	const char *owner = request_query(r, "owner"), *s = request_query(r, "start"),
 	           *l = request_query(r, "limit");
 	long long start = 0, limit = WORKSHEETS_LIST_DEFAULT;
@@ -48,10 +47,6 @@ void worksheets_api_list(struct request *r)
 	bool more;
 	struct fault f;
 
-	if (request_query_check(r, allowed, &f) < 0) {
-		reply_fault(r, &f);
-		return;
-	}
 	if (s && util_parse_ll(s, 0, INT32_MAX, &start) < 0) {
 		reply_error(r, ERR_INVALID_ARG,
 		            "start: must be a whole number from 0 to %d, the index of the first "
