@@ -31,12 +31,11 @@
 static json_t *run_json(const struct db_run *run, const struct job *live, bool full)
 {
 	json_t *spec = run->spec ? json_loads(run->spec, 0, NULL) : NULL;
-	json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:o}", "id",
-	                      (json_int_t)run->id, "name", run->name, "label", run->label, "owner",
-	                      run->owner, "state", run->state, "target", run->target, "spec",
-	                      spec ? spec : json_object(), "ctime", job_iso_or_null(run->ctime),
-	                      "started", job_iso_or_null(run->start_time), "ended",
-	                      job_iso_or_null(run->end_time));
+	json_t *o = json_pack(
+	    "{s:I, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:o}", "id", (json_int_t)run->id, "name",
+	    run->name, "label", run->label, "owner", run->owner, "state", run->state, "target",
+	    run->target, "spec", spec ? spec : json_object(), "ctime", job_iso_or_null(run->ctime),
+	    "started", job_iso_or_null(run->start_time), "ended", job_iso_or_null(run->end_time));
 	if (run->reason[0])
 		json_object_set_new(o, "reason", json_string(run->reason));
 	if (run->imported)
