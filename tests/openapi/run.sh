@@ -91,8 +91,9 @@ print(*(x.getsockname()[1] for x in s))')
 	--http-listen "127.0.0.1:$http" --kdf-iterations 1000 >"$scratch/spindled.log" 2>&1 &
 pids+=($!)
 # Prism forwards to the plain loopback listener (it would refuse the self-signed certificate)
-tool prism proxy --errors -h 127.0.0.1 -p "$proxy" "$doc" "http://127.0.0.1:$http" \
-	>"$scratch/prism.log" 2>&1 &
+# (not through tool(): $! must be node's own pid, for the cleanup to stop it)
+$NODE "$(readlink -f node_modules/.bin/prism)" proxy --errors -h 127.0.0.1 -p "$proxy" "$doc" \
+	"http://127.0.0.1:$http" >"$scratch/prism.log" 2>&1 &
 pids+=($!)
 up() { python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=2)' "$1" 2>/dev/null; }
 for _ in $(seq 1 120); do
