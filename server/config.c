@@ -104,6 +104,14 @@ static const struct opt opts[] = {
      "problem with nobody looking; 0: only when the hardware is read (60)"},
     {"ledctl-socket", OPT_STRING, OFF(ledctl_socket), 0, 0, "PATH",
      "ledctl through the root helper at this socket if it is there (/run/spindle/ledctl.sock)"},
+    {"smart-interval", OPT_INT, OFF(smart_interval_s), 0, 7 * 86400, "SECONDS",
+     "how often each disk's SMART or NVMe health is read (a disk not ok, or asleep, every "
+     "300 at most); 0: never (1800)"},
+    {"smart-timeout", OPT_INT, OFF(smart_timeout_s), 1, 300, "SECONDS",
+     "time one disk's reading may take (40; the helper stops smartctl at 30)"},
+    {"smart-socket", OPT_STRING, OFF(smart_socket), 0, 0, "PATH",
+     "smartctl through the root helper at this socket if it is there, rather than running "
+     "it (/run/spindle/smart.sock)"},
     {"bench-dirs", OPT_STRING, OFF(bench_dirs), 0, 0, "DIRS",
      "directories benchmark targets may live in, ':'-separated (STATE/bench)"},
     {"bench-worker", OPT_STRING, OFF(bench_worker), 0, 0, "PATH",
@@ -337,6 +345,9 @@ static void config_defaults(struct config *cfg)
 	cfg->led_command_timeout_s = 10;
 	cfg->hardware_watch_s = 60;
 	cfg->ledctl_socket = xstrdup("/run/spindle/ledctl.sock");
+	cfg->smart_interval_s = 1800;
+	cfg->smart_timeout_s = 40;
+	cfg->smart_socket = xstrdup("/run/spindle/smart.sock");
 	cfg->iolat_socket = xstrdup("/run/spindle/iolat.sock");
 	cfg->smbstatus_socket = xstrdup("/run/spindle/smbstatus.sock");
 	cfg->bench_concurrency = 1;

@@ -38,7 +38,10 @@ struct config {
 	char *disk_led_backend;   /* auto, ses, ledctl, virtual */
 	long long led_command_timeout_s;
 	long long hardware_watch_s;
-	char *ledctl_socket; /* the root helper's socket (spindle-ledctl.socket), if there */
+	char *ledctl_socket;        /* the root helper's socket (spindle-ledctl.socket), if there */
+	long long smart_interval_s; /* disk health (server/hardware/smart.c); 0: off */
+	long long smart_timeout_s;
+	char *smart_socket; /* smartctl's root helper (spindle-smart.socket), if there */
 
 	char *proc_root;               /* the collector reads <proc_root>/proc */
 	bool analytics_partitions;     /* keep partitions in the per-disk analytics series */

@@ -33,6 +33,7 @@
 #include "net/http.h"
 #include "bench/jobs.h"
 #include "hardware/leds.h"
+#include "hardware/smart.h"
 #include "hardware/problems.h"
 #include "inventory/network.h"
 #include "inventory/storage.h"
@@ -233,6 +234,15 @@ int main(int argc, char **argv)
 	/* Problems first: the LEDs, the collector and the jobs raise them. */
 	if (problems_init(d.base, cfg.state_dir) < 0)
 		fatal("cannot watch the state dir");
+	/* Disk health before the inventory that names the disks to read. */
+	struct smart_config smcfg = {
+	    .socket = cfg.smart_socket,
+	    .interval_s = (int)cfg.smart_interval_s,
+	    .retry_s = cfg.smart_interval_s < 300 ? (int)cfg.smart_interval_s : 300,
+	    .timeout_ms = (int)cfg.smart_timeout_s * 1000,
+	};
+	if (smart_init(d.base, &smcfg) < 0)
+		fatal("cannot set up disk health");
 	if (leds_init(d.base, db, &lcfg) < 0)
 		fatal("cannot set up the hardware inventory");
 	/* Analytics: the series store (a connection and a writer thread of its own), the
@@ -358,6 +368,7 @@ int main(int argc, char **argv)
 	smbstat_shutdown();
 	series_shutdown();
 	leds_shutdown();
+	smart_shutdown();
 	problems_shutdown();
 	/* Children last among the answerers: killed, reaped, their callbacks run. */
 	child_shutdown();

@@ -100,8 +100,9 @@ struct sockcall *sockcall_start(struct event_base *base, const struct sockcall_o
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", o->path);
 	/* non-blocking from the start: a full backlog is an error, never a wait on the loop */
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	size_t rlen = o->request ? strlen(o->request) : 0;
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    shutdown(fd, SHUT_WR) < 0) {
+	    (rlen && write(fd, o->request, rlen) != (ssize_t)rlen) || shutdown(fd, SHUT_WR) < 0) {
 		snprintf(err, errlen, "cannot reach %s: %s", o->path, strerror(errno));
 		if (fd >= 0)
 			close(fd);

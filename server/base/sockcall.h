@@ -18,6 +18,8 @@ struct sockcall;
 
 struct sockcall_opts {
 	const char *path;
+	const char *request; /* a line sent before the write side is shut, or NULL; short (a
+	                      * local socket takes it at once) */
 	int timeout_ms;
 	size_t max_output; /* 0: 1 MiB; what comes past it is dropped */
 	void (*on_exit)(void *arg, const struct child_result *res);

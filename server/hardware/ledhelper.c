@@ -17,140 +17,30 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
-#include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define LINE_MAX_LEN 96   /* "locate_off /dev/" and a name of at most 32 */
-#define DRAIN_MAX    4096 /* of a refused request, read this much before answering */
-#define NAME_MAX_LEN 32
+#include "helper_req.h"
+
+#define LINE_MAX_LEN 96  /* "locate_off /dev/" and a name of at most 32 */
 #define READ_TIMEOUT 5   /* seconds the client has to send its line */
 #define RUN_TIMEOUT  30  /* seconds ledctl may take before it is killed */
 #define OUTPUT_MAX   512 /* of ledctl's complaint, the start is enough */
-
-static volatile sig_atomic_t timed_out;
-
-static void on_alarm(int sig)
-{
-	(void)sig;
-	timed_out = 1;
-}
-
-/* The answer: one line, printable ASCII only. */
-static int reply(int code, const char *fmt, ...)
-{
-	char msg[256];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	for (char *p = msg; *p; p++)
-		if (*p < 0x20 || *p > 0x7e)
-			*p = '?';
-	printf("%s\n", msg);
-	fflush(stdout);
-	if (code)
-		fprintf(stderr, "spindle-ledctl-helper: %s\n", msg);
-	return code;
-}
-
-/* The request: one line on stdin and then the end of it (the client shuts its side
- * down), without the newline. -1 when it is too long, holds a NUL, is followed by more,
- * or does not come within READ_TIMEOUT. All that was sent (up to DRAIN_MAX bytes) is
- * read either way: a socket closed with unread input resets the connection, and the
- * client would never read why it was refused. */
-static int read_line(char *buf, size_t len)
-{
-	size_t n = 0, total = 0;
-	bool eol = false, bad = false;
-	alarm(READ_TIMEOUT);
-	while (total < DRAIN_MAX) {
-		char chunk[256];
-		ssize_t r = read(STDIN_FILENO, chunk, sizeof(chunk));
-		if (r < 0 && errno == EINTR && !timed_out)
-			continue;
-		if (r < 0) {
-			bad = true;
-			break;
-		}
-		if (r == 0)
-			break;
-		total += (size_t)r;
-		for (ssize_t i = 0; i < r && !bad; i++) {
-			char c = chunk[i];
-			if (eol || c == '\0' || n + 1 >= len)
-				bad = true;
-			else if (c == '\n')
-				eol = true;
-			else
-				buf[n++] = c;
-		}
-	}
-	alarm(0);
-	if (bad || timed_out || total >= DRAIN_MAX)
-		return -1;
-	if (n && buf[n - 1] == '\r')
-		n--;
-	buf[n] = '\0';
-	return n ? 0 : -1;
-}
-
-/* Reads SYS/block/NAME/FILE's first line into out; false when it cannot be read. */
-static bool sys_block_read(const char *sys_root, const char *name, const char *file, char *out,
-                           size_t outlen)
-{
-	char path[PATH_MAX];
-	snprintf(path, sizeof(path), "%s/sys/block/%s/%s", sys_root, name, file);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return false;
-	bool ok = fgets(out, (int)outlen, f) != NULL;
-	fclose(f);
-	if (ok)
-		out[strcspn(out, "\n")] = '\0';
-	return ok;
-}
-
-/* Whether NAME is a disk that can sit in a slot with a locator LED: [a-z0-9]+, starting
- * with a letter, listed in SYS/block (whole devices only, no partitions), backed by a
- * device (SYS/block/NAME/device: loop, md, dm, zram, ram and nbd devices have none) and
- * not removable (optical drives, card readers). */
-static bool slot_disk(const char *sys_root, const char *name)
-{
-	size_t n = strlen(name);
-	if (n == 0 || n > NAME_MAX_LEN || name[0] < 'a' || name[0] > 'z')
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9')))
-			return false;
-	char path[PATH_MAX], removable[8];
-	struct stat st;
-	snprintf(path, sizeof(path), "%s/sys/block/%s", sys_root, name);
-	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
-		return false;
-	snprintf(path, sizeof(path), "%s/sys/block/%s/device", sys_root, name);
-	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
-		return false;
-	return sys_block_read(sys_root, name, "removable", removable, sizeof(removable)) &&
-	       strcmp(removable, "0") == 0;
-}
 
 /* Runs ledctl ARG with its output in a pipe; the first line of what it said in out. */
 static int run_ledctl(const char *ledctl, const char *arg, char *out, size_t outlen)
 {
 	int fds[2];
 	if (pipe(fds) < 0)
-		return reply(1, "error pipe: %s", strerror(errno));
+		return helper_reply(1, "error pipe: %s", strerror(errno));
 	pid_t pid = fork();
 	if (pid < 0)
-		return reply(1, "error fork: %s", strerror(errno));
+		return helper_reply(1, "error fork: %s", strerror(errno));
 	if (pid == 0) {
 		close(fds[0]);
 		if (dup2(fds[1], STDOUT_FILENO) < 0 || dup2(fds[1], STDERR_FILENO) < 0)
@@ -169,7 +59,7 @@ static int run_ledctl(const char *ledctl, const char *arg, char *out, size_t out
 		char buf[256];
 		ssize_t r = read(fds[0], buf, sizeof(buf));
 		if (r < 0 && errno == EINTR) {
-			if (timed_out)
+			if (helper_timed_out())
 				kill(pid, SIGKILL);
 			continue;
 		}
@@ -181,22 +71,23 @@ static int run_ledctl(const char *ledctl, const char *arg, char *out, size_t out
 	out[n] = '\0';
 	int status = 0;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		if (timed_out)
+		if (helper_timed_out())
 			kill(pid, SIGKILL);
 	alarm(0);
 	close(fds[0]);
 	char *s = out + strspn(out, " \t\r\n");
 	s[strcspn(s, "\r\n")] = '\0';
 	memmove(out, s, strlen(s) + 1);
-	if (timed_out)
-		return reply(1, "error %s gave no answer within %d s and was killed", ledctl,
-		             RUN_TIMEOUT);
+	if (helper_timed_out())
+		return helper_reply(1, "error %s gave no answer within %d s and was killed", ledctl,
+		                    RUN_TIMEOUT);
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		return reply(0, "ok");
+		return helper_reply(0, "ok");
 	if (WIFEXITED(status))
-		return reply(1, "error %s %s failed with exit status %d%s%s", ledctl, arg,
-		             WEXITSTATUS(status), *out ? ": " : "", out);
-	return reply(1, "error %s %s was killed by signal %d", ledctl, arg, WTERMSIG(status));
+		return helper_reply(1, "error %s %s failed with exit status %d%s%s", ledctl, arg,
+		                    WEXITSTATUS(status), *out ? ": " : "", out);
+	return helper_reply(1, "error %s %s was killed by signal %d", ledctl, arg,
+	                    WTERMSIG(status));
 }
 
 static void usage(FILE *f)
@@ -235,28 +126,27 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	struct sigaction sa = {.sa_handler = on_alarm};
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGALRM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	helper_init("spindle-ledctl-helper");
 
 	char line[LINE_MAX_LEN];
-	if (read_line(line, sizeof(line)) < 0)
-		return reply(2, "error the request must be one line: locate|locate_off /dev/NAME");
+	if (helper_read_line(line, sizeof(line), READ_TIMEOUT) < 0)
+		return helper_reply(
+		    2, "error the request must be one line: locate|locate_off /dev/NAME");
 	const char *verb, *dev;
 	char *sp = strchr(line, ' ');
 	if (!sp)
-		return reply(2, "error the request must be: locate|locate_off /dev/NAME");
+		return helper_reply(2, "error the request must be: locate|locate_off /dev/NAME");
 	*sp = '\0';
 	verb = line;
 	dev = sp + 1;
 	if (strcmp(verb, "locate") != 0 && strcmp(verb, "locate_off") != 0)
-		return reply(2, "error unknown request '%.20s': locate or locate_off", verb);
-	if (strncmp(dev, "/dev/", 5) != 0 || !slot_disk(sys_root, dev + 5))
-		return reply(2,
-		             "error '%.40s' is not a disk that can have a slot LED (a whole, "
-		             "non-removable disk under /dev backed by a device)",
-		             dev);
+		return helper_reply(2, "error unknown request '%.20s': locate or locate_off", verb);
+	if (!helper_dev_name(sys_root, dev))
+		return helper_reply(
+		    2,
+		    "error '%.40s' is not a disk that can have a slot LED (a whole, "
+		    "non-removable disk under /dev backed by a device)",
+		    dev);
 
 	char arg[LINE_MAX_LEN + 8], out[OUTPUT_MAX];
 	snprintf(arg, sizeof(arg), "%s=%s", verb, dev);

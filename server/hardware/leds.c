@@ -13,6 +13,7 @@
 #include "base/child.h"
 #include "base/log.h"
 #include "problems.h"
+#include "smart.h"
 #include "sysfs.h"
 #include "base/util.h"
 #include "base/workq.h"
@@ -258,6 +259,22 @@ static void carry_leds(struct snap *s, struct snap *old)
 	}
 }
 
+/* The disks present, to disk health: each is read when first seen. */
+static void smart_from_snap(const struct snap *s)
+{
+	if (!s)
+		return;
+	struct smart_disk *list = xcalloc(s->inv.ndisks + 1, sizeof(*list));
+	size_t n = 0;
+	for (size_t i = 0; i < s->inv.ndisks; i++) {
+		const struct sysfs_disk *d = &s->inv.disks[i];
+		if (d->present && d->device[0])
+			list[n++] = (struct smart_disk){d->id, d->device, d->interface};
+	}
+	smart_inventory(list, n);
+	free(list);
+}
+
 static void scan_done(void *arg)
 {
 	struct scan_job *j = arg;
@@ -274,6 +291,7 @@ static void scan_done(void *arg)
 	}
 	free(j);
 	faults_to_problems(leds.snap);
+	smart_from_snap(leds.snap);
 	if (!leds.snap) {
 		struct fault f = {.kind = ERR_INTERNAL};
 		snprintf(f.details, sizeof(f.details), "chassis: the inventory cannot be read");

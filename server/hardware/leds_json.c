@@ -3,6 +3,7 @@
  * locator LEDs, and the disks that report a fault as problems. */
 #include "leds_int.h"
 #include "problems.h"
+#include "smart.h"
 #include "base/util.h"
 #include "sysfs.h"
 
@@ -212,6 +213,7 @@ json_t *disk_json(const struct snap *s, size_t i)
 	json_object_set_new(o, "enclosure", ch->enclosure ? json_string(ch->id) : json_null());
 	json_object_set_new(o, "slot", str_or_null(d->slot));
 	add_led(o, &s->disks[i]);
+	smart_json_add(o, d->id, d->present ? d->interface : NULL);
 	return o;
 }
 

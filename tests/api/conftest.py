@@ -286,10 +286,13 @@ class Server:
         self.log_path = self.state_dir.parent / f"{self.state_dir.name}-{unique('log')}.log"
 
     def settings(self):
+        # Disk health off: a fake sys tree names disks (sda, nvme0n1) that smartctl would
+        # look for in the host's /dev. test_smart.py turns it on, with a fake smartctl.
         s = {"state_dir": self.state_dir,
              "listen": f"127.0.0.1:{self.port}",
              "http_listen": f"127.0.0.1:{self.http_port}",
-             "log_level": "debug"}
+             "log_level": "debug",
+             "smart_interval": 0}
         if self.kdf_iterations:
             s["kdf_iterations"] = self.kdf_iterations
         return s

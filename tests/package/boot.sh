@@ -11,7 +11,7 @@
 #      psync, io_uring and O_DIRECT jobs end done with IOPS; the dashboard, an analytics
 #      dataset and /metrics have values; a virtual LED toggles; the storage and network
 #      services answer (their commands and netlink allowed by the unit); the ledctl helper
-#      answers through its socket; the eBPF helper loads its program under its unit (a user
+#      answers through its socket, and so does the smartctl one; the eBPF helper loads its program under its unit (a user
 #      of its own, CAP_BPF and CAP_PERFMON given to the container), gives them up, streams
 #      io.ops[latency] while the dataset exists and is gone when it does not; Samba's
 #      counters come through the smbstatus helper's socket (smb2.ops counts smbclient);
@@ -33,9 +33,10 @@ NEW_DEB=$(realpath -e "${1:?usage: tests/package/boot.sh NEW.deb}")
 CACHE=${SPINDLE_BOOT_CACHE:-/var/cache/spindle-test}
 # What the root is made of: systemd as PID 1, and what the client side needs (python3 for
 # boot_client.py, curl and openssl for an administrator's own checks).
-# Samba and smbclient: SMB's counters through spindle-smbstatus.socket.
-INCLUDE=systemd,systemd-sysv,dbus,python3,curl,openssl,procps,ca-certificates,samba,smbclient
-RECIPE=3 # bump when the root's recipe below changes
+# Samba and smbclient: SMB's counters through spindle-smbstatus.socket; smartmontools: disk
+# health through spindle-smart.socket.
+INCLUDE=systemd,systemd-sysv,dbus,python3,curl,openssl,procps,ca-certificates,samba,smbclient,smartmontools
+RECIPE=4 # bump when the root's recipe below changes
 
 [ "$(id -u)" -eq 0 ] || { echo "$TEST_NAME: needs root (debootstrap, nspawn, losetup)"; exit 1; }
 for tool in systemd-nspawn debootstrap nsenter losetup dpkg-buildpackage fio; do
@@ -350,6 +351,18 @@ s.sendall(b"locate /dev/loop0\n")
 s.shutdown(socket.SHUT_WR)
 print(s.recv(512).decode().strip())' 2>&1) || true
 check "the ledctl helper answers through /run/spindle/ledctl.sock: $answer" sh -c "case '$answer' in 'error '*'slot LED'*) ;; *) exit 1 ;; esac"
+# smartctl's helper likewise (smartmontools is installed: its socket's condition holds).
+check "spindle-smart.socket listens" inside systemctl is-active -q spindle-smart.socket
+answer=$(inside setpriv --reuid=spindle --regid=spindle --init-groups /usr/bin/python3 -c '
+import socket
+s = socket.socket(socket.AF_UNIX)
+s.connect("/run/spindle/smart.sock")
+s.sendall(b"smart /dev/loop0\n")
+s.shutdown(socket.SHUT_WR)
+print(s.recv(512).decode().strip())' 2>&1) || true
+check "the smartctl helper answers through /run/spindle/smart.sock: $answer" sh -c "case '$answer' in 'error '*'sit in a slot'*) ;; *) exit 1 ;; esac"
+refused=$(inside journalctl -u 'spindle-smart@*' --no-pager -o cat | grep -ci "denied\|status=31" || true)
+check "the unit lets the smartctl helper run (journal: $refused refusals)" [ "$refused" = 0 ]
 
 # The eBPF helper under its unit: spindled asked it at start (so io.ops offers latency),
 # connects while io.ops[latency] exists, and leaves it when the dataset goes.
@@ -432,7 +445,7 @@ dpkg_wait inside env DEBIAN_FRONTEND=noninteractive apt-get purge -y -q spindle 
 sed -n 's/^spindle: /  | spindle: /p' "$WORK/purge.log"
 warn=$(grep -i -E "^[WE]:|warning|not executed" "$WORK/purge.log" || true)
 check "purge printed no warning${warn:+ ($warn)}" test -z "$warn"
-for path in /run/spindle/ledctl.sock /run/spindle/smbstatus.sock /var/lib/spindle /etc/spindle /usr/sbin/spindled \
+for path in /run/spindle/ledctl.sock /run/spindle/smbstatus.sock /run/spindle/smart.sock /var/lib/spindle /etc/spindle /usr/sbin/spindled \
 	/lib/systemd/system/spindled.service /etc/systemd/system/multi-user.target.wants/spindled.service; do
 	check "no $path" inside sh -c "[ ! -e '$path' ] && [ ! -L '$path' ]"
 done

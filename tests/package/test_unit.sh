@@ -34,6 +34,7 @@ done
 cp /bin/true "$root/usr/sbin/spindled"
 cp /bin/true "$root/usr/libexec/spindle/spindle-ledctl-helper"
 cp /bin/true "$root/usr/libexec/spindle/spindle-iolat"
+cp /bin/true "$root/usr/libexec/spindle/spindle-smart-helper"
 mkdir -p "$root/usr/bin"
 cp /bin/true "$root/usr/bin/smbstatus"
 cp "$unit" "$src/packaging/systemd/spindle-ledctl.socket" \
@@ -41,7 +42,9 @@ cp "$unit" "$src/packaging/systemd/spindle-ledctl.socket" \
 	"$src/packaging/systemd/spindle-iolat.socket" \
 	"$src/packaging/systemd/spindle-iolat@.service" \
 	"$src/packaging/systemd/spindle-smbstatus.socket" \
-	"$src/packaging/systemd/spindle-smbstatus@.service" "$units/"
+	"$src/packaging/systemd/spindle-smbstatus@.service" \
+	"$src/packaging/systemd/spindle-smart.socket" \
+	"$src/packaging/systemd/spindle-smart@.service" "$units/"
 
 verify() { # what, then units
 	what=$1
@@ -61,6 +64,8 @@ verify spindle-iolat.socket spindle-iolat.socket
 verify spindle-iolat@.service spindle-iolat@0.service
 verify spindle-smbstatus.socket spindle-smbstatus.socket
 verify spindle-smbstatus@.service spindle-smbstatus@0.service
+verify spindle-smart.socket spindle-smart.socket
+verify spindle-smart@.service spindle-smart@0.service
 mkdir -p "$root/etc/systemd/system/spindled.service.d"
 cp "$src/packaging/systemd/spindled.service.d-bench-devices.conf" \
 	"$root/etc/systemd/system/spindled.service.d/bench-devices.conf"
@@ -94,6 +99,9 @@ exposure_at_most "$src/packaging/systemd/spindle-ledctl@.service" 3.0
 exposure_at_most "$src/packaging/systemd/spindle-iolat@.service" 1.0
 # smbstatus runs only as root: root, with no capability, writing only Samba's own state.
 exposure_at_most "$src/packaging/systemd/spindle-smbstatus@.service" 2.0
+# smartctl's helper: root with the two capabilities of raw disk commands, writing nothing:
+# printed, and held where it is (2.0).
+exposure_at_most "$src/packaging/systemd/spindle-smart@.service" 2.2
 # With the bench-devices drop-in (the block devices, the disk group): printed only.
 cat "$unit" "$src/packaging/systemd/spindled.service.d-bench-devices.conf" > "$tmp/spindled.service"
 echo "exposure spindled.service with the bench-devices drop-in: $(exposure "$tmp/spindled.service")"
@@ -137,6 +145,13 @@ f=$src/packaging/systemd/spindle-smbstatus@.service
 for line in "CapabilityBoundingSet=" "ExecStart=/usr/bin/smbstatus --profile" \
 	"SystemCallFilter=@system-service" "IPAddressDeny=any" \
 	"ProtectSystem=strict" "PrivateNetwork=yes" "NoNewPrivileges=yes"; do
+	has "$f" "$line"
+done
+# smartctl's helper: raw disk commands' two capabilities, no network, nothing written.
+f=$src/packaging/systemd/spindle-smart@.service
+for line in "CapabilityBoundingSet=CAP_SYS_ADMIN CAP_SYS_RAWIO" \
+	"ExecStart=/usr/libexec/spindle/spindle-smart-helper" "SystemCallFilter=@system-service @raw-io" \
+	"IPAddressDeny=any" "ProtectSystem=strict" "PrivateNetwork=yes" "NoNewPrivileges=yes"; do
 	has "$f" "$line"
 done
 hasnt "$unit" "^CapabilityBoundingSet=."
