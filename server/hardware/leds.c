@@ -13,7 +13,6 @@
 #include "base/child.h"
 #include "base/log.h"
 #include "problems.h"
-#include "smart.h"
 #include "sysfs.h"
 #include "base/util.h"
 #include "base/workq.h"
@@ -257,22 +256,6 @@ static void carry_leds(struct snap *s, struct snap *old)
 		if (disk && was_disk && s->inv.disks[i].faulted < 0)
 			s->inv.disks[i].faulted = old->inv.disks[j].faulted;
 	}
-}
-
-/* The disks present, to disk health: each is read when first seen. */
-static void smart_from_snap(const struct snap *s)
-{
-	if (!s)
-		return;
-	struct smart_disk *list = xcalloc(s->inv.ndisks + 1, sizeof(*list));
-	size_t n = 0;
-	for (size_t i = 0; i < s->inv.ndisks; i++) {
-		const struct sysfs_disk *d = &s->inv.disks[i];
-		if (d->present && d->device[0])
-			list[n++] = (struct smart_disk){d->id, d->device, d->interface};
-	}
-	smart_inventory(list, n);
-	free(list);
 }
 
 static void scan_done(void *arg)

@@ -209,4 +209,7 @@ bool ledctl_via_socket(void);
 /* At shutdown: the requests waiting on the root helper are answered. */
 void led_command_stop(void);
 
+/* The disks present, to disk health (smart.h): each is read when first seen. */
+void smart_from_snap(const struct snap *s);
+
 #endif

@@ -217,6 +217,38 @@ json_t *disk_json(const struct snap *s, size_t i)
 	return o;
 }
 
+void smart_from_snap(const struct snap *s)
+{
+	if (!s)
+		return;
+	struct smart_disk *list = xcalloc(s->inv.ndisks + 1, sizeof(*list));
+	char(*labels)[32] = xcalloc(s->inv.ndisks + 1, sizeof(*labels));
+	char(*hrefs)[2 * SYSFS_ID_MAX + 64] = xcalloc(s->inv.ndisks + 1, sizeof(*hrefs));
+	size_t n = 0;
+	for (size_t i = 0; i < s->inv.ndisks; i++) {
+		const struct sysfs_disk *d = &s->inv.disks[i];
+		if (!d->present || !d->device[0])
+			continue;
+		const struct sysfs_chassis *ch = &s->inv.chassis[d->chassis];
+		disk_label(s, i, labels[n], sizeof(labels[n]));
+		snprintf(hrefs[n], sizeof(hrefs[n]), "/api/hardware/v1/chassis/%s/disk/%s", ch->id,
+		         d->id);
+		list[n] = (struct smart_disk){.id = d->id,
+		                              .device = d->device,
+		                              .interface = d->interface,
+		                              .chassis = ch->id,
+		                              .label = labels[n],
+		                              .slot = d->slot,
+		                              .serial = d->serial,
+		                              .href = hrefs[n]};
+		n++;
+	}
+	smart_inventory(list, n);
+	free(hrefs);
+	free(labels);
+	free(list);
+}
+
 /* An open problem for every present disk its enclosure marks faulted; cleared when the
  * mark goes (or the disk does). */
 void faults_to_problems(const struct snap *s)

@@ -2,6 +2,7 @@
 /* Disk health (smart.h): smartctl's JSON read into a reading, and the readings kept up to
  * date one disk at a time. */
 #include "smart.h"
+#include "problems.h"
 #include "base/child.h"
 #include "base/hmap.h"
 #include "base/log.h"
@@ -299,6 +300,7 @@ void smart_parse(const char *out, size_t len, int64_t now, const struct smart_in
 
 struct sdisk {
 	char id[160], device[32], interface[16];
+	char chassis[160], label[32], slot[96], serial[128], href[320]; /* for its problem */
 	struct smart_info info;
 	bool have;   /* info holds a try's outcome */
 	bool seen;   /* in the last inventory */
@@ -332,6 +334,43 @@ static bool virtual_disk(const char *interface)
 
 static void schedule(void);
 
+/* The disk's problem: open while it is failing or warned of, its text refreshed at each
+ * reading; cleared when it is ok again. A reading that could not be taken (unknown, the
+ * values kept) leaves it as it was: a failing disk that stops answering is still failing. */
+static void problem(const struct sdisk *d)
+{
+	char key[200];
+	snprintf(key, sizeof(key), "smart/%s", d->id);
+	const struct smart_info *s = &d->info;
+	if (s->health == SMART_OK) {
+		problems_clear(key);
+		return;
+	}
+	if (s->health != SMART_FAILING && s->health != SMART_WARNING)
+		return;
+	static const struct problem_text
+	    failing = {"SP-DISK-FAILING", "Fault",
+	               "The disk says it is failing: what it holds may become unreadable, and a "
+	               "pool that "
+	               "counts on it may degrade.",
+	               "Replace the disk soon, after its data is safe elsewhere; its locator LED "
+	               "can be lit "
+	               "to find it."},
+	    warning = {
+	        "SP-DISK-WARNING", "Fault",
+	        "The disk reports errors, wear or heat that often come before a failure; a "
+	        "benchmark "
+	        "on it measures a disk that is not well.",
+	        "Watch its counts (GET the disk); plan to replace it if they grow. Its locator LED "
+	        "can be lit to find it."};
+	struct problem_component c = {.chassis = d->chassis, .label = d->label, .href = d->href};
+	problems_raise(key, s->health == SMART_FAILING ? PROBLEM_CRITICAL : PROBLEM_MAJOR,
+	               s->health == SMART_FAILING ? &failing : &warning, &c,
+	               "The disk in %s (%s%s%s) %s: %s", d->slot[0] ? d->slot : d->label, d->device,
+	               d->serial[0] ? ", serial " : "", d->serial,
+	               s->health == SMART_FAILING ? "is failing" : "reports trouble", s->why);
+}
+
 static void reading_done(struct sdisk *d, const struct child_result *res, const char *how,
                          bool quiet)
 {
@@ -355,6 +394,7 @@ static void reading_done(struct sdisk *d, const struct child_result *res, const 
 		         info.why[0] ? ": " : "", info.why);
 	d->info = info;
 	d->have = true;
+	problem(d);
 	/* a disk not ok, or asleep (to be caught awake), sooner */
 	d->due = mono_s() +
 	         (info.health == SMART_OK && !info.asleep ? sm.cfg.interval_s : sm.cfg.retry_s);
@@ -472,6 +512,9 @@ static void schedule(void)
 static void forget(size_t i)
 {
 	struct sdisk *d = sm.all[i];
+	char key[200];
+	snprintf(key, sizeof(key), "smart/%s", d->id);
+	problems_clear(key); /* a disk gone is no problem of its own (its slot's may be) */
 	hmap_del(&sm.by_id, d->id, strlen(d->id));
 	sm.all[i] = sm.all[--sm.n];
 	d->seen = false;
@@ -497,6 +540,7 @@ void smart_inventory(const struct smart_disk *disks, size_t n)
 		if (!d) {
 			d = xcalloc(1, sizeof(*d));
 			snprintf(d->id, sizeof(d->id), "%s", x->id);
+			/* (what names it is set below, at every inventory) */
 			snprintf(d->device, sizeof(d->device), "%s", x->device);
 			snprintf(d->interface, sizeof(d->interface), "%s", x->interface);
 			d->due = now;
@@ -514,6 +558,11 @@ void smart_inventory(const struct smart_disk *disks, size_t n)
 			sm.all[sm.n++] = d;
 		}
 		d->seen = true;
+		snprintf(d->chassis, sizeof(d->chassis), "%s", x->chassis ? x->chassis : "");
+		snprintf(d->label, sizeof(d->label), "%s", x->label ? x->label : x->device);
+		snprintf(d->slot, sizeof(d->slot), "%s", x->slot ? x->slot : "");
+		snprintf(d->serial, sizeof(d->serial), "%s", x->serial ? x->serial : "");
+		snprintf(d->href, sizeof(d->href), "%s", x->href ? x->href : "");
 	}
 	for (size_t i = sm.n; i-- > 0;)
 		if (!sm.all[i]->seen)
@@ -525,6 +574,13 @@ const struct smart_info *smart_get(const char *id)
 {
 	struct sdisk *d = sm.ready ? hmap_get(&sm.by_id, id, strlen(id)) : NULL;
 	return d && d->have ? &d->info : NULL;
+}
+
+void smart_each(void (*cb)(void *arg, const char *device, const struct smart_info *s), void *arg)
+{
+	for (size_t i = 0; sm.ready && i < sm.n; i++)
+		if (sm.all[i]->have)
+			cb(arg, sm.all[i]->device, &sm.all[i]->info);
 }
 
 static json_t *count(int64_t v)

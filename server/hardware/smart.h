@@ -55,9 +55,12 @@ struct smart_config {
 	int timeout_ms;     /* of one reading */
 };
 
-/* A disk of the inventory: its stable id, its device ("sdb") and interface ("sata"). */
+/* A disk of the inventory: its stable id, its device ("sdb") and interface ("sata"), and
+ * what names it in a problem: its chassis, label ("HDD 3"), slot ("Slot 03", "" outside
+ * an enclosure), serial and href. */
 struct smart_disk {
 	const char *id, *device, *interface;
+	const char *chassis, *label, *slot, *serial, *href;
 };
 
 int smart_init(struct event_base *base, const struct smart_config *cfg);
@@ -66,6 +69,8 @@ int smart_init(struct event_base *base, const struct smart_config *cfg);
 void smart_inventory(const struct smart_disk *disks, size_t n);
 /* The disk's reading, or NULL when it has none yet (or is not a disk smartctl reads). */
 const struct smart_info *smart_get(const char *id);
+/* Each disk's device and reading, for /metrics (disks read at least once, or unknown). */
+void smart_each(void (*cb)(void *arg, const char *device, const struct smart_info *s), void *arg);
 /* Adds the disk's health keys to its appliance-shaped object: "health",
  * "health_details", "temperature_c", "power_on_hours" and "smart" (the reading's
  * details). */

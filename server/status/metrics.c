@@ -21,6 +21,7 @@
 #include "bench/jobs.h"
 #include "hardware/leds.h"
 #include "hardware/problems.h"
+#include "hardware/smart.h"
 #include "inventory/storage.h"
 #include "base/util.h"
 
@@ -237,6 +238,109 @@ static void build_sample(struct buf *b, const struct box_sample *s)
 		            s->tcp_retrans_segs, ts);
 }
 
+/* --- disk health, in the names of Prometheus' smartctl exporter (its dashboards fit) */
+
+struct smart_family {
+	const char *name, *type, *help;
+	size_t off;         /* an int64_t of struct smart_info; SIZE_MAX: the special below */
+	int64_t scale;      /* power on hours -> seconds */
+	const char *labels; /* more labels, or "" */
+};
+
+#define SMART_HEALTH SIZE_MAX
+#define SMART_STATUS (SIZE_MAX - 1)
+#define SMART_STATE  (SIZE_MAX - 2)
+
+static const struct smart_family smart_families[] = {
+    {"spindle_disk_health", "gauge",
+     "The disk's health from its SMART or NVMe health log: 0 ok, 1 warning, 2 failing, -1 "
+     "unknown (GET the disk for why).",
+     SMART_HEALTH, 1, ""},
+    {"smartctl_device_smart_status", "gauge", "The drive's own overall health check: 1 passed.",
+     SMART_STATUS, 1, ""},
+    {"smartctl_device_state", "gauge", "0 active, 1 standby (left asleep at the last reading).",
+     SMART_STATE, 1, ""},
+    {"smartctl_device_temperature", "gauge", "Device temperature celsius, at the last reading.",
+     offsetof(struct smart_info, temperature_c), 1, ",temperature_type=\"current\""},
+    {"smartctl_device_power_on_seconds", "gauge", "Device power on seconds.",
+     offsetof(struct smart_info, power_on_hours), 3600, ""},
+    {"smartctl_device_attribute", "gauge",
+     "ATA attributes' raw values: 5, 197, 198 and 199 (sectors reallocated, pending, offline "
+     "uncorrectable; CRC errors).",
+     offsetof(struct smart_info, reallocated), 1,
+     ",attribute_id=\"5\",attribute_name=\"Reallocated_Sector_Ct\",attribute_value_type="
+     "\"raw\""},
+    {"smartctl_device_attribute", NULL, NULL, offsetof(struct smart_info, pending), 1,
+     ",attribute_id=\"197\",attribute_name=\"Current_Pending_Sector\",attribute_value_type="
+     "\"raw\""},
+    {"smartctl_device_attribute", NULL, NULL, offsetof(struct smart_info, offline_uncorrectable), 1,
+     ",attribute_id=\"198\",attribute_name=\"Offline_Uncorrectable\",attribute_value_type="
+     "\"raw\""},
+    {"smartctl_device_attribute", NULL, NULL, offsetof(struct smart_info, crc_errors), 1,
+     ",attribute_id=\"199\",attribute_name=\"UDMA_CRC_Error_Count\",attribute_value_type="
+     "\"raw\""},
+    {"smartctl_scsi_grown_defect_list", "gauge", "Device SCSI grown defect list counter.",
+     offsetof(struct smart_info, grown_defects), 1, ""},
+    {"smartctl_read_total_uncorrected_errors", "gauge", "Read Total Uncorrected Errors (SCSI).",
+     offsetof(struct smart_info, uncorrected_read), 1, ""},
+    {"smartctl_write_total_uncorrected_errors", "gauge", "Write Total Uncorrected Errors (SCSI).",
+     offsetof(struct smart_info, uncorrected_write), 1, ""},
+    {"smartctl_device_critical_warning", "gauge", "NVMe critical warning bits.",
+     offsetof(struct smart_info, critical_warning), 1, ""},
+    {"smartctl_device_percentage_used", "gauge", "NVMe: % of the rated endurance used.",
+     offsetof(struct smart_info, percentage_used), 1, ""},
+    {"smartctl_device_available_spare", "gauge", "NVMe: % of spare capacity left.",
+     offsetof(struct smart_info, available_spare), 1, ""},
+    {"smartctl_device_available_spare_threshold", "gauge", "NVMe: the spare's threshold, %.",
+     offsetof(struct smart_info, available_spare_threshold), 1, ""},
+    {"smartctl_device_media_errors", "gauge", "NVMe: media and data integrity errors.",
+     offsetof(struct smart_info, media_errors), 1, ""},
+};
+
+struct smart_line {
+	struct buf *b;
+	const struct smart_family *f;
+};
+
+static void smart_line(void *arg, const char *device, const struct smart_info *s)
+{
+	const struct smart_line *l = arg;
+	const struct smart_family *f = l->f;
+	int64_t v;
+	if (f->off == SMART_HEALTH) {
+		static const int64_t health[] = {
+		    [SMART_UNKNOWN] = -1, [SMART_OK] = 0, [SMART_WARNING] = 1, [SMART_FAILING] = 2};
+		v = health[s->health];
+	} else if (!s->read_at) {
+		return; /* never read: no value to give */
+	} else if (f->off == SMART_STATUS) {
+		if (s->overall_passed == SMART_NONE)
+			return;
+		v = s->overall_passed;
+	} else if (f->off == SMART_STATE) {
+		v = s->asleep ? 1 : 0;
+	} else {
+		memcpy(&v, (const char *)s + f->off, sizeof(v));
+		if (v == SMART_NONE)
+			return;
+		v *= f->scale;
+	}
+	char esc[80];
+	buf_printf(l->b, "%s{device=\"%s\"%s} %lld\n", f->name, label(device, esc, sizeof(esc)),
+	           f->labels, (long long)v);
+}
+
+static void smart_lines(struct buf *b)
+{
+	for (size_t i = 0; i < nitems(smart_families); i++) {
+		const struct smart_family *f = &smart_families[i];
+		if (f->help)
+			family(b, f->name, f->type, f->help);
+		struct smart_line l = {b, f};
+		smart_each(smart_line, &l);
+	}
+}
+
 static void lit_since_line(void *arg, const char *key, int64_t since)
 {
 	char esc[160];
@@ -323,6 +427,7 @@ static void build_daemon(struct buf *b)
 	buf_printf(b, "spindle_loop_work_max_seconds{clock=\"wall\"} %.6f\n", (double)wall / 1e9);
 	buf_printf(b, "spindle_loop_work_max_seconds{clock=\"cpu\"} %.6f\n", (double)cpu / 1e9);
 	pool_lines(b);
+	smart_lines(b);
 	gauge_u64(b, "spindle_sse_clients", "Server-Sent Events streams open now.",
 	          dashboard_events_clients(), "");
 }

@@ -12,13 +12,21 @@ from conftest import (PASSWORD, SLOW, FakeProc, expect, expect_fault, make_role,
 METRICS = "/metrics"
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 LABEL = r'[a-z_]+="(?:[^"\\]|\\.)*"'
-SAMPLE_RE = re.compile(rf"^(spindle_[a-z_]+)(\{{{LABEL}(?:,{LABEL})*\}})?"
+SAMPLE_RE = re.compile(rf"^((?:spindle|smartctl)_[a-z_]+)(\{{{LABEL}(?:,{LABEL})*\}})?"
                        r" (-?[0-9.]+(?:e[+-]?[0-9]+)?)(?: ([0-9]+))?$")
 # The collector's sample carries its own time; the daemon's gauges are read at the scrape.
 DAEMON = {"spindle_build_info", "spindle_start_time_seconds", "spindle_jobs",
           "spindle_jobs_ended_total", "spindle_locator_leds_lit",
           "spindle_locator_led_lit_since_seconds", "spindle_hardware_scans_total",
-          "spindle_problems_open", "spindle_sse_clients", "spindle_loop_work_max_seconds"}
+          "spindle_problems_open", "spindle_sse_clients", "spindle_loop_work_max_seconds",
+          # disk health (test_smart.py), in the smartctl exporter's names
+          "spindle_disk_health", "smartctl_device_smart_status", "smartctl_device_state",
+          "smartctl_device_temperature", "smartctl_device_power_on_seconds",
+          "smartctl_device_attribute", "smartctl_scsi_grown_defect_list",
+          "smartctl_read_total_uncorrected_errors", "smartctl_write_total_uncorrected_errors",
+          "smartctl_device_critical_warning", "smartctl_device_percentage_used",
+          "smartctl_device_available_spare", "smartctl_device_available_spare_threshold",
+          "smartctl_device_media_errors"}
 
 
 def parse(text, stamps=None):

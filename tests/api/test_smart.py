@@ -18,6 +18,7 @@ from conftest import REPO, SLOW, Server, assert_stopped_cleanly, expect
 from fixtures.hw import FakeSys
 from fixtures.unixsock import UnixListener
 from test_hardware import ENC, HW, TB
+from test_metrics import parse
 
 SMARTBIN = Path(__file__).resolve().parent / "fixtures" / "smartbin"
 HELPER = os.environ.get("SPINDLE_SMART_HELPER", str(REPO / "server" / "spindle-smart-helper"))
@@ -176,6 +177,74 @@ def test_a_disk_falling_asleep_keeps_its_reading_and_one_waking_is_read(box):
     assert sda["smart"]["read"] is not None
     (box.smart / "sda").write_text("sata_ssd_ok\n")
     (box.smart / "sdd").write_text("hdd_standby\n")
+
+
+def smart_problems(client):
+    return {p["code"] + " " + p["components"][0]["href"].rsplit("/", 1)[1]: p
+            for p in expect(client.get("/api/problem/v1/problems"), 200)["problems"]
+            if p["code"] in ("SP-DISK-FAILING", "SP-DISK-WARNING")}
+
+
+def test_a_failing_disk_and_disks_reporting_trouble_are_problems(box):
+    """Each names the disk (slot or label, device, serial), links it (the console's Locate),
+    and says why; ok, unknown and virtual disks raise none."""
+    probs = smart_problems(box.admin)
+    ids = {d: box.disks[d]["id"] for d in box.disks}
+    assert set(probs) == {f"SP-DISK-FAILING {ids['nvme0n1']}", f"SP-DISK-WARNING {ids['sdb']}",
+                          f"SP-DISK-WARNING {ids['sdc']}"}, set(probs)
+    nvme = probs[f"SP-DISK-FAILING {ids['nvme0n1']}"]
+    assert nvme["severity"] == "Critical" and nvme["type"] == "Fault"
+    assert nvme["description"].startswith(
+        f"The disk in {box.disks['nvme0n1']['label']} (nvme0n1, serial PHLJ9123004L1P0FGN) is "
+        "failing: the drive's own health check failed; NVMe critical warning 0x04"), nvme
+    assert nvme["components"][0]["href"] == box.disks["nvme0n1"]["href"]
+    assert "locator LED" in nvme["action"]
+    sas = probs[f"SP-DISK-WARNING {ids['sdc']}"]
+    assert sas["severity"] == "Major"
+    assert sas["description"] == ("The disk in Slot 00 (sdc, serial Z1Z0A1B2) reports trouble: "
+                                  "12 grown defects"), sas
+    assert sas["components"][0]["chassis"] == ENC
+
+
+def test_a_problem_clears_when_its_cause_goes(box):
+    """sdb's pending sectors remapped (the next reading says ok): its problem goes; back,
+    it is raised again."""
+    sdb = box.disks["sdb"]["id"]
+    (box.smart / "sdb").write_text("sata_ssd_ok\n")
+    deadline = time.monotonic() + 20 * SLOW
+    while f"SP-DISK-WARNING {sdb}" in smart_problems(box.admin):
+        assert time.monotonic() < deadline, "sdb's problem never cleared"
+        time.sleep(0.2)
+    assert all_disks(box.admin)["sdb"]["health"] == "ok"
+    (box.smart / "sdb").write_text("hdd_pending\n")
+    while f"SP-DISK-WARNING {sdb}" not in smart_problems(box.admin):
+        assert time.monotonic() < deadline, "sdb's problem never came back"
+        time.sleep(0.2)
+
+
+def test_metrics_in_the_smartctl_exporters_names(box):
+    """/metrics carries each disk's health and its counters as Prometheus' smartctl
+    exporter names them, so its Grafana dashboards fit; a disk never read has its health
+    (-1, unknown) and nothing else."""
+    m = parse(box.admin.get("/metrics").text)
+    health = m["spindle_disk_health"]
+    assert (health['{device="sda"}'], health['{device="sdb"}'], health['{device="nvme0n1"}'],
+            health['{device="sde"}'], health['{device="vda"}']) == (0, 1, 2, -1, -1), health
+    assert m["smartctl_device_temperature"]['{device="sda",temperature_type="current"}'] == 31
+    assert m["smartctl_device_power_on_seconds"]['{device="sda"}'] == 12011 * 3600
+    assert m["smartctl_device_smart_status"]['{device="nvme0n1"}'] == 0
+    attrs = m["smartctl_device_attribute"]
+    assert attrs['{device="sdb",attribute_id="197",attribute_name="Current_Pending_Sector",'
+                 'attribute_value_type="raw"}'] == 8
+    assert attrs['{device="sda",attribute_id="199",attribute_name="UDMA_CRC_Error_Count",'
+                 'attribute_value_type="raw"}'] == 2
+    assert m["smartctl_scsi_grown_defect_list"] == {'{device="sdc"}': 12}
+    assert m["smartctl_device_critical_warning"] == {'{device="nvme0n1"}': 4}
+    assert m["smartctl_device_percentage_used"] == {'{device="nvme0n1"}': 104}
+    assert m["smartctl_device_media_errors"] == {'{device="nvme0n1"}': 3}
+    never = ('device="sde"', 'device="sdf"', 'device="vda"')  # hung, garbage, virtual
+    assert not any(n in k for f, v in m.items() if f.startswith("smartctl_") for k in v
+                   for n in never), m
 
 
 # ---- through the root helper's socket ----------------------------------------------------
