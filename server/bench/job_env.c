@@ -23,6 +23,7 @@
 #include "base/child.h"
 #include "base/log.h"
 #include "analytics/procfs.h"
+#include "hardware/smart.h"
 #include "hardware/sysfs.h"
 #include "inventory/zpool.h"
 #include "base/util.h"
@@ -557,8 +558,57 @@ static void task_free(struct env_task *t)
 	free(t);
 }
 
+/* The health of a disk under the target, once (disks lists the names given). */
+static void disk_health_add(json_t *disks, const char *name)
+{
+	const char *disk = NULL;
+	const struct smart_info *s = smart_get_device(name, &disk);
+	if (!s)
+		return;
+	size_t i;
+	json_t *e;
+	json_array_foreach(disks, i, e)
+	{
+		if (strcmp(json_string_value(json_object_get(e, "name")), disk) == 0)
+			return;
+	}
+	json_array_append_new(disks, json_pack("{s:s, s:s, s:s}", "name", disk, "health",
+	                                       smart_health_name(s->health), "details", s->why));
+}
+
+/* The environment's "disks": each whole disk under the target (its devices, or on ZFS the
+ * pool's vdevs) with its health when the job was submitted, so that a run on a disk that
+ * reports trouble says so (findings) and a comparison shows a health that changed. */
+static void disks_health(json_t *e)
+{
+	json_t *disks = json_array();
+	size_t i, j;
+	json_t *d, *v;
+	json_array_foreach(json_object_get(e, "devices"), i, d)
+	{
+		const char *kind = json_string_value(json_object_get(d, "kind"));
+		const char *name = json_string_value(json_object_get(d, "name"));
+		if (kind && name && strcmp(kind, "disk") == 0)
+			disk_health_add(disks, name);
+	}
+	json_array_foreach(json_object_get(json_object_get(e, "zfs"), "vdevs"), i, v)
+	{
+		json_t *name;
+		json_array_foreach(json_object_get(v, "devices"), j, name)
+		{
+			if (json_is_string(name))
+				disk_health_add(disks, json_string_value(name));
+		}
+	}
+	if (json_array_size(disks))
+		json_object_set_new(e, "disks", disks);
+	else
+		json_decref(disks);
+}
+
 static void task_end(struct env_task *t)
 {
+	disks_health(t->env);
 	char *text = json_dumps(t->env, JSON_COMPACT);
 	int64_t id = t->id;
 	task_free(t);

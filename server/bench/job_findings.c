@@ -520,6 +520,48 @@ static json_t *warmup(const double *v, size_t n)
 	               k, first, rest);
 }
 
+/* ---- the disks' health when the job was submitted (the environment's "disks") */
+
+static json_t *disk_health(const json_t *env)
+{
+	const json_t *disks = json_object_get(env, "disks");
+	if (!json_array_size(disks))
+		return NULL;
+	char list[400] = "";
+	size_t i, trouble = 0;
+	const json_t *d;
+	json_array_foreach(disks, i, d)
+	{
+		const char *h = json_string_value(json_object_get(d, "health"));
+		if (!h || (strcmp(h, "warning") != 0 && strcmp(h, "failing") != 0))
+			continue;
+		size_t n = strlen(list);
+		snprintf(list + n, sizeof(list) - n, "%s%s (%s: %s)", trouble ? "; " : "",
+		         json_string_value(json_object_get(d, "name")), h,
+		         json_string_value(json_object_get(d, "details")));
+		trouble++;
+	}
+	static const char rule[] = "a disk under the target whose SMART or NVMe health was "
+	                           "warning or failing when the job was submitted; flagged at one";
+	json_t *inputs = json_object(); /* each disk's health, by name */
+	json_array_foreach(disks, i, d)
+	{
+		const char *name = json_string_value(json_object_get(d, "name"));
+		const char *h = json_string_value(json_object_get(d, "health"));
+		if (name && h)
+			json_object_set_new(inputs, name, json_string(h));
+	}
+	if (!trouble)
+		return finding("disk_health", "The disks' health", json_integer(0), NULL, false,
+		               rule, inputs, "The %zu disk%s under the target reported no trouble.",
+		               json_array_size(disks), json_array_size(disks) == 1 ? "" : "s");
+	return finding("disk_health", "The disks' health", json_integer((json_int_t)trouble), NULL,
+	               true, rule, inputs,
+	               "%s. A run on a disk that is not well measures its trouble, not the "
+	               "setup: replace or rule out the disk before trusting this result.",
+	               list);
+}
+
 json_t *findings_compute(const json_t *spec, const json_t *environment, const json_t *result,
                          const json_t *intervals)
 {
@@ -535,6 +577,7 @@ json_t *findings_compute(const json_t *spec, const json_t *environment, const js
 	    stack(result),
 	    stability(v, n),
 	    warmup(v, n),
+	    disk_health(environment),
 	};
 	free(v);
 	for (size_t i = 0; i < nitems(each); i++)

@@ -576,6 +576,30 @@ const struct smart_info *smart_get(const char *id)
 	return d && d->have ? &d->info : NULL;
 }
 
+const struct smart_info *smart_get_device(const char *name, const char **disk)
+{
+	char whole[32];
+	snprintf(whole, sizeof(whole), "%s", name);
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; sm.ready && i < sm.n; i++)
+			if (sm.all[i]->have && strcmp(sm.all[i]->device, whole) == 0) {
+				if (disk)
+					*disk = sm.all[i]->device;
+				return &sm.all[i]->info;
+			}
+		/* a partition: sdb1 of sdb, nvme0n1p2 of nvme0n1 (a digit before the p) */
+		size_t n = strlen(whole);
+		while (n && whole[n - 1] >= '0' && whole[n - 1] <= '9')
+			n--;
+		if (n == strlen(whole) || n == 0)
+			return NULL;
+		if (whole[n - 1] == 'p' && n >= 2 && whole[n - 2] >= '0' && whole[n - 2] <= '9')
+			n--;
+		whole[n] = '\0';
+	}
+	return NULL;
+}
+
 void smart_each(void (*cb)(void *arg, const char *device, const struct smart_info *s), void *arg)
 {
 	for (size_t i = 0; sm.ready && i < sm.n; i++)

@@ -69,6 +69,10 @@ int smart_init(struct event_base *base, const struct smart_config *cfg);
 void smart_inventory(const struct smart_disk *disks, size_t n);
 /* The disk's reading, or NULL when it has none yet (or is not a disk smartctl reads). */
 const struct smart_info *smart_get(const char *id);
+/* The reading of the disk whose device is name, or holds the partition name ("sdb1",
+ * "nvme0n1p2": its disk's, by the kernel's naming); NULL when none. *disk: the disk's
+ * device name (NULL: not wanted). */
+const struct smart_info *smart_get_device(const char *name, const char **disk);
 /* Each disk's device and reading, for /metrics (disks read at least once, or unknown). */
 void smart_each(void (*cb)(void *arg, const char *device, const struct smart_info *s), void *arg);
 /* Adds the disk's health keys to its appliance-shaped object: "health",

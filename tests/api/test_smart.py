@@ -8,6 +8,7 @@ device smartctl cannot open, are unknown with why; a virtual disk has no SMART. 
 same through the root helper's socket (spindle-smart-helper, started per connection as
 systemd's Accept=yes would), with no smartctl on the daemon's own PATH."""
 import os
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -18,6 +19,7 @@ from conftest import REPO, SLOW, Server, assert_stopped_cleanly, expect
 from fixtures.hw import FakeSys
 from fixtures.unixsock import UnixListener
 from test_hardware import ENC, HW, TB
+from test_bench import JOBS, WORKER, quick, scratch, submit, wait_state
 from test_metrics import parse
 
 SMARTBIN = Path(__file__).resolve().parent / "fixtures" / "smartbin"
@@ -245,6 +247,43 @@ def test_metrics_in_the_smartctl_exporters_names(box):
     never = ('device="sde"', 'device="sdf"', 'device="vda"')  # hung, garbage, virtual
     assert not any(n in k for f, v in m.items() if f.startswith("smartctl_") for k in v
                    for n in never), m
+
+
+def test_a_job_on_a_disk_reporting_trouble_says_so():
+    """The bench dir sits on a partition of sdb (the HDD with pending sectors): the job's
+    environment records sdb's health, and its findings flag it: a slow run on a failing
+    disk is not a result."""
+    base = scratch()
+    (base / "bench").mkdir()
+    fs = build(base / "root")
+    part = (fs.root / "sys" / "block" / "sdb").resolve() / "sdb1"
+    part.mkdir()
+    (part / "partition").write_text("1\n")
+    dev = os.stat(base / "bench").st_dev
+    fs.link(f"dev/block/{os.major(dev)}:{os.minor(dev)}", os.path.relpath(part, fs.root / "sys"))
+    smart = fake_smart(base / "smart")
+    env = dict(os.environ, SPINDLE_FAKE_SMART=str(smart),
+               PATH=f"{SMARTBIN}:{os.environ.get('PATH', '/usr/bin:/bin')}")
+    srv = Server(base / "state", "--sys-root", fs.root, "--bench-dirs", base / "bench",
+                 "--bench-worker", WORKER, "--smart-interval", "60", "--smart-timeout", "2",
+                 "--smart-socket", base / "no-helper.sock", env=env).start()
+    try:
+        admin = srv.admin()
+        wait_read(admin, ["sdb"])
+        job = submit(admin, quick("on-sdb"))
+        job = wait_state(admin, job["id"], {"done", "failed"})
+        assert job["state"] == "done", job.get("reason")
+        assert job["environment"]["disks"] == [{
+            "name": "sdb", "health": "warning",
+            "details": "8 sectors pending reallocation; 2 sectors uncorrectable offline"}]
+        res = expect(admin.get(f"{JOBS}/{job['id']}/result"), 200)["result"]
+        found = {f["id"]: f for f in res["findings"]}["disk_health"]
+        assert (found["flag"], found["value"], found["inputs"]) == (True, 1, {"sdb": "warning"})
+        assert found["text"].startswith("sdb (warning: 8 sectors pending reallocation; 2 "
+                                         "sectors uncorrectable offline). A run on a disk"), found
+    finally:
+        assert_stopped_cleanly(srv)
+        shutil.rmtree(base, ignore_errors=True)
 
 
 # ---- through the root helper's socket ----------------------------------------------------

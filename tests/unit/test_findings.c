@@ -530,8 +530,43 @@ static void test_page_cache(void)
 	json_decref(res);
 }
 
+/* The disks' health when the job was submitted: flagged at one disk not well. */
+static void test_disk_health(void)
+{
+	json_t *res = J("{\"read\":{\"ops\":1000}}");
+	json_t *sick = J("{\"disks\":[{\"name\":\"sda\",\"health\":\"ok\",\"details\":\"\"},"
+	                 "{\"name\":\"sdb\",\"health\":\"warning\","
+	                 "\"details\":\"8 sectors pending reallocation\"},"
+	                 "{\"name\":\"sdc\",\"health\":\"failing\","
+	                 "\"details\":\"the drive's own health check failed\"}]}");
+	json_t *fs = findings_compute(NULL, sick, res, NULL);
+	const json_t *f = find(fs, "disk_health");
+	ok(f && flag(f) && value(f) == 2, "two disks not well: flagged, 2");
+	is_str(
+	    f ? text(f) : "",
+	    "sdb (warning: 8 sectors pending reallocation); sdc (failing: the drive's own health "
+	    "check failed). A run on a disk that is not well measures its trouble, not the "
+	    "setup: replace or rule out the disk before trusting this result.",
+	    "each named, with why");
+	ok(f && json_equal(json_object_get(f, "inputs"),
+	                   J("{\"sda\":\"ok\",\"sdb\":\"warning\",\"sdc\":\"failing\"}")),
+	   "its inputs: each disk's health");
+	json_decref(fs);
+	json_t *well = J("{\"disks\":[{\"name\":\"sda\",\"health\":\"ok\",\"details\":\"\"}]}");
+	fs = findings_compute(NULL, well, res, NULL);
+	f = find(fs, "disk_health");
+	ok(f && !flag(f) && value(f) == 0 &&
+	       strcmp(text(f), "The 1 disk under the target reported no trouble.") == 0,
+	   "all well: not flagged (%s)", f ? text(f) : "none");
+	json_decref(fs);
+	fs = findings_compute(NULL, J("{\"devices\":[]}"), res, NULL);
+	ok(!find(fs, "disk_health"), "no disks known: no finding");
+	json_decref(fs);
+}
+
 int main(void)
 {
+	test_disk_health();
 	test_stack();
 	test_zfs_randread();
 	test_absent_inputs();
