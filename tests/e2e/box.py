@@ -45,6 +45,7 @@ from conftest import FakeProc, Server  # noqa: E402
 from fixtures.hw import FakeCommands, FakeSys  # noqa: E402
 from fixtures.iolat import LAT_BUCKETS, lat_low  # noqa: E402
 from fixtures.iolat_helper import FakeHelper  # noqa: E402
+SMARTBIN = HERE.parent / "api" / "fixtures" / "smartbin"
 
 ENCLOSURE = "0x500304801f0c7a3f"
 ENC_HCTL = "6:0:13:0"
@@ -176,6 +177,10 @@ def main():
                     help="the tree spindled serves at / (default: the repository's webroot)")
     ap.add_argument("--shelves", type=int, default=0,
                     help="more SES shelves of 24 disks each (default 0)")
+    ap.add_argument("--smart", default="",
+                    help="disk health on, the fake smartctl answering each disk as "
+                         "DEV=FIXTURE,... (tests/api/fixtures/smart/*.json) says; a disk "
+                         "not named is one smartctl cannot open (default: health off)")
     ap.add_argument("extra", nargs="*", help="more spindled flags (after --)")
     args = ap.parse_args()
 
@@ -187,6 +192,19 @@ def main():
         fs, disks, locate, led = build_sys(tmp / "root")
         shelves = add_shelves(fs, args.shelves)
         cmds = FakeCommands(tmp / "bin")  # nothing may reach a real ledctl or ipmitool
+        env = cmds.env()
+        smart_flags = []
+        if args.smart:
+            smart = tmp / "smart"
+            smart.mkdir()
+            (smart / "calls.log").write_text("")
+            for pair in args.smart.split(","):
+                dev, fixture = pair.split("=")
+                (smart / dev).write_text(fixture + "\n")
+            env["PATH"] = f"{SMARTBIN}:{env['PATH']}"
+            env["SPINDLE_FAKE_SMART"] = str(smart)
+            smart_flags = ["--smart-interval", "60", "--smart-timeout", "5",
+                           "--smart-socket", str(tmp / "no-smart-helper.sock")]
         data = [(tmp / "data" / name, fstype) for name, fstype in
                 (("pool0", "xfs"), ("pool1", "xfs"), ("backup", "ext4"), ("scratch", "ext4"))]
         for d, _ in data:
@@ -206,7 +224,7 @@ def main():
                      "--iolat-socket", helper.path,
                      "--system-led", IDENTIFY, "--led-command-timeout", "1",
                      "--bench-dirs", bench, "--webroot", Path(args.webroot).resolve(),
-                     *args.extra, env=cmds.env())
+                     *smart_flags, *args.extra, env=env)
         try:
             srv.start()
         except BaseException as e:  # conftest fails through pytest: say why, plainly

@@ -4,7 +4,7 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, rmdirSync, unlinkSync, writeFileSync } from 'node:fs';
-import { adminClient, axe, login, shots, start, watcher } from './harness.mjs';
+import { adminClient, axe, login, shots, start, startBox, watcher } from './harness.mjs';
 
 const { box, newPage } = await start();
 const HW = '/api/hardware/v1/chassis';
@@ -77,6 +77,47 @@ test('a disk\'s details open from its bay', async (t) => {
     assert.ok(text.includes(want), `details lack ${want}: ${text}`);
   await open.press('Enter'); // and close again from the keyboard
   assert.equal(await panel.isVisible(), false);
+});
+
+test('a disk\'s own health: a failing one stands out on its bay and on the dashboard\'s status line', async (t) => {
+  // a box of its own whose fake smartctl answers sdb as a failing drive, sdc as one with
+  // pending sectors and sdd as a healthy one
+  const sick = await startBox({ smart: 'sdb=nvme_critical_warning,sdc=hdd_pending,sdd=sata_ssd_ok' });
+  t.after(() => sick.stop());
+  const id = (device) => Object.keys(sick.disks).find((k) => sick.disks[k] === device);
+  const api = await adminClient(sick);
+  await until('the disks\' first readings', async () => {
+    const d = await (await api.get(`${HW}/${sick.enclosure}/disk/${id('sdd')}`)).json();
+    return d.disk.health === 'ok';
+  }, 15000);
+  const page = await newPage(t);
+  await login(page, sick.https, 'admin', sick.admin_password);
+  await page.goto(`${sick.https}/#/hardware`);
+  await page.waitForSelector('body[data-ready="hardware"]');
+  const at = (device) => page.locator(`.bay[data-disk="${id(device)}"]`);
+  assert.match(await at('sdb').getAttribute('class'), /\bfailing\b/);
+  assert.equal(await at('sdb').locator('.bay-health').textContent(), 'Failing');
+  assert.match(await at('sdb').locator('.bay-health').getAttribute('title'), /reliability degraded/);
+  assert.equal(await at('sdb').locator('.bay-temp').textContent(), '41 °C');
+  assert.match(await at('sdc').getAttribute('class'), /\bhealth-warning\b/);
+  assert.equal(await at('sdc').locator('.bay-health').textContent(), 'Warning');
+  assert.equal(await at('sdd').locator('.bay-health').isVisible(), false);
+  assert.equal(await at('sdd').locator('.bay-temp').textContent(), '31 °C');
+  // the details say why, and the counts of its kind
+  const open = at('sdc').locator('.bay-name');
+  await open.click();
+  const panel = page.locator(`#${await open.getAttribute('aria-controls')}`);
+  await panel.waitFor();
+  const text = await panel.textContent();
+  for (const want of ['warning: 8 sectors pending reallocation; 2 sectors uncorrectable offline',
+    '38 °C (its limit 60 °C)', 'Pending sectors', 'Power-on hours'])
+    assert.ok(text.includes(want), `details lack ${want}: ${text}`);
+  // the dashboard's status line: the failing disk first (Critical, above sdh's fault)
+  await page.goto(`${sick.https}/#/`);
+  await page.waitForSelector('#dash-status[data-state="problem"] #dash-status-text');
+  assert.match(await page.locator('#dash-status-text').textContent(), /\(sdb, serial Z1Z0A\w+\) is failing: the drive's own health check failed/);
+  assert.match(await page.locator('#dash-status .badge').first().textContent(), /Critical/);
+  await page.locator('#dash-status').getByRole('button', { name: 'Locate' }).waitFor();
 });
 
 test('toggling a disk locator lights the slot\'s LED, and the page shows it lit', async (t) => {

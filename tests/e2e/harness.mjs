@@ -108,10 +108,11 @@ const BOX_START_MS = 30000;
 
 // ---- the box ----------------------------------------------------------------------
 
-export function startBox({ webroot = process.env.E2E_WEBROOT, args = [], shelves = 0 } = {}) {
+export function startBox({ webroot = process.env.E2E_WEBROOT, args = [], shelves = 0, smart = '' } = {}) {
   const argv = [join(HERE, 'box.py')];
   if (webroot) argv.push('--webroot', webroot);
   if (shelves) argv.push('--shelves', String(shelves));
+  if (smart) argv.push('--smart', smart); // disk health on: DEV=FIXTURE,... (box.py)
   if (args.length) argv.push('--', ...args);
   const child = spawn('/usr/bin/python3', argv, { stdio: ['pipe', 'pipe', 'inherit'] });
   // If this process dies, the pipe closes and box.py stops spindled by itself.

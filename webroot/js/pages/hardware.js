@@ -146,6 +146,42 @@ function locator(target, onChange) {
   };
 }
 
+// The counters of a disk's health reading, by its kind, as a person reads them.
+const SMART_ROWS = [
+  ['reallocated_sectors', 'Reallocated sectors'],
+  ['pending_sectors', 'Pending sectors'],
+  ['offline_uncorrectable', 'Offline uncorrectable'],
+  ['crc_errors', 'Interface CRC errors'],
+  ['grown_defects', 'Grown defects'],
+  ['uncorrected_read_errors', 'Uncorrected read errors'],
+  ['uncorrected_write_errors', 'Uncorrected write errors'],
+  ['critical_warning', 'Critical warning'],
+  ['percentage_used', 'Endurance used (%)'],
+  ['available_spare', 'Spare left (%)'],
+  ['media_errors', 'Media errors'],
+];
+
+// A disk's health in words: "warning: 8 sectors pending reallocation".
+function healthText(d) {
+  if (!d.health) return '–';
+  return d.health_details ? `${d.health}: ${d.health_details}` : d.health;
+}
+
+function healthRows(d) {
+  const s = d.smart;
+  const temp = d.temperature_c === null || d.temperature_c === undefined ? '–'
+    : `${d.temperature_c} °C${s && s.temperature_limit_c ? ` (its limit ${s.temperature_limit_c} °C)` : ''}`;
+  const rows = [
+    ['Health', healthText(d)],
+    ['Temperature', temp],
+    ['Power-on hours', d.power_on_hours === null || d.power_on_hours === undefined ? '–' : num(d.power_on_hours)],
+  ];
+  if (!s) return rows;
+  rows.push(['Health read', (s.read ? new Date(s.read).toLocaleString() : 'never') + (s.asleep ? ' (asleep since: not woken)' : '')]);
+  for (const [k, label] of SMART_ROWS) if (k in s) rows.push([label, s[k] === null ? '–' : num(s[k])]);
+  return rows;
+}
+
 // The details of one disk, as a definition list.
 function diskDetails(d) {
   const rows = [
@@ -162,6 +198,7 @@ function diskDetails(d) {
     ['WWID', d.wwid || '–'],
     ['Paths', d.pathcount],
     ['Fault status', d.fault_status || (d.faulted ? 'faulted' : 'ok')],
+    ...(d.present ? healthRows(d) : []),
     ['LED backend', d.led_backend],
     ['Id', d.id],
   ];
@@ -179,6 +216,9 @@ function bay(chassis, d, onSelect, onLed) {
     h('span', { class: 'bay-label', text: d.label || '' }),
     h('span', { class: 'bay-dev mono', text: d.present ? d.device || name : 'empty' }));
   const fault = h('span', { class: 'badge sev-critical bay-fault', text: 'Faulted', hidden: !d.faulted });
+  // its health, when it is not well, and its temperature
+  const health = h('span', { class: 'badge bay-health', hidden: true });
+  const temp = h('span', { class: 'bay-temp' });
   const el = h('div', {
     class: ['bay', d.present ? null : 'empty', d.faulted ? 'faulted' : null],
     role: 'listitem',
@@ -196,9 +236,17 @@ function bay(chassis, d, onSelect, onLed) {
     el.dataset.locate = obj.locate === true ? 'on' : obj.locate === false ? 'off' : 'unknown';
     el.classList.toggle('faulted', !!obj.faulted);
     fault.hidden = !obj.faulted;
+    const bad = obj.health === 'failing' || obj.health === 'warning';
+    health.hidden = !bad;
+    health.textContent = obj.health === 'failing' ? 'Failing' : 'Warning';
+    health.className = `badge bay-health ${obj.health === 'failing' ? 'sev-critical' : 'sev-minor'}`;
+    health.title = bad ? obj.health_details : '';
+    el.classList.toggle('failing', obj.health === 'failing');
+    el.classList.toggle('health-warning', obj.health === 'warning');
+    temp.textContent = obj.temperature_c === null || obj.temperature_c === undefined ? '' : `${obj.temperature_c} °C`;
   }
   open.addEventListener('click', () => onSelect(api));
-  el.append(open, fault, loc.el);
+  el.append(open, fault, health, temp, loc.el);
   apply(d);
   const api = {
     el,
