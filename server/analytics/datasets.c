@@ -11,6 +11,7 @@
 #include "base/child.h"
 #include "db/db.h"
 #include "db/dbw.h"
+#include "hardware/smart.h"
 #include "base/log.h"
 #include "base/util.h"
 
@@ -236,6 +237,41 @@ static void x_io_busy(const struct box_sample *s, int drill, struct emit *e)
 		put(e, NULL, busiest);
 	for (int i = 0; drill == 0 && i < s->ndisks; i++)
 		put(e, s->disks[i].name, s->disks[i].busy_pct);
+}
+
+/* Each disk's temperature at its last health reading (smart.h: read on a slow cycle, the
+ * value kept between readings, as the appliance keeps a statistic every second); the value
+ * is the hottest disk's. The sample is not read. */
+struct temps {
+	struct emit *e;
+	double hottest;
+	bool any, keys;
+};
+
+static void temp_of(void *arg, const char *device, const struct smart_info *s)
+{
+	struct temps *t = arg;
+	if (!s->read_at || s->temperature_c == SMART_NONE)
+		return;
+	if (t->keys) {
+		put(t->e, device, (double)s->temperature_c);
+	} else if (!t->any || s->temperature_c > t->hottest) {
+		t->hottest = (double)s->temperature_c;
+		t->any = true;
+	}
+}
+
+static void x_disk_temperature(const struct box_sample *s, int drill, struct emit *e)
+{
+	(void)s;
+	struct temps t = {e, 0, false, false};
+	smart_each(temp_of, &t);
+	if (!t.any)
+		return;
+	put(e, NULL, t.hottest);
+	t.keys = drill == 0;
+	if (t.keys)
+		smart_each(temp_of, &t);
 }
 
 static void x_io_queue(const struct box_sample *s, int drill, struct emit *e)
@@ -767,6 +803,16 @@ static const struct statistic statistics[] = {
      {"disk"},
      x_io_queue,
      true},
+    {"disk.temperature",
+     "Disk: temperature",
+     "Disk",
+     "Disk: each disk's temperature from its SMART or NVMe health log, read every "
+     "--smart-interval (the value kept between readings), by disk; the value is the hottest "
+     "disk's",
+     "degrees Celsius",
+     {"disk"},
+     x_disk_temperature,
+     false},
     {"nic.kilobytes",
      "Network: device kilobytes per second",
      "Network",
@@ -1162,10 +1208,11 @@ static struct {
 	struct db *db;
 	struct dataset **all;
 	size_t n, cap;
-	bool arc_created; /* the ARC datasets were made once: deleting them is for good */
-	bool l2_created;  /* and the L2ARC's, which came later */
-	bool nfs_created; /* the NFS server's, once nfsd was seen */
-	bool smb_created; /* Samba's, once smbstatus gave its counters */
+	bool arc_created;  /* the ARC datasets were made once: deleting them is for good */
+	bool l2_created;   /* and the L2ARC's, which came later */
+	bool nfs_created;  /* the NFS server's, once nfsd was seen */
+	bool temp_created; /* disk.temperature[disk], once a disk gave its temperature */
+	bool smb_created;  /* Samba's, once smbstatus gave its counters */
 	bool lio_created[LIO_FABRICS]; /* iSCSI's and FC's, once a target was seen */
 	struct series_retention ret;
 } datasets;
@@ -1400,6 +1447,7 @@ static void ingest_value(void *arg, const char *key, double v)
 
 static void create_arc_datasets(void);
 static void create_nfs_datasets(void);
+static void create_temperature_datasets(void);
 static void create_smb_datasets(void);
 static void create_lio_datasets(enum lio_fabric f);
 
@@ -1430,6 +1478,8 @@ static void datasets_tick(void *arg, const struct box_sample *s)
 {
 	if (s->have_arc && (!datasets.arc_created || !datasets.l2_created))
 		create_arc_datasets();
+	if (!datasets.temp_created && smart_have_temperature())
+		create_temperature_datasets();
 	if ((s->have_nfs3 || s->have_nfs4) && !datasets.nfs_created)
 		create_nfs_datasets();
 	if (s->smb_served && !datasets.smb_created)
@@ -1598,6 +1648,15 @@ static void create_nfs_datasets(void)
 	datasets.nfs_created = true;
 	create_group(nfs, nitems(nfs), "nfs_datasets_created", "NFS", false);
 	log_info("datasets: an NFS server found; collecting nfs3.ops[op] and nfs4.ops[op]");
+}
+
+/* The disks' temperatures, once a disk's health reading first gives one. */
+static void create_temperature_datasets(void)
+{
+	static const struct dataset_spec temp[] = {{"disk.temperature", 0}};
+	datasets.temp_created = true;
+	create_group(temp, nitems(temp), "temperature_datasets_created", "disk temperature", false);
+	log_info("datasets: a disk's temperature read; collecting disk.temperature[disk]");
 }
 
 /* What a fresh appliance serving SMB collects, once smbstatus first gives Samba's counters:
@@ -1835,6 +1894,7 @@ int datasets_init(struct db *db)
 	datasets.arc_created = setting("arc_datasets_created", 0) != 0;
 	datasets.l2_created = setting("arc_l2_datasets_created", 0) != 0;
 	datasets.nfs_created = setting("nfs_datasets_created", 0) != 0;
+	datasets.temp_created = setting("temperature_datasets_created", 0) != 0;
 	datasets.smb_created = setting("smb_datasets_created", 0) != 0;
 	datasets.lio_created[LIO_ISCSI] = setting("iscsi_datasets_created", 0) != 0;
 	datasets.lio_created[LIO_FC] = setting("fc_datasets_created", 0) != 0;

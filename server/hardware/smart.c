@@ -319,6 +319,7 @@ static struct {
 	struct sockcall *call;
 	bool ready;
 	bool missing_said; /* that smartctl is not installed, logged once */
+	bool temperatures; /* a disk has given one */
 } sm;
 
 static int64_t mono_s(void)
@@ -394,6 +395,7 @@ static void reading_done(struct sdisk *d, const struct child_result *res, const 
 		         info.why[0] ? ": " : "", info.why);
 	d->info = info;
 	d->have = true;
+	sm.temperatures |= info.read_at && info.temperature_c != SMART_NONE;
 	problem(d);
 	/* a disk not ok, or asleep (to be caught awake), sooner */
 	d->due = mono_s() +
@@ -574,6 +576,11 @@ const struct smart_info *smart_get(const char *id)
 {
 	struct sdisk *d = sm.ready ? hmap_get(&sm.by_id, id, strlen(id)) : NULL;
 	return d && d->have ? &d->info : NULL;
+}
+
+bool smart_have_temperature(void)
+{
+	return sm.ready && sm.temperatures;
 }
 
 const struct smart_info *smart_get_device(const char *name, const char **disk)

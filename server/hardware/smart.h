@@ -73,6 +73,8 @@ const struct smart_info *smart_get(const char *id);
  * "nvme0n1p2": its disk's, by the kernel's naming); NULL when none. *disk: the disk's
  * device name (NULL: not wanted). */
 const struct smart_info *smart_get_device(const char *name, const char **disk);
+/* Whether any disk has given a temperature (the analytics' disk.temperature is made then). */
+bool smart_have_temperature(void);
 /* Each disk's device and reading, for /metrics (disks read at least once, or unknown). */
 void smart_each(void (*cb)(void *arg, const char *device, const struct smart_info *s), void *arg);
 /* Adds the disk's health keys to its appliance-shaped object: "health",

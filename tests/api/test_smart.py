@@ -20,6 +20,7 @@ from fixtures.hw import FakeSys
 from fixtures.unixsock import UnixListener
 from test_hardware import ENC, HW, TB
 from test_bench import JOBS, WORKER, quick, scratch, submit, wait_state
+from test_analytics import AN, data_path, rows
 from test_metrics import parse
 
 SMARTBIN = Path(__file__).resolve().parent / "fixtures" / "smartbin"
@@ -247,6 +248,27 @@ def test_metrics_in_the_smartctl_exporters_names(box):
     never = ('device="sde"', 'device="sdf"', 'device="vda"')  # hung, garbage, virtual
     assert not any(n in k for f, v in m.items() if f.startswith("smartctl_") for k in v
                    for n in never), m
+
+
+def test_temperatures_are_a_dataset(box):
+    """disk.temperature[disk] is made once a disk gives its temperature, and every second
+    holds each disk's last one; the value is the hottest's."""
+    deadline = time.monotonic() + 20 * SLOW
+    while True:
+        names = {d["name"] for d in expect(box.admin.get(AN + "/datasets"), 200)["datasets"]}
+        samples = rows(expect(box.admin.get(data_path("disk.temperature[disk]", start=-3,
+                                                      seconds=3)), 200)) \
+            if "disk.temperature[disk]" in names else []
+        if samples and len(samples[-1]["data"]["data"]) >= 4:
+            break
+        assert time.monotonic() < deadline, (names, samples)
+        time.sleep(0.3)
+    last = samples[-1]["data"]
+    temps = {kv["key"]: kv["value"] for kv in last["data"]}
+    # (the disks no other test re-maps)
+    assert {k: temps[k] for k in ("sdc", "nvme0n1")} == {"sdc": 35, "nvme0n1": 41}, temps
+    assert last["value"] == max(temps.values()), last
+    assert "sde" not in temps and "vda" not in temps  # never read, no SMART
 
 
 def test_a_job_on_a_disk_reporting_trouble_says_so():
