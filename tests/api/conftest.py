@@ -220,6 +220,9 @@ class _SourceAdapter(requests.adapters.HTTPAdapter):
         super().init_poolmanager(*args, source_address=(self.source, 0), **kw)
 
 
+IDEMPOTENT = ("GET", "HEAD", "OPTIONS", "PUT", "DELETE")
+
+
 class Client:
     """A keep-alive connection to one listener, optionally carrying a session token;
     source: the client's address (default: the kernel's choice, 127.0.0.1)."""
@@ -239,7 +242,16 @@ class Client:
         if token:
             headers.setdefault("X-Auth-Session", token)
         kw.setdefault("timeout", REQUEST_TIMEOUT)
-        return self.http.request(method, self.base + path, headers=headers, **kw)
+        try:
+            return self.http.request(method, self.base + path, headers=headers, **kw)
+        except requests.ConnectionError as e:
+            # A kept-alive connection the server closed as idle (its --timeout, 60 s) just
+            # as this request went out on it: no answer, and none was refused. As browsers
+            # do (RFC 9112, 9.3.1), an idempotent request goes once more, on a new
+            # connection; a server that drops every connection still fails the second.
+            if method not in IDEMPOTENT or "RemoteDisconnected" not in repr(e):
+                raise
+            return self.http.request(method, self.base + path, headers=headers, **kw)
 
     def get(self, path, **kw):
         return self.request("GET", path, **kw)
