@@ -3,7 +3,7 @@
 requests to every operation of the document, valid ones (bodies, query and path
 parameters from their schemas) and broken ones (a field of the wrong type, an unknown
 field or parameter, a required field left out, a body that is not JSON or not declared
-as JSON), for about FUZZ_SECONDS (60) on a server of its own; each answer must be a
+as JSON), for about CONTRACT_FUZZ_SECONDS (60) on a server of its own; each answer must be a
 status the document lists for the operation, never a 500, with a body that validates
 against the document's schema for it. The server must be alive and answering at the end.
 
@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from conftest import PASSWORD, Server, assert_stopped_cleanly, expect
 from test_openapi_live import DOC, resolve, schema_errors
 
-FUZZ_SECONDS = float(os.environ.get("FUZZ_SECONDS", "60"))
+FUZZ_SECONDS = float(os.environ.get("CONTRACT_FUZZ_SECONDS", "60"))
 PER_OP = 4                              # requests to each operation before the rest
 FUZZER = "fuzzer"                       # the account the requests are sent as (admin role)
 NEVER_NAMED = {"admin", FUZZER}
