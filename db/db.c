@@ -28,9 +28,21 @@ bool db_full(const struct db *db)
 	return db->full;
 }
 
+bool db_locked(const struct db *db)
+{
+	return db->locked;
+}
+
+void db_busy_timeout(struct db *db, int ms)
+{
+	sqlite3_busy_timeout(db->conn, ms);
+}
+
 void db_log(struct db *db, const char *what)
 {
 	db->full = db_conn_full(db->conn);
+	int code = sqlite3_extended_errcode(db->conn) & 0xff;
+	db->locked = code == SQLITE_BUSY || code == SQLITE_LOCKED;
 	log_err("db: %s: %s (%d)", what, sqlite3_errmsg(db->conn),
 	        sqlite3_extended_errcode(db->conn));
 }
@@ -265,7 +277,7 @@ static int db_setup(struct db *db, const char *path, char *err, size_t errlen)
 	char val[32];
 
 	/* Before anything that locks, so start-up waits out another process's write. */
-	sqlite3_busy_timeout(db->conn, 5000);
+	sqlite3_busy_timeout(db->conn, DB_BUSY_TIMEOUT_MS);
 	if (db_pragma(db, "PRAGMA journal_mode = WAL", val, sizeof(val)) == -1)
 		goto fail;
 	if (strcmp(val, "wal") != 0 && db_is_file(path))

@@ -31,6 +31,12 @@ void db_close(struct db *db);
  * the database, is full): nothing was changed, and the same write may succeed once space
  * returns. Callers answer it as ERR_NO_SPACE. */
 bool db_full(const struct db *db);
+/* Whether the last error logged was another writer holding the lock past the busy
+ * timeout (another process: an administrator's sqlite3, a backup). */
+bool db_locked(const struct db *db);
+/* How long a write waits for another writer's lock (DB_BUSY_TIMEOUT_MS from db_open). */
+#define DB_BUSY_TIMEOUT_MS 5000
+void db_busy_timeout(struct db *db, int ms);
 int db_schema_version(struct db *db);
 /* Bytes the database file(s) take on disk. */
 int64_t db_size_bytes(struct db *db);

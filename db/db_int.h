@@ -102,6 +102,7 @@ struct db {
 	sqlite3_stmt *stmt[DB_STMT_COUNT];
 	const char *sql[DB_STMT_COUNT]; /* the text each id was prepared from, to catch mix-ups */
 	bool full;                      /* the last error logged was for want of space (db_full) */
+	bool locked; /* the last error logged: another writer's lock (db_locked) */
 };
 
 /* What db_write() ran into besides success and plain errors; callers turn these into

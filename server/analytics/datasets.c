@@ -1588,11 +1588,17 @@ static void group_done(void *arg)
 	free(g);
 }
 
+/* How long the tick's group waits for another writer's lock on the loop's connection
+ * before handing the rest to the database writer: spindled's own writers hold it for
+ * milliseconds; another process (an administrator's sqlite3, a backup) may hold it for
+ * minutes. */
+#define GROUP_LOCK_WAIT_MS 500
+
 /* Makes a group of datasets once: each that is not there (one that is stays), then a note
- * in the settings that the group was made, so that deleting one is for good. At start-up
- * in place; from the tick through the database writer, so that another process holding
- * the database's write lock (an administrator's sqlite3, a backup) holds up that write,
- * not the loop: the new datasets are collected from the second after it is stored. */
+ * in the settings that the group was made, so that deleting one is for good. In place, so
+ * the datasets take the second that showed them; from the tick (in_place false) a lock
+ * held past GROUP_LOCK_WAIT_MS hands what is left to the database writer, which waits it
+ * out off the loop: those datasets are collected from the second after they are stored. */
 static void create_group(const struct dataset_spec *specs, size_t n, const char *setting,
                          const char *what, bool in_place)
 {
@@ -1609,12 +1615,40 @@ static void create_group(const struct dataset_spec *specs, size_t n, const char 
 		g->item[g->n].drill = specs[i].drill;
 		g->n++;
 	}
-	if (in_place) {
-		group_write(datasets.db, g);
-		group_done(g);
-	} else {
-		dbw_submit(datasets.db, group_write, group_done, g);
+	if (!in_place)
+		db_busy_timeout(datasets.db, GROUP_LOCK_WAIT_MS);
+	size_t stored = 0;
+	bool locked = false;
+	for (; stored < g->n && !locked; stored++) {
+		g->item[stored].rc = db_dataset_insert(datasets.db, &g->item[stored].row);
+		locked = !in_place && g->item[stored].rc < 0 && db_locked(datasets.db);
 	}
+	if (locked)
+		stored--;
+	if (!locked) {
+		int64_t one = 1;
+		g->noted = db_analytics_settings_set(datasets.db, &g->setting, &one, 1) == 0;
+		locked = !in_place && !g->noted && db_locked(datasets.db);
+	}
+	if (!in_place)
+		db_busy_timeout(datasets.db, DB_BUSY_TIMEOUT_MS);
+	if (!locked) {
+		group_done(g);
+		return;
+	}
+	/* the rows stored are collected now; the rest, and the note, go to the writer */
+	struct group *rest = xcalloc(1, sizeof(*rest));
+	rest->setting = g->setting;
+	rest->what = g->what;
+	for (size_t i = stored; i < g->n; i++)
+		rest->item[rest->n++] = g->item[i];
+	g->n = stored;
+	g->noted = true; /* (the writer notes the group) */
+	group_done(g);
+	log_warn("datasets: the database is locked by another writer; the %s datasets are "
+	         "stored when it lets go",
+	         what);
+	dbw_submit(datasets.db, group_write, group_done, rest);
 }
 
 /* What a fresh appliance with an ARC collects: arc.accesses[hit/miss], arc.size and
