@@ -185,12 +185,10 @@ static void judge(struct smart_info *s, int64_t exit_status)
 	}
 }
 
-static void unknown(struct smart_info *s, const struct smart_info *prev, int64_t now,
-                    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static void unknown(struct smart_info *s, const struct smart_info *prev, int64_t now,
-                    const char *fmt, ...)
+static void unknown(struct smart_info *s, const struct smart_info *prev, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void unknown(struct smart_info *s, const struct smart_info *prev, const char *fmt, ...)
 {
-	(void)now;
 	if (prev)
 		*s = *prev; /* the values stay; what became of this try is said */
 	else
@@ -210,19 +208,19 @@ void smart_parse(const char *out, size_t len, int64_t now, const struct smart_in
 	if (len >= 6 && strncmp(out, "error ", 6) == 0) {
 		/* the helper's: smartctl did not run, hung, or said no JSON */
 		size_t n = strcspn(out + 6, "\r\n");
-		unknown(s, prev, now, "%.*s", (int)(n > 300 ? 300 : n), out + 6);
+		unknown(s, prev, "%.*s", (int)(n > 300 ? 300 : n), out + 6);
 		return;
 	}
 	json_error_t err;
 	json_t *doc = json_loadb(out, len, 0, &err);
 	if (!json_is_object(doc)) {
 		json_decref(doc);
-		unknown(s, prev, now, "smartctl's answer is not JSON (%s)", err.text);
+		unknown(s, prev, "smartctl's answer is not JSON (%s)", err.text);
 		return;
 	}
 	int64_t exit_status = jint(doc, "smartctl.exit_status");
 	if (exit_status < 0) {
-		unknown(s, prev, now, "smartctl's answer has no exit status");
+		unknown(s, prev, "smartctl's answer has no exit status");
 		json_decref(doc);
 		return;
 	}
@@ -243,7 +241,7 @@ void smart_parse(const char *out, size_t len, int64_t now, const struct smart_in
 	}
 	if (exit_status & (SMARTCTL_CMDLINE | SMARTCTL_OPEN)) {
 		const char *m = message(doc, "error", NULL);
-		unknown(s, prev, now, "smartctl cannot read it: %s",
+		unknown(s, prev, "smartctl cannot read it: %s",
 		        m ? m : "it did not open (exit status 2)");
 		json_decref(doc);
 		return;
@@ -288,7 +286,7 @@ void smart_parse(const char *out, size_t len, int64_t now, const struct smart_in
 	json_decref(doc);
 	if (!s->protocol[0] || (s->overall_passed == SMART_NONE && s->temperature_c == SMART_NONE &&
 	                        s->power_on_hours == SMART_NONE)) {
-		unknown(s, prev, now, "smartctl read no health from it (exit status %lld)",
+		unknown(s, prev, "smartctl read no health from it (exit status %lld)",
 		        (long long)exit_status);
 		return;
 	}
