@@ -12,6 +12,7 @@
 #include "db/dbw.h"
 #include "base/child.h"
 #include "base/log.h"
+#include "base/loopwork.h"
 #include "problems.h"
 #include "sysfs.h"
 #include "base/util.h"
@@ -258,7 +259,19 @@ static void carry_leds(struct snap *s, struct snap *old)
 	}
 }
 
+static void scan_done_timed(void *arg);
+
+/* A scan's inventory taken in, on the loop: timed as the loop's work (loopwork.h), as at
+ * a big box's every rescan it replaces a thousand disks' state. */
 static void scan_done(void *arg)
+{
+	struct loopwork w;
+	loopwork_begin(&w);
+	scan_done_timed(arg);
+	loopwork_end(&w);
+}
+
+static void scan_done_timed(void *arg)
 {
 	struct scan_job *j = arg;
 	bool first = !leds.snap, full = j->full;
@@ -493,6 +506,8 @@ static void readback_done(void *arg)
 {
 	struct op *op = arg;
 	struct snap *s = leds.snap;
+	struct loopwork w; /* the watch's every slot, on the loop: timed as its work */
+	loopwork_begin(&w);
 	for (size_t i = 0; s && i < op->nrb; i++) {
 		struct readback *rb = &op->rb[i];
 		struct comp *c;
@@ -514,6 +529,7 @@ static void readback_done(void *arg)
 		leds.watching = false;
 	faults_to_problems(leds.snap);
 	op_answer(op);
+	loopwork_end(&w);
 }
 
 static void readback_add(struct op *op, const struct comp *c, bool disk, size_t idx)
@@ -994,6 +1010,8 @@ static void watch_tick(evutil_socket_t fd, short what, void *arg)
 	struct snap *s = leds.snap;
 	if (!s || leds.watching || leds.env.stopping)
 		return;
+	struct loopwork w; /* a readback per slot made on the loop: timed as its work */
+	loopwork_begin(&w);
 	struct op *op = xcalloc(1, sizeof(*op));
 	op->kind = OP_WATCH;
 	op->gen = s->gen;
@@ -1008,10 +1026,12 @@ static void watch_tick(evutil_socket_t fd, short what, void *arg)
 	if (!op->nrb || workq_submit(leds.env.wq, readback_work, readback_done, op) < 0) {
 		readbacks_free(op);
 		op_free(op);
+		loopwork_end(&w);
 		return;
 	}
 	leds.watching = true;
 	leds.scans[LEDS_SCAN_WATCH]++;
+	loopwork_end(&w);
 }
 
 int leds_init(struct event_base *base, struct db *db, const struct leds_config *cfg)
