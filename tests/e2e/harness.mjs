@@ -42,7 +42,9 @@
 //                      A page in its own new context, watched: when test t ends, the
 //                      watcher's assertClean() runs (failing t) and the context closes.
 //   watch(page)        Starts collecting console errors, page errors, failed requests,
-//                      answers >= 400, and CSP violations. Returns a watcher:
+//                      answers >= 400, CSP violations, and stray text (null, undefined,
+//                      NaN or [object Object] in a page's text after any change of its
+//                      DOM). Returns a watcher:
 //                        .expect(urlPart, status)  answers of that status to URLs holding
 //                                                  urlPart are expected, not errors (and
 //                                                  so is the browser's console line on them);
@@ -260,6 +262,29 @@ const CSP_HOOK = () => {
   document.addEventListener('securitypolicyviolation', report, true);
 };
 
+// The words a page must never show (a null or an object rendered as text): looked for in
+// every document after each burst of changes to its DOM, so that a state no screenshot
+// catches (a running sweep's table, a read-only worksheet) is caught too.
+const STRAY = /\b(null|undefined|NaN)\b|\[object Object\]/;
+const STRAY_HOOK = (source) => {
+  const pattern = new RegExp(source);
+  let due = false;
+  const look = () => {
+    due = false;
+    const text = document.body ? document.body.innerText : '';
+    const m = pattern.exec(text);
+    if (!m) return;
+    const at = Math.max(0, m.index - 60);
+    try {
+      window.__e2eStray(`${location.href}: the page says "${m[0]}": ` +
+        `…${text.slice(at, m.index + 60).replace(/\s+/g, ' ')}…`);
+    } catch { /* the binding is not there yet */ }
+  };
+  new MutationObserver(() => {
+    if (!due) { due = true; setTimeout(look, 100); }
+  }).observe(document, { subtree: true, childList: true, characterData: true });
+};
+
 export async function watch(page) {
   const problems = [];
   const allowed = [];
@@ -270,6 +295,11 @@ export async function watch(page) {
 
   await page.exposeBinding('__e2eCsp', (_source, text) => add(`CSP violation: ${text}`));
   await page.addInitScript(CSP_HOOK);
+  const strays = new Set();
+  await page.exposeBinding('__e2eStray', (_source, text) => {
+    if (!strays.has(text)) { strays.add(text); add(`stray text: ${text}`); }
+  });
+  await page.addInitScript(STRAY_HOOK, STRAY.source);
 
   page.on('console', (msg) => {
     if (msg.type() !== 'error' && !/Content.Security.Policy/i.test(msg.text())) return;
@@ -397,7 +427,7 @@ async function checkNoSideScroll(page, file) {
 // to the DOM's own append()), "NaN", "[object Object]".
 export async function checkNoStrayText(page, where = page.url()) {
   const text = await page.evaluate(() => document.body.innerText);
-  const m = /\b(null|undefined|NaN)\b|\[object Object\]/.exec(text);
+  const m = STRAY.exec(text);
   if (m) {
     const at = Math.max(0, m.index - 60);
     throw new Error(`${where}: the page says "${m[0]}": …${text.slice(at, m.index + 60).replace(/\s+/g, ' ')}…`);

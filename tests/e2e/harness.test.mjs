@@ -35,6 +35,9 @@ const files = {
   'broken.js': '// never arrives: the test aborts it\n',
   'inaccessible.html': page('<img src="/nosuch.png"><input type="text">'
     .replace('/nosuch.png', 'data:image/gif;base64,R0lGODlhAQABAAAAACw=')),
+  'stray.html': page('<p>Total: null</p>'),
+  'stray-late.html': page('<p id="late">Loading…</p>', '<script type="module" src="/stray-late.js"></script>'),
+  'stray-late.js': "setTimeout(() => { document.getElementById('late').textContent = `${{}}`; }, 300);\n",
   'wide.html': page('<div class="wide">too wide for a phone</div>',
     '<script type="module" src="/ready.js"></script>'),
 };
@@ -116,6 +119,13 @@ test('a failed request is caught', async (t) => {
   await p.goto(`${box.https}/broken.html`);
   await p.waitForTimeout(150);
   await assertCaught(w, /request failed: GET .*\/broken\.js: net::ERR_CONNECTION_REFUSED/);
+});
+
+test('a page saying null, or an object as text, is caught, also once it changes later', async (t) => {
+  const { w } = await open(t, '/stray.html');
+  await assertCaught(w, /stray text: .*stray\.html: the page says "null": .*Total: null/);
+  const late = await open(t, '/stray-late.html');
+  await assertCaught(late.w, /stray text: .*the page says "\[object Object\]"/);
 });
 
 test('axe finds serious violations, and loading it breaks no CSP', async (t) => {
