@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: ISC
 // Values under the cursor: a worksheet chart shows, where the pointer is, the time and the
-// value the box stored for that second (the fake counters' own, read back from the API);
-// on a phone a tap shows it and leaves it there.
+// value the box stored for that second (the fake counters' own, read back from the API),
+// and the legend's first column shows that second's values; on a phone a tap shows it and
+// leaves it there.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { adminClient, login, shots, start } from './harness.mjs';
@@ -29,7 +30,13 @@ const readTip = (page) =>
     const m = /^(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)( UTC)?$/.exec(x);
     const parts = m.slice(1, 7).map(Number);
     const t = m[7] ? Date.UTC(parts[0], parts[1] - 1, ...parts.slice(2)) : new Date(parts[0], parts[1] - 1, ...parts.slice(2)).getTime();
-    return { x, t: t / 1000, value: tip.querySelector('.chart-tip-value').textContent, rows: tip.querySelectorAll('.chart-tip-row').length };
+    const legend = document.querySelector('section.ws-chart[data-dataset="io.ops"] .ws-legend');
+    return {
+      x, t: t / 1000, value: tip.querySelector('.chart-tip-value').textContent, rows: tip.querySelectorAll('.chart-tip-row').length,
+      // the legend's first column follows the cursor
+      legendHead: legend.querySelector('thead th:nth-child(2)').textContent,
+      legendValue: legend.querySelector('tbody tr[data-key] td').textContent,
+    };
   });
 
 async function storedValue(page, t) {
@@ -53,10 +60,13 @@ test('the pointer over a chart reads the time and the stored value there', async
   assert.ok(tip, 'a readout');
   assert.equal(tip.rows, 1, 'one series, one row');
   assert.equal(tip.value, await storedValue(page, tip.t), `the readout at ${tip.x}`);
+  assert.equal(tip.legendHead, `At ${tip.x.slice(11)}`, 'the legend says which second (the date is the readout\'s)');
+  assert.equal(tip.legendValue, tip.value, 'and shows its value');
   await shots(page, 'worksheet-readout', { inPlace: true });
-  // leaving the chart hides it
+  // leaving the chart hides it, and the legend shows the newest values again
   await page.mouse.move(r.x + r.width / 2, r.y - 60);
   await page.locator('section.ws-chart[data-dataset="io.ops"] .chart-tip').waitFor({ state: 'hidden' });
+  assert.equal(await page.locator('section.ws-chart[data-dataset="io.ops"] .ws-legend thead th').nth(1).textContent(), 'Current');
 });
 
 test('a tap on a phone shows the readout and leaves it there', async (t) => {
@@ -70,6 +80,7 @@ test('a tap on a phone shows the readout and leaves it there', async (t) => {
   const tip = await readTip(page);
   assert.ok(tip, 'the readout stays after the tap');
   assert.equal(tip.value, await storedValue(page, tip.t), `the readout at ${tip.x}`);
+  assert.equal(tip.legendValue, tip.value, 'the legend shows the tapped second too');
   const box_ = await page.locator('section.ws-chart[data-dataset="io.ops"] .chart-tip').boundingBox();
   assert.ok(box_.x >= 0 && box_.x + box_.width <= 390, `the readout fits the phone: ${JSON.stringify(box_)}`);
 });

@@ -129,6 +129,9 @@ function drawMarks(u, marks) {
 //   yZero    the y axis starts at 0 unless a value is below it
 //   marks    [{x, label, colour}]: dashed vertical lines at those x, labelled at the top
 //            (a sweep's knee); setMarks() replaces them
+//   onCursor (i) with the index into the data under the cursor (or a tap's pin), null once
+//            it leaves; also when new data moves under a still cursor: a legend table can
+//            show the values there (cursor() asks the same)
 //
 // A series may ask for points: true (a few measured points, each shown).
 // Beyond setData: setSeries() replaces the series (a drilldown's keys change as disks come
@@ -157,8 +160,16 @@ export function chart(el, opts = {}) {
       value: (u, v) => (v === null || v === undefined ? '–' : yFormat(v)),
     })),
   ];
+  const cursorAt = (u) => {
+    const i = u.cursor.idx;
+    return i === null || i === undefined || u.cursor.left < 0 ? null : i;
+  };
   const make = (list, data) => {
     let showReadout = () => {};
+    const cursorMoved = (u) => {
+      showReadout();
+      if (opts.onCursor) opts.onCursor(cursorAt(u));
+    };
     // A tap leaves the readout where it was tapped (the page moving under the finger, or
     // the browser's own mouse events after a tap, would otherwise hide it) until a tap or
     // click elsewhere.
@@ -215,8 +226,8 @@ export function chart(el, opts = {}) {
           ],
           destroy: [() => document.removeEventListener('pointerdown', unpin, true)],
           draw: [(u) => drawMarks(u, marks)],
-          setCursor: [() => showReadout()],
-          setData: [() => showReadout()], // live data moves under a still cursor
+          setCursor: [(u) => cursorMoved(u)],
+          setData: [(u) => cursorMoved(u)], // live data moves under a still cursor
           setSelect: [
             (u) => {
               if (!opts.onSelect || u.select.width < 5) return;
@@ -264,6 +275,10 @@ export function chart(el, opts = {}) {
     setWindow(min, max) {
       win = min === null || min === undefined ? null : [min, max];
       if (win && u.data && u.data[0]) u.setScale('x', { min: win[0], max: win[1] });
+    },
+    // The index into the data under the cursor, or null.
+    cursor() {
+      return cursorAt(u);
     },
     plotWidth() {
       return Math.max(50, width() - 70);

@@ -192,7 +192,8 @@ export async function renderSheet(main, ctx) {
   const diskField = h('div', { class: 'field', hidden: true }, h('label', { for: diskSel.id, text: 'Disk' }), diskSel);
   const opField = h('div', { class: 'field', hidden: true }, h('label', { for: opSel.id, text: 'Operations' }), opSel);
   let disksAsked = false;
-  // The disks the collector counts, once: the keys of io.ops[disk]'s newest seconds.
+  // The disks the collector counts, once: the keys of io.ops[disk]'s newest seconds (none
+  // yet in a box's first seconds: asked again a second later).
   const loadDisks = async () => {
     if (disksAsked) return;
     disksAsked = true;
@@ -202,6 +203,10 @@ export async function renderSheet(main, ctx) {
       const names = new Set();
       for (const s of samples) for (const kv of (s && s.data && s.data.data) || []) names.add(kv.key);
       diskSel.append(...[...names].sort(naturalCompare).map((n) => h('option', { value: n, text: n })));
+      if (!names.size) {
+        disksAsked = false;
+        setTimeout(() => signal.aborted || loadDisks(), 1000);
+      }
     } catch (err) {
       if (err.name !== 'AbortError') disksAsked = false; /* asked again next time */
     }
@@ -605,7 +610,8 @@ export async function renderSheet(main, ctx) {
         c.legendCaption,
         h('thead', {}, h('tr', {},
           c.legendHead,
-          ['Current', 'Min', 'Max', 'Average'].map((t) => h('th', { scope: 'col', class: 'num', text: t })))),
+          c.curHead = h('th', { scope: 'col', class: 'num', text: 'Current' }),
+          ['Min', 'Max', 'Average'].map((t) => h('th', { scope: 'col', class: 'num', text: t })))),
         c.legendBody));
     // a heat map's figures by range: there may be a hundred ranges, so folded away
     c.valuesSummary = h('summary', {});
@@ -692,6 +698,8 @@ export async function renderSheet(main, ctx) {
         yZero: true,
         height: window.matchMedia('(max-width: 700px)').matches ? 180 : 220,
         onSelect: (min, max) => setView({ live: false, seconds: max - min, end: max }),
+        // the legend's first column follows the cursor: each key's value at that second
+        onCursor: () => legendValues(c),
       });
     }
     c.plot.setWindow(c.window[0], c.window[1]);
@@ -795,12 +803,29 @@ export async function renderSheet(main, ctx) {
       const tds = rows[i].cells;
       // a heat map's swatches follow its scale, which moves with the window
       if (c.kind) rows[i].querySelector('.ws-swatch').style.setProperty('--swatch', spec[i].colour);
-      tds[1].textContent = s.stats.cur === null ? '–' : fmt(s.stats.cur);
       tds[2].textContent = s.stats.min === null ? '–' : fmt(s.stats.min);
       tds[3].textContent = s.stats.max === null ? '–' : fmt(s.stats.max);
       tds[4].textContent = s.stats.avg === null ? '–' : fmt(Math.round(s.stats.avg * 1000) / 1000);
     });
+    legendValues(c, fmt);
     markFocus(c);
+  }
+
+  // The legend's first column: each key's value at the second under the cursor (the
+  // column says which), else its newest.
+  function legendValues(c, fmt = c.fmt) {
+    const rows = c.legendBody.rows;
+    const i = c.kind || !c.plot ? null : c.plot.cursor();
+    const x = i === null ? undefined : c.shaped?.xs[i];
+    const at = x !== undefined;
+    // the date only when the window spans days: the readout beside it says it anyway
+    const days = c.window && c.window[1] - c.window[0] > 86400;
+    c.curHead.textContent = at ? `At ${timeText(x, { date: days })}` : 'Current';
+    c.series.forEach((s, k) => {
+      if (!rows[k] || rows[k].cells.length < 5) return;
+      const v = at ? s.values[i] : s.stats.cur;
+      rows[k].cells[1].textContent = v === null || v === undefined ? '–' : fmt(v);
+    });
   }
 
   function markFocus(c) {
