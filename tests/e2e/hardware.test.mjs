@@ -41,6 +41,8 @@ test('the chassis and the enclosure, disks laid out by slot', async (t) => {
   const system = page.locator('section.chassis[data-chassis="system"]');
   await system.getByRole('switch', { name: /^Locate / }).first().waitFor();
   assert.match(await system.locator('.chassis-locator').textContent(), /LED: leds/);
+  // its disks are all in the enclosure: not "0 disks"
+  assert.match(await system.textContent(), /no disks of its own; 8 in the enclosure below/);
 
   const enc = page.locator(`section.chassis[data-chassis="${box.enclosure}"]`);
   assert.match(await enc.locator('h2').textContent(), /Enclosure/);

@@ -266,7 +266,8 @@ function bay(chassis, d, onSelect, onLed) {
 // One chassis: its header with its own locator, the bays, and the details of the chosen disk.
 // disks null: folded, its bays not read yet; expand(disks) lays them out. onToggle(card):
 // the fold button was pressed (the page reads the disks and calls expand, or folds it).
-function chassisCard(c, disks, onLed, elsewhere = 0, onToggle = null) {
+// elsewhere: the disks in the other chassis, and how many of those hold any.
+function chassisCard(c, disks, onLed, elsewhere = { disks: 0, chassis: 0 }, onToggle = null) {
   const headingId = nextId('chassis');
   const kind = c.kind === 'enclosure' || c.type === 'storage' ? 'Enclosure' : 'System';
   const title = c.display_name && c.display_name !== c.name ? `${c.name} · ${c.display_name}` : c.name || c.id;
@@ -275,8 +276,8 @@ function chassisCard(c, disks, onLed, elsewhere = 0, onToggle = null) {
     c.serial ? `serial ${c.serial}` : null,
     c.slot_count !== undefined
       ? `${c.disk_count} of ${c.slot_count} slots used`
-      : !c.disk_count && elsewhere
-        ? `no disks of its own; ${elsewhere} in the enclosure${elsewhere === 1 ? '' : 's'} below`
+      : !c.disk_count && elsewhere.disks
+        ? `no disks of its own; ${elsewhere.disks} in the ${elsewhere.chassis === 1 ? 'enclosure' : `${elsewhere.chassis} enclosures`} below`
         : `${c.disk_count} disk${c.disk_count === 1 ? '' : 's'}`,
   ].filter(Boolean);
   const fault = h('span', { class: 'badge sev-critical', text: 'Faulted disk', hidden: !c.faulted });
@@ -330,7 +331,7 @@ function chassisCard(c, disks, onLed, elsewhere = 0, onToggle = null) {
     const grid = h('div', { class: 'bays', role: 'list', 'aria-label': `${c.name || c.id}: ${c.slot_count !== undefined ? 'slots' : 'disks'}` }, bays.map((b) => b.el));
     grid.style.setProperty('--cols', String(cols));
     grid.style.setProperty('--cols-phone', String(Math.min(cols, 4)));
-    body.replaceChildren(bays.length ? grid : h('p', { class: 'muted', text: 'No disks.' }), panel);
+    body.replaceChildren(bays.length ? grid : elsewhere.disks ? '' : h('p', { class: 'muted', text: 'No disks.' }), panel);
     card.ids = list.map((d) => d.id).sort().join(' ');
   }
   const el = h(
@@ -537,9 +538,15 @@ export async function render(main, ctx) {
     folding = chassis.length > FOLD_CHASSIS || bayCount > FOLD_BAYS;
     const openAtStart = (c) => !folding || c.type === 'system' || c.id === 'system' || !!c.faulted || c.id === wantChassis;
     const disks = await Promise.all(chassis.map((c) => (openAtStart(c) ? listDisks(c.id, ctx.signal) : null)));
-    const present = chassis.reduce((n, c) => n + (c.disk_count || 0), 0);
-    cards = chassis.map((c, i) =>
-      chassisCard(c, disks[i], countLit, present - (disks[i] ? disks[i].length : c.disk_count || 0), folding ? toggle : null));
+    // (a read list holds its empty slots too: they are no disk)
+    const own = (c, i) => (disks[i] ? disks[i].filter((d) => d.present).length : c.disk_count || 0);
+    const present = chassis.reduce((n, c, i) => n + own(c, i), 0);
+    const holding = chassis.filter((c, i) => own(c, i) > 0).length;
+    cards = chassis.map((c, i) => {
+      const mine = own(c, i);
+      const elsewhere = { disks: present - mine, chassis: holding - (mine > 0 ? 1 : 0) };
+      return chassisCard(c, disks[i], countLit, elsewhere, folding ? toggle : null);
+    });
     body.replaceChildren(...cards.map((x) => x.el));
     countLit();
     await applyFilters();
