@@ -21,6 +21,21 @@ const PLAIN = {
 const SIZE_HINT = 'bytes, or with a binary unit: 512, 8k, 64M, 1G';
 const DUR_HINT = 'seconds, or with a unit: 30s, 500ms, 2m';
 
+// A size in bytes as the spec takes it and a person types it (the server's own form, as
+// its comparisons write it): 8192 "8k", 12582912 "12M"; one that is no whole number of
+// KiB stays in bytes.
+export function specSize(v) {
+  if (!Number.isInteger(v) || v < 1024 || v % 1024) return String(v);
+  const units = 'kMGTP';
+  let u = 0;
+  v /= 1024;
+  while (u + 1 < units.length && v >= 1024 && v % 1024 === 0) {
+    v /= 1024;
+    u++;
+  }
+  return `${v}${units[u]}`;
+}
+
 // Every field of a spec: the key sent, the control, its hint (unit and limits as spec.c
 // has them), and the patterns it applies to (spec.c's `only` table).
 const ALL = ['read', 'write', 'randread', 'randwrite', 'randrw', 'slob', 'iozone'];
@@ -313,6 +328,7 @@ export async function render(main, ctx) {
       if (c.f.kind === 'passes') {
         for (const b of c.input.querySelectorAll('input')) b.checked = !Array.isArray(v) || v.includes(b.value);
       } else if (c.f.kind === 'bool') c.input.checked = v === true;
+      else if (c.f.kind === 'size' && typeof v === 'number') c.input.value = specSize(v);
       else c.input.value = v === undefined ? '' : String(v);
     }
   };
