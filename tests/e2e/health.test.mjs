@@ -2,13 +2,18 @@
 // The box's health at a glance: on a phone the first screen names the faulted disk (sdh in
 // the fake enclosure) whole, with a Locate button that lights its slot; the Problems page
 // says what it means and what to do, and its component link opens the disk's details in
-// view; who is signed in, and with which role, shows on every size.
+// view; who is signed in, and with which role, shows on every size; a lit faulted bay keeps
+// its frame in both schemes; the hardware filters (search, faulted only, locating only) and
+// the LED backends in words; and, once the fault is mended, "All good" with its time.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { adminClient, checkNoStrayText, login, shots, start, until } from './harness.mjs';
 
-const { box, newPage } = await start();
+// the hardware watch each second: a fault mended behind spindled's back clears at once;
+// the system's locator kept virtual, whose words the hardware page must say
+const { box, newPage } = await start({ args: ['--hardware-watch', '1', '--system-led-backend', 'virtual'] });
 const MONITOR = { name: 'pocket', password: 'Monitor-e2e-password-2' };
 const PHONE = { width: 390, height: 844 };
 
@@ -109,8 +114,12 @@ test('a tapped disk\'s details come into view, below the sticky header', async (
   }
 });
 
-test('a lit, faulted bay keeps its fault frame and a legible badge', async (t) => {
-  const page = await newPage(t, { dark: true });
+test('a lit, faulted bay keeps its fault frame and a legible badge, light and dark', async (t) => {
+  for (const dark of [true, false]) await litFaultedBay(t, dark);
+});
+
+async function litFaultedBay(t, dark) {
+  const page = await newPage(t, { dark });
   await login(page, box.https, 'admin', box.admin_password);
   await page.goto(`${box.https}/#/hardware`);
   await page.waitForSelector('body[data-ready="hardware"]');
@@ -131,7 +140,7 @@ test('a lit, faulted bay keeps its fault frame and a legible badge', async (t) =
   assert.equal(look.badgeFg, 'rgb(255, 255, 255)');
   await page.getByRole('switch', { name: 'Locate sdh' }).click();
   await page.waitForSelector(`.bay[data-disk="${id}"][data-locate="off"]`);
-});
+}
 
 test('finding a disk: by name or serial, faulted only, kept in the address', async (t) => {
   const page = await newPage(t);
@@ -152,9 +161,40 @@ test('finding a disk: by name or serial, faulted only, kept in the address', asy
   await page.waitForSelector('body[data-ready="hardware"]');
   assert.ok(await page.isChecked('#hw-faulted'), 'the filter comes back with the address');
   assert.deepEqual(await visible(), ['sdh']);
-  // the LED backend in words
+  // the LED backends in words: the slot's, and the system's that lights nothing
   assert.match(await page.locator(`.bay[data-disk="${idOf('sdh')}"] .led-backend`).textContent(), /^LED: ses \(the enclosure’s slot LED\)$/);
+  assert.ok((await page.locator('.led-backend').allTextContents()).includes('LED: virtual (lights nothing physical: the state is only kept)'));
+  // locating only: the bays whose locator is lit, here sdc's
+  await page.uncheck('#hw-faulted');
+  await page.getByRole('switch', { name: 'Locate sdc' }).click();
+  await page.waitForSelector(`.bay[data-disk="${idOf('sdc')}"][data-locate="on"]`);
+  await page.check('#hw-lit');
+  assert.deepEqual(await visible(), ['sdc']);
+  assert.match(page.url(), /[?&]lit=/);
+  await shots(page, 'hardware-locating-only', { inPlace: true });
+  await page.uncheck('#hw-lit');
+  await page.getByRole('switch', { name: 'Locate sdc' }).click();
+  await page.waitForSelector(`.bay[data-disk="${idOf('sdc')}"][data-locate="off"]`);
   // disk names in the order a person counts them
   const order = await page.evaluate(async () => ['sdab', 'sda', 'sdz', 'sdaa', 'sdb', 'nvme10n1', 'nvme2n1'].sort((await import('/js/dom.js')).naturalCompare));
   assert.deepEqual(order, ['nvme2n1', 'nvme10n1', 'sda', 'sdb', 'sdz', 'sdaa', 'sdab']);
+  // and figures in one form down a column: 7.8k beside 35.3k, not 7808
+  const figures = await page.evaluate(async () => { const { num } = await import('/js/dom.js'); return [7808, 35300, 999].map((v) => num(v)); });
+  assert.deepEqual(figures, ['7.8k', '35.3k', '999']);
+});
+
+// Last: it mends the fault every other test looks at.
+test('with nothing wrong the status line says All good, and when the box was last looked at', async (t) => {
+  const slot = dirname(box.locate_files[idOf('sdh')]);
+  writeFileSync(join(slot, 'fault'), '0\n');
+  writeFileSync(join(slot, 'status'), 'OK\n');
+  const page = await newPage(t, { phone: true });
+  await login(page, box.https, MONITOR.name, MONITOR.password);
+  await page.waitForSelector('body[data-ready="dashboard"]');
+  await page.waitForSelector('#dash-status[data-state="ok"]', { timeout: 15000 });
+  assert.match(await page.locator('#dash-status').textContent(), /All good · no open problems/);
+  await page.waitForFunction(() => /checked \d\d:\d\d:\d\d/.test(document.querySelector('#dash-status').textContent));
+  const line = await page.locator('#dash-status').boundingBox();
+  assert.ok(inViewport(line, PHONE), `the status line is at y=${line.y}`);
+  await shots(page, 'health-all-good', { inPlace: true });
 });

@@ -5,7 +5,7 @@
 // comes back after logging in with what had not been saved.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { login, start, watcher } from './harness.mjs';
+import { login, shots, start, until, watcher } from './harness.mjs';
 import { createWorksheet } from './worksheets.mjs';
 
 const { box, newPage } = await start();
@@ -28,9 +28,21 @@ test('leaving a worksheet with unsaved changes asks, and staying keeps them', as
   await page.waitForSelector('body[data-ready="worksheet"]');
   await addChart(page, 'cpu.utilization');
   await page.waitForSelector('.ws-dirty:not([hidden])');
+  let asked = null;
+
+  // Back (to the login's address) asks, and staying keeps the page where it was.
+  page.once('dialog', (d) => {
+    asked = d.message();
+    d.dismiss();
+  });
+  await page.evaluate(() => history.back());
+  await until('the question on Back', () => asked !== null);
+  assert.match(asked, /unsaved changes/);
+  await page.waitForFunction(() => location.hash.startsWith('#/worksheets/new'));
+  assert.deepEqual(await charts(page), ['cpu.utilization']);
 
   // Stay: the question is asked, the page and its chart are still there, the address too.
-  let asked = null;
+  asked = null;
   page.once('dialog', (d) => {
     asked = d.message();
     d.dismiss();
@@ -40,6 +52,18 @@ test('leaving a worksheet with unsaved changes asks, and staying keeps them', as
   assert.match(asked || '', /unsaved changes/);
   assert.deepEqual(await charts(page), ['cpu.utilization']);
   assert.equal(await page.locator('main').getAttribute('data-page'), 'worksheet');
+
+  // A reload or closing the tab: the browser's own question (beforeunload); staying keeps it.
+  let unload = null;
+  page.once('dialog', (d) => {
+    unload = d.type();
+    d.dismiss();
+  });
+  await page.close({ runBeforeUnload: true });
+  await until('the question on closing', () => unload !== null);
+  assert.equal(unload, 'beforeunload');
+  assert.equal(page.isClosed(), false, 'stayed');
+  assert.deepEqual(await charts(page), ['cpu.utilization']);
 
   // Leave: the dashboard.
   page.once('dialog', (d) => d.accept());
@@ -149,6 +173,7 @@ test('keys move the window: [ and ] back and forward, - and + zoom, l live, ? li
   const help = page.getByRole('dialog', { name: 'Keyboard shortcuts' });
   await help.waitFor();
   assert.match(await help.textContent(), /back half a window/);
+  await shots(page, 'worksheet-keys', { inPlace: true });
   await page.keyboard.press('Escape');
   await help.waitFor({ state: 'detached' });
   // typing in a field is typing, not a shortcut

@@ -251,6 +251,7 @@ test('a window from a time to a time, in the browser’s zone, the box’s besid
   await page.getByRole('button', { name: 'Show', exact: true }).click();
   assert.match(await page.locator('#ws-pick-error').textContent(), /at least 10 seconds/);
   assert.equal(page.url(), before);
+  await shots(page, 'worksheet-from-to-open', { inPlace: true }); // the picker, its fault shown
   // two minutes that ended three minutes ago: paused on exactly that window
   await type('#ws-to', now - 180);
   await type('#ws-from', now - 300);
