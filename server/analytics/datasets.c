@@ -9,6 +9,7 @@
 #include "zpoolhist.h"
 #include "smbstat.h"
 #include "base/child.h"
+#include "base/hmap.h"
 #include "db/db.h"
 #include "db/dbw.h"
 #include "hardware/smart.h"
@@ -1202,6 +1203,7 @@ struct dataset {
 	struct series *total;
 	struct series **keys; /* one per drilldown key, in the order they appeared */
 	size_t nkeys, keys_cap;
+	struct hmap key_at; /* a key's place in keys: a box's first second brings thousands */
 };
 
 static struct {
@@ -1223,6 +1225,7 @@ static void add_key(void *arg, struct series *s)
 	if (!series_key(s)[0])
 		return;
 	d->keys = util_grow(d->keys, &d->keys_cap, d->nkeys, sizeof(*d->keys));
+	hmap_index_put(&d->key_at, series_key(s), d->nkeys);
 	d->keys[d->nkeys++] = s;
 }
 
@@ -1246,6 +1249,7 @@ static struct dataset *dataset_add(const struct db_dataset *row, const struct st
 
 static void dataset_free(struct dataset *d)
 {
+	hmap_clear(&d->key_at, NULL);
 	free(d->keys);
 	free(d);
 }
@@ -1433,13 +1437,17 @@ static void ingest_value(void *arg, const char *key, double v)
 		ingest_put(g, d->total, v);
 		return;
 	}
+	/* Each second's keys come in the order of the last: the next one is tried first. */
 	size_t i = g->next;
 	if (i >= d->nkeys || strcmp(series_key(d->keys[i]), key) != 0) {
-		for (i = 0; i < d->nkeys; i++)
-			if (strcmp(series_key(d->keys[i]), key) == 0)
-				break;
-		if (i == d->nkeys) /* a disk appeared: its series starts now */
+		long at = hmap_index_get(&d->key_at, key);
+		if (at < 0) { /* a disk appeared: its series starts now */
 			add_key(d, series_open(d->id, key));
+			at = hmap_index_get(&d->key_at, key);
+			if (at < 0)
+				return;
+		}
+		i = (size_t)at;
 	}
 	g->next = i + 1;
 	ingest_put(g, d->keys[i], v);

@@ -9,6 +9,7 @@
 #include "series_pack.h"
 #include "series_writer.h"
 #include "db/db.h"
+#include "base/hmap.h"
 #include "base/log.h"
 #include "base/loopwork.h"
 #include "base/util.h"
@@ -69,6 +70,7 @@ static struct {
 	struct workq *wq;
 	struct series **all;
 	size_t n, cap;
+	struct hmap by_name; /* "dataset/key" -> the series, for series_open */
 	int64_t next_id;
 	int64_t newest, oldest;    /* the seconds memory holds: [oldest, newest] */
 	int64_t past_bytes;        /* the pages of every series' past */
@@ -294,6 +296,14 @@ void series_unref(struct series *s)
 		series_free(s);
 }
 
+/* The index's name of (dataset, key); the caller frees it. */
+static char *index_name(int64_t dataset, const char *key, size_t *len)
+{
+	char *name = xasprintf("%lld/%s", (long long)dataset, key);
+	*len = strlen(name);
+	return name;
+}
+
 static struct series *series_new(int64_t id, int64_t dataset, const char *key, bool sent)
 {
 	struct series *s = xcalloc(1, sizeof(*s));
@@ -304,6 +314,11 @@ static struct series *series_new(int64_t id, int64_t dataset, const char *key, b
 	s->refs = 1;
 	store.all = util_grow(store.all, &store.cap, store.n, sizeof(*store.all));
 	store.all[store.n++] = s;
+	size_t len;
+	char *name = index_name(dataset, key, &len);
+	if (!hmap_get(&store.by_name, name, len))
+		hmap_put(&store.by_name, name, len, s);
+	free(name);
 	if (id >= store.next_id)
 		store.next_id = id + 1;
 	return s;
@@ -775,10 +790,11 @@ void series_unsubscribe(series_commit_fn fn, void *arg)
 
 struct series *series_open(int64_t dataset, const char *key)
 {
-	for (size_t i = 0; i < store.n; i++)
-		if (store.all[i]->dataset == dataset && strcmp(store.all[i]->key, key) == 0)
-			return store.all[i];
-	return series_new(store.next_id, dataset, key, false);
+	size_t len;
+	char *name = index_name(dataset, key, &len);
+	struct series *s = hmap_get(&store.by_name, name, len);
+	free(name);
+	return s ? s : series_new(store.next_id, dataset, key, false);
 }
 
 void series_each(int64_t dataset, void (*cb)(void *arg, struct series *s), void *arg)
@@ -804,6 +820,11 @@ static void drop_where(bool (*match)(const struct series *s, const void *ctx), c
 			b->ids = util_grow(b->ids, &b->ids_cap, b->nids, sizeof(*b->ids));
 			b->ids[b->nids++] = s->id;
 		}
+		size_t len;
+		char *name = index_name(s->dataset, s->key, &len);
+		if (hmap_get(&store.by_name, name, len) == s)
+			hmap_del(&store.by_name, name, len);
+		free(name);
 		s->dropped = true;
 		series_unref(s);
 	}
@@ -892,6 +913,7 @@ void series_shutdown(void)
 		series_unref(store.all[i]);
 	}
 	free(store.all);
+	hmap_clear(&store.by_name, NULL);
 	while (pages.free) {
 		struct page *pg = pages.free;
 		pages.free = pg->next;

@@ -520,6 +520,36 @@ static void test_late(void)
 	db_close(db);
 }
 
+/* --- series by (dataset, key): one series for each, found again by name (an index,
+ * not a search of every series: a box of a thousand disks opens thousands at its start) */
+
+static void test_open(void)
+{
+	char err[256];
+	snprintf(dbpath, sizeof(dbpath), "%s/open.db", dir);
+	struct db *db = db_open(dbpath, err, sizeof(err));
+	struct series_config c = {.db_path = dbpath, .unpaced = true, .retention = {24, 336, 8760}};
+	if (!ok(db && series_init(&c, err, sizeof(err)) == 0, "a store"))
+		return;
+	struct series *a = series_open(7, "sda"), *b = series_open(7, "sdb");
+	ok(a != b && series_open(7, "sda") == a && series_open(7, "sdb") == b,
+	   "each key of a dataset is one series, found again");
+	struct series *other = series_open(8, "sda"), *slash = series_open(1, "7/sda");
+	ok(other != a && slash != a && slash != other && series_open(8, "sda") == other &&
+	       series_open(1, "7/sda") == slash,
+	   "the same key in another dataset, or a key holding the separator, is another");
+	int64_t id = series_id(a);
+	series_ref(a);
+	series_drop_dataset(7);
+	struct series *again = series_open(7, "sda");
+	ok(again != a && series_id(again) > id,
+	   "a dropped dataset's key opens a new series (the old one kept while referenced)");
+	series_unref(a);
+	ok(series_open(8, "sda") == other, "other datasets' series stay");
+	series_shutdown();
+	db_close(db);
+}
+
 /* --- flushes packed on a helper thread */
 
 #define NBH 600 /* more than a turn of the loop keeps */
@@ -624,6 +654,7 @@ int main(void)
 	test_store();
 	test_budget();
 	test_late();
+	test_open();
 	test_helper_flush();
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
