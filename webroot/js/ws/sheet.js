@@ -192,25 +192,30 @@ export async function renderSheet(main, ctx) {
   const diskField = h('div', { class: 'field', hidden: true }, h('label', { for: diskSel.id, text: 'Disk' }), diskSel);
   const opField = h('div', { class: 'field', hidden: true }, h('label', { for: opSel.id, text: 'Operations' }), opSel);
   let disksAsked = false;
+  let disksRetry = 0; // the timer asking again
+  let disksTries = 0;
   // The disks the collector counts, once: the keys of io.ops[disk]'s newest seconds (none
-  // yet in a box's first seconds: asked again a second later).
+  // yet in a box's first seconds: asked again a second later, while the field is shown,
+  // up to half a minute).
   const loadDisks = async () => {
     if (disksAsked) return;
     disksAsked = true;
+    clearTimeout(disksRetry);
     try {
       const doc = await get(`${DATASETS}/${seg('io.ops[disk]')}/data?start=-3&seconds=3`, { signal });
       const samples = Array.isArray(doc.data) ? doc.data : doc.data ? [doc.data] : [];
       const names = new Set();
       for (const s of samples) for (const kv of (s && s.data && s.data.data) || []) names.add(kv.key);
       diskSel.append(...[...names].sort(naturalCompare).map((n) => h('option', { value: n, text: n })));
-      if (!names.size) {
+      if (!names.size && ++disksTries < 30) {
         disksAsked = false;
-        setTimeout(() => signal.aborted || loadDisks(), 1000);
+        disksRetry = setTimeout(() => signal.aborted || diskField.hidden || loadDisks(), 1000);
       }
     } catch (err) {
       if (err.name !== 'AbortError') disksAsked = false; /* asked again next time */
     }
   };
+  signal.addEventListener('abort', () => clearTimeout(disksRetry));
   const statHint = h('p', { class: 'hint', id: 'ws-add-stat-hint' });
   const drillHint = h('p', { class: 'hint', id: 'ws-add-drill-hint' });
   statSel.setAttribute('aria-describedby', statHint.id);
@@ -699,7 +704,7 @@ export async function renderSheet(main, ctx) {
         height: window.matchMedia('(max-width: 700px)').matches ? 180 : 220,
         onSelect: (min, max) => setView({ live: false, seconds: max - min, end: max }),
         // the legend's first column follows the cursor: each key's value at that second
-        onCursor: () => legendValues(c),
+        onCursor: (i) => legendValues(c, c.fmt, i),
       });
     }
     c.plot.setWindow(c.window[0], c.window[1]);
@@ -812,10 +817,13 @@ export async function renderSheet(main, ctx) {
   }
 
   // The legend's first column: each key's value at the second under the cursor (the
-  // column says which), else its newest.
-  function legendValues(c, fmt = c.fmt) {
+  // column says which), else its newest. idx: the index under the cursor as the chart said
+  // it (undefined: ask the chart). Not while the rows are another set of keys' (a chart
+  // being rebuilt for new keys: legend() fills the new rows next).
+  function legendValues(c, fmt = c.fmt, idx = undefined) {
     const rows = c.legendBody.rows;
-    const i = c.kind || !c.plot ? null : c.plot.cursor();
+    if (c.legendKeys !== c.series.map((s) => s.key).join('\u0000')) return;
+    const i = c.kind ? null : idx !== undefined ? idx : c.plot ? c.plot.cursor() : null;
     const x = i === null ? undefined : c.shaped?.xs[i];
     const at = x !== undefined;
     // the date only when the window spans days: the readout beside it says it anyway
