@@ -121,9 +121,13 @@ export function pct(v, digits = 1) {
   return v === null || v === undefined ? '–' : `${Number(v).toFixed(digits)}${NBSP}%`;
 }
 
+// Milliseconds as a latency reads: µs below a millisecond, a decimal below 10 µs (page-cache
+// reads take 1.3 µs: "1 µs" on one axis tick and the next said nothing).
 export function ms(v) {
   if (v === null || v === undefined) return '–';
-  return v < 1 ? `${(v * 1000).toFixed(0)}${NBSP}µs` : `${v.toFixed(v < 10 ? 2 : 1)}${NBSP}ms`;
+  if (v >= 1) return `${v.toFixed(v < 10 ? 2 : 1)}${NBSP}ms`;
+  const us = v * 1000;
+  return `${us > 0 && us < 10 ? us.toFixed(1) : us.toFixed(0)}${NBSP}µs`;
 }
 
 export function duration(s) {
