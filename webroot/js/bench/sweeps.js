@@ -183,6 +183,36 @@ async function one(main, ctx, id) {
   ctx.ready();
 }
 
+// What a sweep's charts draw, from its document: the axis (the knee's: threads, readers,
+// writers or sessions; else the first), its values (xs), the groups of the other axes'
+// values and their labels, a group's column of a figure (null: a run not done), and a mark
+// at each knee the server found ({x: the index into xs, label, colour}).
+export function chartModel(sweep) {
+  const axes = Object.keys(sweep.axes);
+  const kneed = sweep.knee.find((k) => k.axis);
+  const axis = kneed ? kneed.axis : axes[0];
+  const xs = sweep.axes[axis];
+  const others = axes.filter((a) => a !== axis);
+  const groupOf = (values) => JSON.stringify(others.map((a) => values[a]));
+  const groups = [];
+  for (const r of sweep.table) if (r.values && !groups.includes(groupOf(r.values))) groups.push(groupOf(r.values));
+  const groupText = (g) => JSON.parse(g).map((v, i) => `${others[i]} ${valueText(v)}`).join(', ');
+  const labels = groups.length > 1 || others.length ? groups.map(groupText) : ['this sweep'];
+  const column = (g, pick) =>
+    xs.map((x) => {
+      const r = sweep.table.find((row) => row.values && row.state === 'done' && JSON.stringify(row.values[axis]) === JSON.stringify(x) && groupOf(row.values) === g);
+      return r ? pick(r) : null;
+    });
+  const marks = sweep.knee
+    .filter((k) => k.threads !== null && k.axis === axis)
+    .map((k) => {
+      const i = groups.indexOf(groupOf(k.group));
+      return { x: xs.findIndex((x) => x === k.threads), label: groups.length > 1 ? `knee ${labels[i]}` : `knee: ${k.threads} ${axis}`, colour: groups.length > 1 ? colour(i) : undefined };
+    })
+    .filter((m) => m.x >= 0);
+  return { axis, xs, groups, labels, column, marks };
+}
+
 // IOPS and p99 against the knee's axis (threads, readers, writers or sessions; else the first
 // axis), a line per group of the other axes' values, each knee the server found marked.
 // The axis' values stand evenly spaced in the order given (1, 2, 4, 8 ... as on a log
@@ -202,30 +232,9 @@ function sweepCharts(ctx) {
   });
   let last = '';
   const draw = (sweep) => {
-    const axes = Object.keys(sweep.axes);
-    const kneed = sweep.knee.find((k) => k.axis);
-    const axis = kneed ? kneed.axis : axes[0];
-    xs = sweep.axes[axis];
-    const others = axes.filter((a) => a !== axis);
-    const groupOf = (values) => JSON.stringify(others.map((a) => values[a]));
-    const groups = [];
-    for (const r of sweep.table) if (r.values && !groups.includes(groupOf(r.values))) groups.push(groupOf(r.values));
-    const groupText = (g) => JSON.parse(g).map((v, i) => `${others[i]} ${valueText(v)}`).join(', ');
-    const labels = groups.length > 1 || others.length ? groups.map(groupText) : ['this sweep'];
-    const column = (g, pick) =>
-      xs.map((x) => {
-        const r = sweep.table.find((row) => row.values && row.state === 'done' && JSON.stringify(row.values[axis]) === JSON.stringify(x) && groupOf(row.values) === g);
-        return r ? pick(r) : null;
-      });
+    const { axis, groups, labels, column, marks, ...model } = chartModel(sweep);
+    xs = model.xs;
     const data = (pick) => [xs.map((x, i) => i), ...groups.map((g) => column(g, pick))];
-    const marks = sweep.knee
-      .filter((k) => k.threads !== null && k.axis === axis)
-      .map((k) => {
-        const g = groupOf(k.group);
-        const i = groups.indexOf(g);
-        return { x: xs.findIndex((x) => x === k.threads), label: groups.length > 1 ? `knee ${labels[i]}` : `knee: ${k.threads} ${axis}`, colour: groups.length > 1 ? colour(i) : undefined };
-      })
-      .filter((m) => m.x >= 0);
     const series = labels.map((l) => ({ label: l, points: true }));
     const state = JSON.stringify([axis, labels, sweep.table, marks]);
     if (state === last) return;
