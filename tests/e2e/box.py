@@ -214,11 +214,9 @@ def main():
         # pool0 is /dev/sda1 in the fake mounts: the real device of its directory leads to
         # the fake sda's first partition in the fake /sys too, so a run's disk is sda, whose
         # figures the fake /proc moves (the job's findings on its disk have inputs)
-        fs.partition("sda", "sda1")
-        sda = (fs.path("block") / os.readlink(fs.path("block/sda"))).resolve()
-        sda = str(sda.relative_to(fs.path("")))
+        sda1 = fs.partition("sda", "sda1")
         dev = os.stat(bench).st_dev
-        fs.link(f"dev/block/{os.major(dev)}:{os.minor(dev)}", f"{sda}/sda1")
+        fs.link(f"dev/block/{os.major(dev)}:{os.minor(dev)}", sda1)
         proc_root = tmp / "proc-root"
         # proc/self/mounts: a pseudo filesystem (holds no data) and each data dir as a
         # filesystem of its own (statvfs on them reads the real disk)

@@ -282,7 +282,10 @@ const STRAY_HOOK = (source) => {
   };
   new MutationObserver(() => {
     if (!due) { due = true; setTimeout(look, 100); }
-  }).observe(document, { subtree: true, childList: true, characterData: true });
+  }).observe(document, {
+    subtree: true, childList: true, characterData: true,
+    attributes: true, attributeFilter: ['hidden', 'class', 'style', 'open'], // text shown
+  });
 };
 
 export async function watch(page) {

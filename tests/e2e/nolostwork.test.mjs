@@ -62,8 +62,7 @@ test('leaving a worksheet with unsaved changes asks, and staying keeps them', as
   await page.close({ runBeforeUnload: true });
   await until('the question on closing', () => unload !== null);
   assert.equal(unload, 'beforeunload');
-  assert.equal(page.isClosed(), false, 'stayed');
-  assert.deepEqual(await charts(page), ['cpu.utilization']);
+  assert.deepEqual(await charts(page), ['cpu.utilization'], 'stayed, the chart with it');
 
   // Leave: the dashboard.
   page.once('dialog', (d) => d.accept());
