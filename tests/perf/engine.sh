@@ -11,8 +11,8 @@
 # is held to the better of the two, case by case.
 # Prints each run's IOPS, the ratio worker/best fio and CPU seconds (user + system of the
 # whole process tree, from getrusage) per 100k I/Os; then the medians against the aims:
-# IOPS at least 0.95 x fio's best (the median of the rounds' ratios, each round's two runs
-# back to back), and no more CPU per I/O than that fio.
+# IOPS at least 0.95 x fio's best (the median of the rounds' ratios, each the worker against
+# the better fio of its own round), and no more CPU per I/O than that fio.
 # Then, when spindled, wrk and nginx are there: GET /api/status/v1/dashboard with wrk
 # --latency against nginx serving the same bytes, alternating, idle and while a 32-reader
 # job runs through the bench API (saturating, then polling at ~400 req/s); the aim is
@@ -162,15 +162,17 @@ for name, spec, opts in CASES:
     med = {k: statistics.median(iops[k]) for k in tools}
     cmed = {k: statistics.median(cpu[k]) for k in tools}
     peer = max((k for k in tools if k != "w"), key=lambda k: med[k])  # fio at its best
-    # The ratio is the median of each round's (the two ran back to back, on the disk as it
-    # was then), not the ratio of the medians: a disk that changes speed between rounds
-    # would otherwise set one tool's slow round against the other's fast one.
-    ratio = statistics.median(w / p if p > 0 else 0 for w, p in zip(iops["w"], iops[peer]))
+    # The ratio is the median of the rounds' (each the worker against that round's better
+    # fio, in the same round on the disk as it was then: the column above), not the ratio
+    # of the medians: a disk that changes speed between rounds would otherwise set one
+    # tool's slow round against the other's fast one.
+    rounds = [max(iops[k][r] for k in tools if k != "w") for r in range(ROUNDS)]
+    ratio = statistics.median(w / b if b > 0 else 0 for w, b in zip(iops["w"], rounds))
     print(f"{'median':<7}{med['w']:>13.0f}{med['f']:>13.0f}" + (f"{med['h']:>13.0f}" if HUGE else "")
           + f"{ratio:>8.2f}{cmed['w']:>12.2f}{cmed['f']:>10.2f}"
           + (f"{cmed['h']:>10.2f}" if HUGE else ""))
-    print(f"        the better fio: {'huge pages' if peer == 'h' else 'default buffers'}; "
-          f"ratio: the median of the rounds' worker / {'huge pages' if peer == 'h' else 'default'}\n")
+    print(f"        the better fio by its median: {'huge pages' if peer == 'h' else 'default buffers'}; "
+          f"ratio: the median of the rounds' ratios\n")
     summary.append((name, ratio, cmed["w"], cmed[peer], peer))
 
 print("summary (medians, against the better fio)  IOPS ratio  CPU/100k worker  fio   fio's buffers  verdict")
