@@ -259,19 +259,8 @@ static void carry_leds(struct snap *s, struct snap *old)
 	}
 }
 
-static void scan_done_timed(void *arg);
-
-/* A scan's inventory taken in, on the loop: timed as the loop's work (loopwork.h), as at
- * a big box's every rescan it replaces a thousand disks' state. */
-static void scan_done(void *arg)
-{
-	struct loopwork w;
-	loopwork_begin(&w);
-	scan_done_timed(arg);
-	loopwork_end(&w);
-}
-
-static void scan_done_timed(void *arg)
+/* A scan's inventory taken in, on the loop (scan_done times it). */
+static void scan_take(void *arg)
 {
 	struct scan_job *j = arg;
 	bool first = !leds.snap, full = j->full;
@@ -305,6 +294,16 @@ static void scan_done_timed(void *arg)
 	}
 	/* After a scan that read every LED, the waiters need no read of their own. */
 	waiters_run(full);
+}
+
+/* Timed as the loop's work (loopwork.h): at a big box's every rescan it replaces a thousand
+ * disks' state. */
+static void scan_done(void *arg)
+{
+	struct loopwork w;
+	loopwork_begin(&w);
+	scan_take(arg);
+	loopwork_end(&w);
 }
 
 static bool snap_older(uint64_t ns)
