@@ -1441,11 +1441,12 @@ static void ingest_value(void *arg, const char *key, double v)
 	size_t i = g->next;
 	if (i >= d->nkeys || strcmp(series_key(d->keys[i]), key) != 0) {
 		long at = hmap_index_get(&d->key_at, key);
-		if (at < 0) { /* a disk appeared: its series starts now */
+		if (at < 0) { /* a disk appeared: its series starts now, the last key */
+			size_t n = d->nkeys;
 			add_key(d, series_open(d->id, key));
-			at = hmap_index_get(&d->key_at, key);
-			if (at < 0)
+			if (d->nkeys == n)
 				return;
+			at = (long)n;
 		}
 		i = (size_t)at;
 	}
@@ -1627,12 +1628,13 @@ static void create_group(const struct dataset_spec *specs, size_t n, const char 
 		db_busy_timeout(datasets.db, GROUP_LOCK_WAIT_MS);
 	size_t stored = 0;
 	bool locked = false;
-	for (; stored < g->n && !locked; stored++) {
+	while (stored < g->n) {
 		g->item[stored].rc = db_dataset_insert(datasets.db, &g->item[stored].row);
 		locked = !in_place && g->item[stored].rc < 0 && db_locked(datasets.db);
+		if (locked)
+			break; /* this one and the rest go to the writer */
+		stored++;
 	}
-	if (locked)
-		stored--;
 	if (!locked) {
 		int64_t one = 1;
 		g->noted = db_analytics_settings_set(datasets.db, &g->setting, &one, 1) == 0;
