@@ -232,8 +232,9 @@ function sweepCharts(ctx) {
   });
   let last = '';
   const draw = (sweep) => {
-    const { axis, groups, labels, column, marks, ...model } = chartModel(sweep);
-    xs = model.xs;
+    const model = chartModel(sweep);
+    const { axis, groups, labels, column, marks } = model;
+    xs = model.xs; // (the axis' formatter reads it)
     const data = (pick) => [xs.map((x, i) => i), ...groups.map((g) => column(g, pick))];
     const series = labels.map((l) => ({ label: l, points: true }));
     const state = JSON.stringify([axis, labels, sweep.table, marks]);

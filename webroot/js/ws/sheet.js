@@ -742,10 +742,13 @@ export async function renderSheet(main, ctx) {
     c.plot.focus(fi < 0 ? null : fi);
   }
 
+  // The keys c's legend rows must be for: legend() rebuilds the rows when they change.
+  const keysOf = (c) => c.series.map((s) => s.key).join('\u0000');
+
   // The legend's rows (spec: their labels and colours), figures through fmt.
   function legend(c, spec, fmt = c.fmt) {
     const rows = c.legendBody.rows;
-    const keysNow = c.series.map((s) => s.key).join('\u0000');
+    const keysNow = keysOf(c);
     if (c.legendKeys !== keysNow) {
       c.legendKeys = keysNow;
       c.legendBody.replaceChildren(
@@ -822,7 +825,7 @@ export async function renderSheet(main, ctx) {
   // being rebuilt for new keys: legend() fills the new rows next).
   function legendValues(c, fmt = c.fmt, idx = undefined) {
     const rows = c.legendBody.rows;
-    if (c.legendKeys !== c.series.map((s) => s.key).join('\u0000')) return;
+    if (c.legendKeys !== keysOf(c)) return;
     const i = c.kind ? null : idx !== undefined ? idx : c.plot ? c.plot.cursor() : null;
     const x = i === null ? undefined : c.shaped?.xs[i];
     const at = x !== undefined;
