@@ -26,7 +26,9 @@ int dbw_init(struct event_base *base, const char *path, char *err, size_t errlen
 	dbw.db = db_open(path, err, errlen);
 	if (!dbw.db)
 		return -1;
-	dbw.wq = workq_new(base, 1);
+	/* The loop's priority: its transactions are short, never spin, and sessions, audit and
+	 * runs wait on them in turn. */
+	dbw.wq = workq_new_nice(base, 1, 0);
 	if (!dbw.wq) {
 		snprintf(err, errlen, "cannot start its thread");
 		db_close(dbw.db);

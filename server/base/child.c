@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -572,6 +573,10 @@ struct child *child_spawn(const struct child_opts *o, char *err, size_t errlen)
 			close(inp[1]);
 		return NULL;
 	}
+	/* Below the loop (posix_spawn has no attribute for it; what the child ran until now
+	 * is a few instructions of exec). */
+	if (setpriority(PRIO_PROCESS, (id_t)pid, UTIL_NICE_BACKGROUND) < 0 && errno != ESRCH)
+		log_warn("%s: cannot lower its priority: %s", o->argv[0], strerror(errno));
 
 	struct child *c = xcalloc(1, sizeof(*c));
 	c->pid = pid;

@@ -10,6 +10,11 @@
 
 #define nitems(a) (sizeof(a) / sizeof((a)[0]))
 
+/* The nice value of slow background work, helper threads and children alike: what they do
+ * may spin (a KDF, a big parse, a command, a benchmark), and the loop must win the CPU
+ * whenever it has work. */
+#define UTIL_NICE_BACKGROUND 10
+
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);

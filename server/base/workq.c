@@ -2,15 +2,19 @@
 /* Helper threads: a mutex/cond queue in, a done list out, and one persistent event that
  * the threads activate (the only libevent call that may cross threads) so that every
  * done callback runs on the loop thread. */
+#define _GNU_SOURCE /* gettid */
 #include "workq.h"
 #include "log.h"
 #include "util.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 /* Jobs queued, running or waiting for their done callback: each is a request the
  * client is waiting on, so beyond this the caller answers 503 rather than queue minutes. */
@@ -32,6 +36,7 @@ struct workq {
 	size_t pending;                          /* submitted, done callback not yet run */
 	size_t max_pending;                      /* 0: no limit */
 	bool stopping;
+	int nice; /* each thread's, set by itself */
 	int nthreads;
 	pthread_t *threads;
 };
@@ -40,6 +45,9 @@ static void *workq_thread(void *p)
 {
 	struct workq *wq = p;
 
+	/* Linux keeps a nice value per thread: PRIO_PROCESS with a thread's id renices it alone. */
+	if (wq->nice && setpriority(PRIO_PROCESS, (id_t)gettid(), wq->nice) < 0)
+		log_warn("workq: cannot lower a helper thread's priority: %s", strerror(errno));
 	pthread_mutex_lock(&wq->lock);
 	for (;;) {
 		while (!wq->head && !wq->stopping)
@@ -98,12 +106,18 @@ static void workq_on_done(evutil_socket_t fd, short what, void *arg)
 
 struct workq *workq_new(struct event_base *base, int nthreads)
 {
+	return workq_new_nice(base, nthreads, UTIL_NICE_BACKGROUND);
+}
+
+struct workq *workq_new_nice(struct event_base *base, int nthreads, int nice)
+{
 	struct workq *wq = xcalloc(1, sizeof(*wq));
 	sigset_t all, old;
 
 	if (nthreads < 1)
 		nthreads = 1;
 	wq->base = base;
+	wq->nice = nice < 0 ? 0 : nice > 19 ? 19 : nice;
 	wq->max_pending = WORKQ_MAX_PENDING;
 	pthread_mutex_init(&wq->lock, NULL);
 	pthread_cond_init(&wq->cond, NULL);

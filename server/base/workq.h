@@ -11,7 +11,11 @@ struct workq;
 /* work runs on a helper thread; done runs on the loop thread afterwards, with the same arg. */
 typedef void (*workq_fn)(void *arg);
 
+/* nthreads threads at UTIL_NICE_BACKGROUND (util.h): below the loop. */
 struct workq *workq_new(struct event_base *base, int nthreads);
+/* The same at nice value nice (0 to 19): 0 for work others wait on in turn and that never
+ * spins, such as the database writer's short transactions. */
+struct workq *workq_new_nice(struct event_base *base, int nthreads, int nice);
 /* Returns 0, or -1 when the queue holds max_pending jobs already (caller answers 503). */
 int workq_submit(struct workq *wq, workq_fn work, workq_fn done, void *arg);
 /* How much may be pending before workq_submit refuses (default 64); 0: no limit, for a

@@ -928,15 +928,16 @@ static int job_limit_ms(const struct job *j)
 
 static void job_start(struct job *j)
 {
-	char *argv[10];
+	char *argv[10], nice[16];
 	int n = 0;
 	argv[n++] = (char *)jobs.cfg.worker;
 	argv[n++] = "--spec";
 	argv[n++] = "-";
 	/* the worker's threads may keep every CPU busy: niced, they leave the loop (and so
 	 * the dashboard) its share; the I/O they do is the same */
+	snprintf(nice, sizeof(nice), "%d", UTIL_NICE_BACKGROUND);
 	argv[n++] = "--nice";
-	argv[n++] = "10";
+	argv[n++] = nice;
 	if (!j->where.device) {
 		argv[n++] = "--confine";
 		argv[n++] = j->where.confine;

@@ -248,13 +248,22 @@ def test_log_holds_no_secrets(spawn):
 def test_sigterm_finishes_a_reply_in_flight(spawn):
     """A login still hashing on a helper thread when SIGTERM comes is answered first."""
     # How long one password check takes on this machine and build (a sanitizer build is
-    # five times slower): the admin's login, timed. The login in flight is another user's,
-    # whose password nothing has checked yet, and SIGTERM comes a fifth of that time
-    # after it, while its check runs and well inside the 10 s shutdown waits for it.
-    srv = spawn(kdf_iterations=1_000_000)
-    started = time.monotonic()
-    admin = srv.admin()
-    check_s = time.monotonic() - started
+    # five times slower, and a busy machine leaves the helper threads, which run below the
+    # loop's priority, less): the admin's login, timed. The login in flight is another
+    # user's, whose password nothing has checked yet, and SIGTERM comes a fifth of that
+    # time after it, while its check runs and well inside the 10 s shutdown waits for it.
+    # Where a check takes longer than 4 s, the daemon starts again with as many iterations
+    # as take about 2 s here.
+    iterations = 1_000_000
+    for _ in range(3):
+        srv = spawn(kdf_iterations=iterations)
+        started = time.monotonic()
+        admin = srv.admin()
+        check_s = time.monotonic() - started
+        if check_s <= 4:
+            break
+        srv.stop()
+        iterations = max(10_000, int(iterations * 2 / check_s))
     assert check_s < 8, f"a password check took {check_s:.1f} s: past the shutdown's wait"
     user = make_user(admin)
     body = f'{{"user":"{user}","password":"{PASSWORD}"}}'.encode()
@@ -355,3 +364,50 @@ def test_fifos_where_proc_files_should_be_hold_nothing(spawn, tmp_path):
     for _ in range(3):
         expect(admin.get("/api/status/v1/dashboard"), 200)
         expect(srv.client().get("/api/system/v1/health"), 200)
+
+
+# ---- slow work below the loop's priority ------------------------------------------------
+
+NICE_ZPOOL = """#!/bin/sh
+# A zpool that notes its own nice value once the daemon has lowered it (or after 5 s),
+# then answers as a box without pools does.
+for i in $(seq 50); do
+	nice=$(cut -d')' -f2 /proc/$$/stat | cut -d' ' -f18)
+	[ "$nice" = 10 ] && break
+	sleep 0.1
+done
+echo "$nice" >>"$NICE_LOG"
+echo "no pools available" >&2
+"""
+
+
+def nice_of(pid, tid):
+    with open(f"/proc/{pid}/task/{tid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[16])
+
+
+def test_slow_work_runs_below_the_loop(spawn, tmp_path):
+    """Helper threads (password checks, parsing, queries) and children (commands,
+    benchmark workers) run at nice 10, the loop and the database writer at the daemon's
+    own: on a busy box the loop wins the CPU whenever it has work (a flood of password
+    guesses made the phone's polls thirty times slower while the KDFs competed with it)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "zpool").write_text(NICE_ZPOOL)
+    (bin_dir / "zpool").chmod(0o755)
+    log = tmp_path / "nice.log"
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "NICE_LOG": str(log)}
+    srv = spawn("--helper-threads", 3, env=env)
+    srv.admin()
+    pid = srv.proc.pid
+    nices = {int(t): nice_of(pid, t) for t in os.listdir(f"/proc/{pid}/task")}
+    assert nices.pop(pid) == 0, "the loop thread"
+    # the 3 asked for, and the store's, the storage's, the LEDs', ... helper threads
+    assert sum(n == 10 for n in nices.values()) >= 3 + 3, nices
+    # the database writer and the series writer keep the loop's priority
+    assert sum(n == 0 for n in nices.values()) >= 1, nices
+    assert set(nices.values()) <= {0, 10}, nices
+    deadline = time.monotonic() + 30
+    while not (log.exists() and log.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert log.read_text().split()[0] == "10", "the zpool child's nice value"
