@@ -108,7 +108,8 @@ static bool collector_read_at(int64_t t)
 			collector.sample.bench_ops_per_s[d] = collector.sample.bench_latency_ms[d] =
 			    0;
 		/* the eBPF helper's second, the same for every subscriber */
-		collector.sample.have_iohist = iohist_take();
+		collector.sample.have_iohist =
+		    iohist_take(collector.sample.disks, collector.sample.ndisks);
 		collector.sample.have_zpoolhist = zpoolhist_take();
 		collector.sample.have_smb = smbstat_take();
 		collector.sample.smb_served = smbstat_served();

@@ -27,8 +27,11 @@
 
 enum phase { P_HELLO, P_STATUS, P_IDLE, P_SECOND };
 
+/* A disk the collector counts: only those are kept, whatever names the helper sends. */
 struct disk {
-	struct iohist_disk buf[2]; /* [cur] is filling, [cur ^ 1] was taken last */
+	char name[32];
+	unsigned seen;           /* the last take that found it among the collector's disks */
+	struct iohist_disk *buf; /* [2] once it had a line: [cur] filling, [cur ^ 1] taken */
 	int cur;
 	bool pending, taken; /* buf[cur] holds counts; buf[cur ^ 1] is what iohist_get gives */
 };
@@ -43,7 +46,8 @@ static struct {
 	bool available, streaming, asked;
 	char why[WHY_LEN];
 	int backoff;
-	struct hmap disks;
+	struct hmap disks; /* the collector's disks, by name */
+	unsigned takes;
 	struct disk **pend, **took; /* the disks with pending counts, those taken last */
 	size_t npend, pend_cap, ntook, took_cap;
 	char keys[IOHIST_KINDS][IOHIST_MAX_BUCKETS][32];
@@ -103,15 +107,15 @@ const char *iohist_key(enum iohist_kind k, unsigned idx)
 
 /* --- the stream */
 
+/* The disk's counts, or NULL when the collector does not count it: a device the helper
+ * names and diskstats does not (or is filtered out) would cost memory and show nowhere. */
 static struct disk *disk_get(const char *name)
 {
-	size_t len = strlen(name);
-	struct disk *d = hmap_get(&io.disks, name, len);
-	if (!d) {
-		d = xcalloc(1, sizeof(*d));
-		snprintf(d->buf[0].name, sizeof(d->buf[0].name), "%s", name);
-		snprintf(d->buf[1].name, sizeof(d->buf[1].name), "%s", name);
-		hmap_put(&io.disks, d->buf[0].name, len, d);
+	struct disk *d = hmap_get(&io.disks, name, strlen(name));
+	if (d && !d->buf) {
+		d->buf = xcalloc(2, sizeof(*d->buf));
+		snprintf(d->buf[0].name, sizeof(d->buf[0].name), "%s", d->name);
+		snprintf(d->buf[1].name, sizeof(d->buf[1].name), "%s", d->name);
 	}
 	return d;
 }
@@ -190,6 +194,8 @@ static int disk_line(const char *line, char *why, size_t len)
 			return bad(why, len, "a malformed device line", line);
 	}
 	struct disk *d = disk_get(name);
+	if (!d)
+		return 0; /* not a disk the collector counts: nothing to keep */
 	struct iohist_disk *to = &d->buf[d->cur];
 	for (int k = 0; k < IOHIST_KINDS; k++) {
 		uint64_t *dst = counts(to, (enum iohist_kind)k, dir);
@@ -406,7 +412,9 @@ int iohist_init(struct event_base *base, const char *path)
 
 static void disk_free(void *v)
 {
-	free(v);
+	struct disk *d = v;
+	free(d->buf);
+	free(d);
 }
 
 void iohist_shutdown(void)
@@ -445,7 +453,48 @@ void iohist_want(enum iohist_client who, bool on)
 	}
 }
 
-bool iohist_take(void)
+static bool disk_gone(void *v, void *ctx)
+{
+	(void)ctx;
+	struct disk *d = v;
+	if (d->seen == io.takes)
+		return false;
+	disk_free(d);
+	return true;
+}
+
+/* The disks kept become the collector's: those new are added, those gone freed. Called
+ * with nothing pending (a disk gone may still be among those taken). */
+static void disks_known(const struct disk_sample *disks, int ndisks)
+{
+	io.takes++;
+	size_t found = 0;
+	for (int i = 0; i < ndisks; i++) {
+		const char *name = disks[i].name;
+		size_t len = strnlen(name, sizeof(disks[i].name));
+		if (len == sizeof(disks[i].name))
+			continue; /* (never: the collector's names are terminated) */
+		struct disk *d = hmap_get(&io.disks, name, len);
+		if (!d) {
+			d = xcalloc(1, sizeof(*d));
+			memcpy(d->name, name, len);
+			hmap_put(&io.disks, d->name, len, d);
+		}
+		if (d->seen != io.takes)
+			found++;
+		d->seen = io.takes;
+	}
+	if (found == io.disks.n)
+		return;
+	size_t n = 0;
+	for (size_t i = 0; i < io.ntook; i++)
+		if (io.took[i]->seen == io.takes)
+			io.took[n++] = io.took[i];
+	io.ntook = n;
+	hmap_filter(&io.disks, disk_gone, NULL);
+}
+
+bool iohist_take(const struct disk_sample *disks, int ndisks)
 {
 	for (size_t i = 0; i < io.ntook; i++)
 		io.took[i]->taken = false;
@@ -464,6 +513,7 @@ bool iohist_take(void)
 		io.took[io.ntook++] = d;
 	}
 	io.npend = 0;
+	disks_known(disks, ndisks);
 	return io.streaming;
 }
 

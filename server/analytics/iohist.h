@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "iolat/iolat.h"
+#include "sample.h"
 
 struct event_base;
 
@@ -39,9 +40,12 @@ void iohist_want(enum iohist_client who, bool on);
 
 /* The second just ended: what the helper sent since the last call becomes what
  * iohist_get answers. false when nothing is streaming (no values for that second). The
- * collector calls it once a tick (the sample's have_iohist). */
-bool iohist_take(void);
-/* A device's counts of the second taken last, or NULL when it had no completions. */
+ * collector calls it once a tick (the sample's have_iohist) with the disks it counts: from
+ * then on the helper's lines count for those alone, and what others it names is dropped
+ * (a helper naming devices without end costs nothing). */
+bool iohist_take(const struct disk_sample *disks, int ndisks);
+/* A device's counts of the second taken last, or NULL when it had no completions or is
+ * not among the collector's disks. */
 const struct iohist_disk *iohist_get(const char *name);
 
 /* The three histograms of a device, as io.ops breaks down by them. */

@@ -24,6 +24,10 @@
 #define SMARTCTL_PREFAIL_NOW  0x10 /* a pre-failure attribute at or below its threshold */
 #define SMARTCTL_USAGE_BEFORE 0x20 /* an attribute was at or below its threshold once */
 
+/* smartctl -a's JSON is some 10 to 60 KB; jansson's tree of one is some 80 times its size
+ * (a megabyte of "{}," is 80 MB on the loop), so a longer answer is not parsed. */
+#define ANSWER_MAX (256 * 1024)
+
 const char *smart_health_name(enum smart_health h)
 {
 	static const char *const names[] = {"unknown", "ok", "warning", "failing"};
@@ -380,6 +384,10 @@ static void reading_done(struct sdisk *d, const struct child_result *res, const 
 		snprintf(why, sizeof(why), "error %s gave no answer within %d s", how,
 		         sm.cfg.timeout_ms / 1000);
 		smart_parse(why, strlen(why), util_now(), prev, &info);
+	} else if (res->out_len > ANSWER_MAX) {
+		snprintf(why, sizeof(why), "error %s answered more than %d KB: not read", how,
+		         ANSWER_MAX / 1024);
+		smart_parse(why, strlen(why), util_now(), prev, &info);
 	} else if (res->out_len) {
 		smart_parse(res->out, res->out_len, util_now(), prev, &info);
 	} else {
@@ -438,6 +446,7 @@ static void read_disk(struct sdisk *d)
 		struct sockcall_opts o = {.path = sm.cfg.socket,
 		                          .request = req,
 		                          .timeout_ms = sm.cfg.timeout_ms,
+		                          .max_output = ANSWER_MAX + 1, /* past it: too long */
 		                          .on_exit = call_exit,
 		                          .arg = d};
 		sm.call = sockcall_start(sm.base, &o, err, sizeof(err));
@@ -447,7 +456,7 @@ static void read_disk(struct sdisk *d)
 		char *argv[] = {"smartctl", "--json", "-a", "-n", "standby", dev, NULL};
 		struct child_opts o = {.argv = argv,
 		                       .timeout_ms = sm.cfg.timeout_ms,
-		                       .max_output = 1 << 20,
+		                       .max_output = ANSWER_MAX + 1,
 		                       .on_exit = child_exit,
 		                       .arg = d};
 		missing = !child_on_path("smartctl");

@@ -5,14 +5,15 @@ protocol): here a scripted helper on a unix socket sends known counts every seco
 every key and value is exact; the real helper on real I/O is tests/api/test_iolat_bpf.py.
 spindled asks the helper once whether it is there, offers the drilldowns only then,
 connects while a dataset needs them and leaves when none does."""
+import os
 import shutil
 import time
 
 import pytest
 
-from conftest import FakeProc, Server, expect, expect_fault
+from conftest import WRAPPER, FakeProc, Server, expect, expect_fault
 from fixtures.iolat import LAT_BUCKETS, lat_low
-from fixtures.iolat_helper import FakeHelper
+from fixtures.iolat_helper import SECOND, FakeHelper
 
 AN = "/api/analytics/v1"
 # What the datasets make of the fake helper's default second (fixtures/iolat_helper.py's
@@ -287,3 +288,47 @@ def test_a_benchmark_run_keeps_its_disks_latencies_and_sets_them_beside_the_work
             helper.close()
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def rss_kb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+
+
+@pytest.mark.skipif("ASAN_OPTIONS" in os.environ or WRAPPER,
+                    reason="a sanitizer's or valgrind's allocator keeps freed memory")
+def test_a_helper_naming_endless_devices_costs_no_memory(tmp_path):
+    """The attacker's helper: seconds of tens of thousands of lines, each naming a device
+    never seen before. Each took some 6 KB for good (50,000 lines of 700 KB: RSS from 14 to
+    314 MB); only the disks the collector counts are kept, and theirs still add up."""
+    flood = {"seconds": 0, "sent": 0}
+    per_second, seconds = 25000, 3
+
+    def second(t):
+        if flood["seconds"] <= 0:
+            return SECOND
+        flood["seconds"] -= 1
+        flood["sent"] += per_second
+        return SECOND + [f"D x{t}-{i} r L 1:1" for i in range(per_second)]
+
+    helper = FakeHelper(tmp_path / "iolat.sock", second=second)
+    proc, srv = box(tmp_path, helper.path)
+    try:
+        admin = srv.admin()
+        expect(create(admin, "latency"), 201)
+        settled(admin, "io.ops[latency]", WANT["io.ops[latency]"])
+        before = rss_kb(srv.proc.pid)
+        flood["seconds"] = seconds
+        deadline = time.monotonic() + 15
+        while flood["seconds"] > 0 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert flood["sent"] == per_second * seconds, flood
+        # the flood's last second read: the real disks' seconds come after it
+        settled(admin, "io.ops[latency]", WANT["io.ops[latency]"])
+        grown = rss_kb(srv.proc.pid) - before
+        assert grown < 4096, f"RSS grew by {grown} kB over {flood['sent']} device names"
+        assert helper.open == 1  # the helper was not dropped for them
+    finally:
+        srv.stop()
+        proc.stop()
+        helper.close()

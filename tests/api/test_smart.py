@@ -10,12 +10,13 @@ systemd's Accept=yes would), with no smartctl on the daemon's own PATH."""
 import os
 import shutil
 import subprocess
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO, SLOW, Server, assert_stopped_cleanly, expect
+from conftest import REPO, SLOW, WRAPPER, Server, assert_stopped_cleanly, expect
 from fixtures.hw import FakeSys
 from fixtures.unixsock import UnixListener
 from test_hardware import ENC, HW, TB
@@ -344,6 +345,51 @@ def test_through_the_helper(tmp_path):
             "smartctl /dev/sde gave no answer within 2 s and was killed", disks["sde"]
         assert disks["sdf"]["health_details"] == "smartctl /dev/sdf gave no JSON (exit status 4)"
         assert helper.accepted >= len(DRIVES)
+    finally:
+        assert_stopped_cleanly(srv)
+        helper.close()
+
+
+def status_kb(pid, field):
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith(field + ":"))
+
+
+@pytest.mark.skipif("ASAN_OPTIONS" in os.environ or WRAPPER,
+                    reason="a sanitizer's or valgrind's allocator keeps freed memory")
+def test_a_helper_answering_a_huge_tree_is_not_parsed(tmp_path):
+    """The attacker's helper answers every disk with a megabyte of JSON that is all empty
+    objects ({},{},...): jansson made a tree of some 80 MB of it on the loop, for every
+    reading. smartctl -a's JSON is some 10 to 60 KB: an answer past 256 KB is not parsed
+    (the disk's health is unknown, saying why), and one just short of it costs a few MB."""
+    def tree(size):
+        head, tail = b'{"smartctl":{"exit_status":0},"x":[', b'{}]}'
+        return head + b'{},' * ((size - len(head) - len(tail)) // 3) + tail
+    answers = [tree(1 << 20), tree((256 << 10) - 64)]
+    go = threading.Event()  # set once the peak before any answer is read
+
+    def answer(conn):
+        with conn:
+            try:
+                conn.recv(200)
+                go.wait(30)
+                conn.sendall(answers[min(helper.accepted, len(answers)) - 1])
+            except OSError:
+                pass
+    fs = build(tmp_path / "root")
+    helper = UnixListener(tmp_path / "smart.sock", answer)
+    srv = Server(tmp_path / "state", "--sys-root", fs.root, "--smart-interval", "60",
+                 "--smart-timeout", "5", "--smart-socket", helper.path).start()
+    try:
+        peak = status_kb(srv.proc.pid, "VmHWM")
+        go.set()
+        disks = wait_read(srv.admin(), list(DRIVES))
+        assert helper.accepted >= len(DRIVES)
+        grown = status_kb(srv.proc.pid, "VmHWM") - peak
+        assert grown < 32 << 10, f"the peak RSS grew by {grown} kB"
+        first = [d for d in disks.values() if "256 KB" in d["health_details"]]
+        assert first and first[0]["health"] == "unknown", \
+            {d: disks[d]["health_details"] for d in DRIVES}
     finally:
         assert_stopped_cleanly(srv)
         helper.close()
