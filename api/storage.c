@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "base/loopwork.h"
 #include "base/util.h"
 #include "inventory/storage.h"
 
@@ -91,9 +92,8 @@ static void not_found(struct request *r, const char *kind, const char *pool, con
 	reply_fault(r, &f);
 }
 
-static void answer(void *arg)
+static void answer_now(struct ask *a)
 {
-	struct ask *a = arg;
 	struct request *r = a->r;
 	char pool[256], project[256], name[512];
 	const char *pl = a->pool < 0 ? NULL : unbar(pool, sizeof(pool), request_param(r, a->pool));
@@ -125,6 +125,15 @@ static void answer(void *arg)
 		with_href(o, kind);
 	}
 	reply_json(r, 200, json_pack("{s:o}", kind, list));
+}
+
+/* Timed as the loop's work (loopwork.h): /metrics says how long an answer held it. */
+static void answer(void *arg)
+{
+	struct loopwork w;
+	loopwork_begin(&w);
+	answer_now(arg);
+	loopwork_end(&w);
 }
 
 static void ask(struct request *r, const char *kind, int pool, int project, int name)
