@@ -57,6 +57,8 @@ void hardware_disk_get(struct request *r);
 void hardware_disk_locate(struct request *r);
 void hardware_cluster_get(struct request *r);
 /* api/storage.c */
+/* How the storage service's answers are shaped (hrefs, a pool's owner): before storage_init. */
+void storage_service_init(void);
 void storage_pools_list(struct request *r);
 void storage_pool_get(struct request *r);
 void storage_projects_list(struct request *r);
@@ -123,6 +125,14 @@ void bench_sweeps_delete(struct request *r);
  * obj (a string or an integer; nothing when absent) as one path segment, percent-encoded,
  * with '/' written '|'. Returns obj (borrowed): api_href(user, "/api/user/v1/users/{name}"). */
 json_t *api_href(json_t *obj, const char *path);
+/* The same for names that may hold a '/' (a ZFS filesystem's "home/alice", written
+ * "home|alice"): a '|' of the name is written "~|" and a '~' "~~", so that the segment
+ * reads back to exactly the name (api_nested_name) and never to another's. */
+json_t *api_href_nested(json_t *obj, const char *path);
+/* A segment of api_href_nested (percent-decoded, as the router gives it) back to its name
+ * in out[len]: 0, or -1 when no name is written so (a '~' before anything but '|' or '~')
+ * or it does not fit. */
+int api_nested_name(const char *seg, char *out, size_t len);
 
 /* Services and their API versions, for GET /api/access/v1 and the response headers. */
 struct api_service {

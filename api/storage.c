@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: ISC */
 /* /api/storage/v1, read-only: the ZFS pools, projects, filesystems and LUNs of
- * server/inventory/storage.c, as the appliance's storage service shapes them. Answers come
- * from the newest snapshot (a request before the first one waits for it); a write to any
- * of these routes is the router's 405. */
+ * server/inventory/storage.c, as the appliance's storage service shapes them. Each answer
+ * is built once per snapshot on the storage thread (with the hrefs and owner added here,
+ * storage_shape) and served as its bytes (a request before the first snapshot waits for
+ * it); a write to any of these routes is the router's 405. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api.h"
+#include "base/loopwork.h"
 #include "base/util.h"
 #include "inventory/storage.h"
 
@@ -33,15 +35,32 @@ static const char *href_of(const char *kind)
 	                                       : FS_HREF;
 }
 
-/* A pool is owned by this node: its owner and asn are the version answer's nodename and
- * asn (the appliance's clients check a pool is theirs so). */
-static json_t *with_href(json_t *o, const char *kind)
+/* What the objects of a snapshot read, taken on the loop as its refresh begins. */
+static json_t *shape_begin(void)
+{
+	return json_pack("{s:s, s:s}", "owner", system_nodename(), "asn", system_asn());
+}
+
+/* On the storage thread. A pool is owned by this node: its owner and asn are the version
+ * answer's nodename and asn (the appliance's clients check a pool is theirs so). A name
+ * may hold a '/' ("home/alice"): its href writes it so that it reads back to itself. */
+static void shape(json_t *o, const char *kind, const json_t *ctx)
 {
 	if (strcmp(kind, "pools") == 0) {
-		json_object_set_new(o, "owner", json_string(system_nodename()));
-		json_object_set_new(o, "asn", json_string(system_asn()));
+		const char *owner = json_string_value(json_object_get(ctx, "owner"));
+		const char *asn = json_string_value(json_object_get(ctx, "asn"));
+		json_object_set_new(o, "owner", json_string(owner ? owner : ""));
+		json_object_set_new(o, "asn", json_string(asn ? asn : ""));
 	}
-	return api_href(o, href_of(kind));
+	api_href_nested(o, href_of(kind));
+}
+
+void storage_service_init(void)
+{
+	/* a name is one path segment (api_nested_name); no character of a name ZFS allows is
+	 * escaped, so the segment is as long as the name */
+	storage_set_shape(&(struct storage_shape){
+	    .begin = shape_begin, .shape = shape, .name_max = ROUTE_PARAM_MAX - 1});
 }
 
 /* The singular of a collection's name, the key of one object's answer. */
@@ -53,26 +72,19 @@ static const char *singular(const char *kind)
 	                                       : "filesystem";
 }
 
-/* A path segment back to a name: the '|' of an href stands for a '/' ("home|alice"). */
-static const char *unbar(char *out, size_t len, const char *seg)
+/* A path segment back to a name ("home|alice": home/alice); one that no href writes is
+ * kept as it is, to name nothing but itself in the 404. */
+static const char *segment_name(char *out, size_t len, const char *seg)
 {
-	snprintf(out, len, "%s", seg ? seg : "");
-	for (char *p = out; *p; p++)
-		if (*p == '|')
-			*p = '/';
+	seg = seg ? seg : "";
+	if (api_nested_name(seg, out, len) < 0)
+		snprintf(out, len, "%s", seg);
 	return out;
-}
-
-/* Is o an object (and drops it)? */
-static bool json_decref_ret(json_t *o)
-{
-	json_decref(o);
-	return o != NULL;
 }
 
 static bool pool_exists(const char *pool)
 {
-	return json_decref_ret(storage_get("pools", NULL, NULL, pool));
+	return storage_answer("pool", NULL, NULL, pool) != NULL;
 }
 
 static void not_found(struct request *r, const char *kind, const char *pool, const char *project,
@@ -82,7 +94,7 @@ static void not_found(struct request *r, const char *kind, const char *pool, con
 	if (pool && !pool_exists(pool))
 		fault_set(&f, ERR_NOT_FOUND, "pool: no pool '%.128s'", pool);
 	else if (project && strcmp(kind, "projects") != 0 &&
-	         !json_decref_ret(storage_get("projects", pool, NULL, project)))
+	         !storage_answer("project", pool, NULL, project))
 		fault_set(&f, ERR_NOT_FOUND, "project: no project '%.128s' in pool '%.128s'",
 		          project, pool);
 	else
@@ -91,40 +103,45 @@ static void not_found(struct request *r, const char *kind, const char *pool, con
 	reply_fault(r, &f);
 }
 
-static void answer(void *arg)
+static void answer_now(struct ask *a)
 {
-	struct ask *a = arg;
 	struct request *r = a->r;
-	char pool[256], project[256], name[512];
-	const char *pl = a->pool < 0 ? NULL : unbar(pool, sizeof(pool), request_param(r, a->pool));
-	const char *pr =
-	    a->project < 0 ? NULL : unbar(project, sizeof(project), request_param(r, a->project));
-	const char *nm = a->name < 0 ? NULL : unbar(name, sizeof(name), request_param(r, a->name));
+	char pool[ROUTE_PARAM_MAX], project[ROUTE_PARAM_MAX], name[ROUTE_PARAM_MAX];
+	const char *pl =
+	    a->pool < 0 ? NULL : segment_name(pool, sizeof(pool), request_param(r, a->pool));
+	const char *pr = a->project < 0
+	                     ? NULL
+	                     : segment_name(project, sizeof(project), request_param(r, a->project));
+	const char *nm =
+	    a->name < 0 ? NULL : segment_name(name, sizeof(name), request_param(r, a->name));
 	const char *kind = a->kind;
 	free(a);
 
-	if (nm) {
-		json_t *o = storage_get(kind, pl, pr, nm);
-		if (o)
-			reply_json(r, 200, json_pack("{s:o}", singular(kind), with_href(o, kind)));
-		else
-			not_found(r, kind, pl, pr, nm);
+	const struct storage_doc *d = storage_answer(nm ? singular(kind) : kind, pl, pr, nm);
+	if (d) {
+		reply_cached(r, &(struct cached_doc){.type = "application/json",
+		                                     .cache_control = "private, no-cache",
+		                                     .body = d->body,
+		                                     .len = d->len,
+		                                     .etag = d->etag,
+		                                     .gz = d->gz,
+		                                     .gz_len = d->gz_len,
+		                                     .etag_gz = d->etag_gz});
 		return;
 	}
-	json_t *list = storage_list(kind, pl, pr);
-	if (!list && (pl || pr)) {
-		not_found(r, kind, pl, pr, NULL);
-		return;
-	}
-	if (!list)
-		list = json_array(); /* no snapshot: spindled is stopping */
-	size_t k;
-	json_t *o;
-	json_array_foreach(list, k, o)
-	{
-		with_href(o, kind);
-	}
-	reply_json(r, 200, json_pack("{s:o}", kind, list));
+	if (nm || pl || pr)
+		not_found(r, kind, pl, pr, nm);
+	else /* no snapshot: spindled is stopping */
+		reply_json(r, 200, json_pack("{s:[]}", kind));
+}
+
+/* Timed as the loop's work (loopwork.h): /metrics says how long an answer held it. */
+static void answer(void *arg)
+{
+	struct loopwork w;
+	loopwork_begin(&w);
+	answer_now(arg);
+	loopwork_end(&w);
 }
 
 static void ask(struct request *r, const char *kind, int pool, int project, int name)

@@ -278,6 +278,7 @@ int main(int argc, char **argv)
 		fatal("cannot watch the filesystems' capacity");
 	/* ZFS and the network as the storage and network services show them (zpool, zfs as
 	 * children; /sys and /proc read on their threads). */
+	storage_service_init();
 	if (storage_init(d.base, cfg.sys_root) < 0)
 		fatal("cannot watch the ZFS pools");
 	if (network_init(d.base, cfg.sys_root, cfg.proc_root) < 0)

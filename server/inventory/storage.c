@@ -3,7 +3,10 @@
  * children on the loop, their output is parsed on this module's own helper thread. */
 #include "storage.h"
 #include "base/child.h"
+#include "base/gzip.h"
+#include "base/hmap.h"
 #include "base/log.h"
+#include "base/loopwork.h"
 #include "base/utf8.h"
 #include "base/util.h"
 #include "base/workq.h"
@@ -19,6 +22,7 @@
 #include <time.h>
 
 #include <event2/event.h>
+#include <zlib.h>
 
 /* What one zfs get asks of every filesystem and volume: all exist in OpenZFS 2.1 (an
  * unknown name would fail the whole command). */
@@ -33,8 +37,24 @@ struct storage_snapshot {
 	json_t *pools, *projects, *filesystems, *luns; /* arrays */
 	struct storage_pool *pool;                     /* names point into pools' objects */
 	size_t npools;
-	json_t *faults; /* {pool: {"vdevs": "sdb UNAVAIL: cannot open, ..."}} for the problems */
+	json_t *faults;   /* {pool: {"vdevs": "sdb UNAVAIL: cannot open, ..."}} for the problems */
+	json_t *refused;  /* {name: why} of the names left out */
+	struct hmap keys; /* doc_key() of each object placed -> its JSON: who is there already */
+	struct hmap docs; /* doc_key() of each answer -> its struct sdoc */
 };
+
+/* An answer as bytes: the JSON and a newline, its gzip (when long enough to gain), tags. */
+struct sdoc {
+	struct storage_doc d;
+	char *body;
+	unsigned char *gz;
+	char etag[40], etag_gz[44];
+};
+
+/* Room for a doc_key(): a kind and three names, each shorter than a dataset's name. */
+#define KEY_MAX 1024
+
+static void sdoc_free(void *p);
 
 enum step { STEP_LIST, STEP_STATUS, STEP_GET, STEP_N };
 
@@ -48,6 +68,10 @@ static struct {
 	struct storage_snapshot *latest;
 	struct waitlist waiters; /* requests before the first snapshot */
 } st;
+
+/* How the API shapes the objects (storage_set_shape); the longest name it can address. */
+static struct storage_shape shaper;
+static size_t name_max = 255;
 
 /* The largest record size the ZFS module allows (its zfs_max_recordsize, read at start;
  * OpenZFS 2.1's default until then): the appliance's maxblocksize. */
@@ -112,10 +136,110 @@ static json_t *time_json(const char *epoch)
 	return json_string(buf);
 }
 
-static bool member_is(const json_t *o, const char *key, const char *want)
+/* The key of an object or an answer: what ("pools", "pool", ...) and the names that place
+ * it (those not NULL), each ended by a NUL (no name holds one): what and the number of
+ * names say which list or object it is. Its length, or 0 when it does not fit. */
+static size_t doc_key(char *k, const char *what, const char *pool, const char *project,
+                      const char *name)
 {
-	const char *v = json_string_value(json_object_get(o, key));
-	return !want || (v && strcmp(v, want) == 0);
+	const char *part[] = {what, pool, project, name};
+	size_t n = 0;
+	for (size_t i = 0; i < nitems(part); i++) {
+		if (!part[i])
+			continue;
+		size_t len = strlen(part[i]);
+		if (n + len + 1 > KEY_MAX)
+			return 0;
+		memcpy(k + n, part[i], len + 1);
+		n += len + 1;
+	}
+	return n;
+}
+
+static json_t *keyed(const struct storage_snapshot *s, const char *what, const char *pool,
+                     const char *project, const char *name)
+{
+	char k[KEY_MAX];
+	size_t n = doc_key(k, what, pool, project, name);
+	return n ? hmap_get(&s->keys, k, n) : NULL;
+}
+
+/* Leaves a name out of the snapshot, saying why (the refresh logs it once). */
+static void refuse(struct storage_snapshot *s, const char *name, const char *why)
+{
+	if (!json_object_get(s->refused, name))
+		json_object_set_new(s->refused, name, json_string(why));
+}
+
+/* Is the key of an object taken (then full, its name, is refused: printed twice)? */
+static bool taken(struct storage_snapshot *s, const char *full, const char *what, const char *pool,
+                  const char *project, const char *name)
+{
+	if (!keyed(s, what, pool, project, name))
+		return false;
+	refuse(s, full, "printed twice");
+	return true;
+}
+
+/* o (borrowed: the snapshot's arrays hold it) under its key. */
+static json_t *key_put(struct storage_snapshot *s, json_t *o, const char *what, const char *pool,
+                       const char *project, const char *name)
+{
+	char k[KEY_MAX];
+	size_t n = doc_key(k, what, pool, project, name);
+	if (n)
+		hmap_put(&s->keys, k, n, o);
+	return o;
+}
+
+/* A character ZFS allows in a name (OpenZFS's zfs_namecheck.c, valid_char). */
+static bool zfs_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '-' || c == '_' || c == '.' || c == ':' || c == ' ';
+}
+
+/* Why ZFS would not have a pool so named (pool_namecheck, and the names `zpool create` and
+ * `zpool import` keep for vdevs), or NULL. */
+static const char *pool_name_fault(const char *name)
+{
+	static const char *const reserved[] = {"mirror", "raidz", "draid", "spare"};
+	size_t len = strlen(name);
+	if (!len || len >= 256 - 2 - 2 * strlen("$ORIGIN"))
+		return "not a pool name ZFS allows (empty or too long)";
+	for (const char *p = name; *p; p++)
+		if (!zfs_char(*p))
+			return "not a pool name ZFS allows (a character it refuses)";
+	if (!((name[0] >= 'a' && name[0] <= 'z') || (name[0] >= 'A' && name[0] <= 'Z')))
+		return "not a pool name ZFS allows (it begins with a letter)";
+	for (size_t i = 0; i < nitems(reserved); i++)
+		if (strncmp(name, reserved[i], strlen(reserved[i])) == 0)
+			return "a name ZFS keeps for vdevs";
+	if (strcmp(name, "log") == 0)
+		return "a name ZFS keeps for vdevs";
+	if (len > name_max)
+		return "longer than a path segment of the API";
+	return NULL;
+}
+
+/* Why ZFS would not have a filesystem or volume so named (entity_namecheck: components of
+ * its characters and '%', which its temporary clones use; none empty, "." or ".."), or
+ * NULL. */
+static const char *dataset_name_fault(const char *name)
+{
+	if (strlen(name) >= 256)
+		return "not a dataset name ZFS allows (too long)";
+	for (const char *c = name;; c++) {
+		size_t n = strcspn(c, "/");
+		if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+			return "not a dataset name ZFS allows (an empty, '.' or '..' component)";
+		for (size_t i = 0; i < n; i++)
+			if (!zfs_char(c[i]) && c[i] != '%')
+				return "not a dataset name ZFS allows (a character it refuses)";
+		c += n;
+		if (!*c)
+			return NULL;
+	}
 }
 
 /* ---- zpool list -Hp -o name,size,allocated,free,health,dedupratio,guid */
@@ -127,6 +251,13 @@ static void parse_list(struct storage_snapshot *s, char *text)
 		char *f[7];
 		if (split_tabs(line, f, 7) < 7 || !*f[0])
 			continue;
+		const char *why = pool_name_fault(f[0]);
+		if (why) {
+			refuse(s, f[0], why);
+			continue;
+		}
+		if (taken(s, f[0], "pool", f[0], NULL, NULL))
+			continue;
 		char health[32];
 		snprintf(health, sizeof(health), "%s", f[4]);
 		for (char *p = health; *p; p++)
@@ -135,25 +266,17 @@ static void parse_list(struct storage_snapshot *s, char *text)
 		                          "used", (json_int_t)u64_of(f[2]), "free",
 		                          (json_int_t)u64_of(f[3]), "dedupratio", percent_of(f[5]));
 		/* status is what clients read, state the guide's name for it: the same value */
-		json_array_append_new(s->pools,
-		                      json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:s}", "name",
-		                                f[0], "status", health, "state", health, "health",
-		                                f[4], "profile", "", "peer",
-		                                "00000000-0000-0000-0000-000000000000", "usage",
-		                                usage, "guid", f[6]));
+		json_t *pool =
+		    json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:s}", "name", f[0], "status",
+		              health, "state", health, "health", f[4], "profile", "", "peer",
+		              "00000000-0000-0000-0000-000000000000", "usage", usage, "guid", f[6]);
+		json_array_append_new(s->pools, key_put(s, pool, "pool", f[0], NULL, NULL));
 	}
 }
 
 static json_t *pool_named(const struct storage_snapshot *s, const char *name)
 {
-	size_t i;
-	json_t *p;
-	json_array_foreach(s->pools, i, p)
-	{
-		if (strcmp(json_string_value(json_object_get(p, "name")), name) == 0)
-			return p;
-	}
-	return NULL;
+	return keyed(s, "pool", name, NULL, NULL);
 }
 
 /* ---- zpool status: each pool's layout (its profile) and the devices not ONLINE */
@@ -373,36 +496,69 @@ static json_t *lun_json(const struct ds *d, const char *pool, const char *projec
 	return o;
 }
 
-/* A finished dataset: a project, a filesystem or a LUN, by where it sits. */
+/* A finished dataset: a project, a filesystem or a LUN, by where it sits. Its name is one
+ * ZFS allows, in a pool zpool lists, under a project (or the root) printed before it (as
+ * zfs prints parents first), and each part short enough to be a path segment; else it is
+ * refused. */
 static void place(struct storage_snapshot *s, struct ds *d, json_t *roots)
 {
+	const char *why = dataset_name_fault(d->name);
 	const char *slash = strchr(d->name, '/');
 	bool volume = strcmp(pv(d, "type"), "volume") == 0;
+	char pool[256], project[256];
+	snprintf(pool, sizeof(pool), "%.*s", (int)strcspn(d->name, "/"), d->name);
+	if (!why && !pool_named(s, pool))
+		why = "of no pool zpool lists";
+	if (why) {
+		refuse(s, d->name, why);
+		return;
+	}
 	if (!slash) { /* a pool's root dataset: its figures feed the pool's usage */
-		json_object_set_new(roots, d->name,
-		                    json_pack("{s:O, s:O}", "v", d->v, "src", d->src));
-		return;
-	}
-	char pool[256];
-	snprintf(pool, sizeof(pool), "%.*s", (int)(slash - d->name), d->name);
-	const char *rest = slash + 1, *below = strchr(rest, '/');
-	if (!below) {
-		if (volume)
-			json_array_append_new(s->luns,
-			                      lun_json(d, pool, STORAGE_DEFAULT_PROJECT, rest));
+		if (json_object_get(roots, d->name))
+			refuse(s, d->name, "printed twice");
 		else
-			json_array_append_new(s->projects, project_json(d, pool, rest));
+			json_object_set_new(roots, d->name,
+			                    json_pack("{s:O, s:O}", "v", d->v, "src", d->src));
 		return;
 	}
-	char project[256];
-	snprintf(project, sizeof(project), "%.*s", (int)(below - rest), rest);
-	if (volume) {
-		json_array_append_new(s->luns, lun_json(d, pool, project, below + 1));
-	} else {
-		json_t *o = share_json(d, pool, project, below + 1);
-		fs_props(o, d);
-		json_array_append_new(s->filesystems, o);
+	const char *rest = slash + 1, *below = strchr(rest, '/');
+	snprintf(project, sizeof(project), "%.*s", (int)strcspn(rest, "/"), rest);
+	const char *name = below ? below + 1 : rest;
+	if (strlen(project) > name_max || strlen(name) > name_max) {
+		refuse(s, d->name, "longer than a path segment of the API");
+		return;
 	}
+	if (!below && volume) { /* a LUN of the project the root dataset stands for */
+		if (!json_object_get(roots, pool))
+			refuse(s, d->name, "of no root dataset zfs lists");
+		else if (!taken(s, d->name, "lun", pool, STORAGE_DEFAULT_PROJECT, rest))
+			json_array_append_new(
+			    s->luns, key_put(s, lun_json(d, pool, STORAGE_DEFAULT_PROJECT, rest),
+			                     "lun", pool, STORAGE_DEFAULT_PROJECT, rest));
+		return;
+	}
+	if (!below) {
+		if (!taken(s, d->name, "project", pool, rest, NULL))
+			json_array_append_new(s->projects, key_put(s, project_json(d, pool, rest),
+			                                           "project", pool, rest, NULL));
+		return;
+	}
+	if (!keyed(s, "project", pool, project, NULL)) {
+		refuse(s, d->name, "of no project zfs lists");
+		return;
+	}
+	const char *what = volume ? "lun" : "filesystem";
+	if (taken(s, d->name, what, pool, project, name))
+		return;
+	json_t *o;
+	if (volume) {
+		o = lun_json(d, pool, project, name);
+	} else {
+		o = share_json(d, pool, project, name);
+		fs_props(o, d);
+	}
+	json_array_append_new(volume ? s->luns : s->filesystems,
+	                      key_put(s, o, what, pool, project, name));
 }
 
 static void ds_clear(struct ds *d)
@@ -518,20 +674,14 @@ static void default_projects(struct storage_snapshot *s, json_t *roots)
 		if (strcmp(json_string_value(json_object_get(l, "project")),
 		           STORAGE_DEFAULT_PROJECT))
 			continue;
-		bool have = false;
-		size_t k;
-		json_t *p;
-		json_array_foreach(s->projects, k, p)
-		{
-			have = have || (member_is(p, "pool", pool) &&
-			                member_is(p, "name", STORAGE_DEFAULT_PROJECT));
-		}
 		json_t *root = json_object_get(roots, pool);
-		if (have || !root)
+		if (!root || keyed(s, "project", pool, STORAGE_DEFAULT_PROJECT, NULL))
 			continue;
 		struct ds d = {(char *)pool, json_object_get(root, "v"),
 		               json_object_get(root, "src")};
-		json_array_append_new(s->projects, project_json(&d, pool, STORAGE_DEFAULT_PROJECT));
+		json_array_append_new(s->projects,
+		                      key_put(s, project_json(&d, pool, STORAGE_DEFAULT_PROJECT),
+		                              "project", pool, STORAGE_DEFAULT_PROJECT, NULL));
 	}
 }
 
@@ -544,6 +694,7 @@ struct storage_snapshot *storage_parse(const char *zpool_list, const char *zpool
 	s->filesystems = json_array();
 	s->luns = json_array();
 	s->faults = json_object();
+	s->refused = json_object();
 	char *text;
 	/* another program's text: bytes that are no UTF-8 become '?' (JSON holds no other) */
 	if (zpool_list) {
@@ -575,6 +726,9 @@ void storage_snapshot_free(struct storage_snapshot *s)
 	json_decref(s->filesystems);
 	json_decref(s->luns);
 	json_decref(s->faults);
+	json_decref(s->refused);
+	hmap_clear(&s->keys, NULL);
+	hmap_clear(&s->docs, sdoc_free);
 	free(s->pool);
 	free(s);
 }
@@ -606,6 +760,154 @@ json_t *storage_snapshot_list(const struct storage_snapshot *s, const char *kind
 	return a ? json_deep_copy(a) : NULL;
 }
 
+/* ---- the answers: every list and object as bytes, built once per snapshot on the thread */
+
+#define SDOC_GZIP_MIN   1024 /* as http_reply.c: a shorter answer gains nothing from gzip */
+#define SDOC_GZIP_LEVEL 1    /* zlib's fastest, as http_reply.c */
+
+static void sdoc_free(void *p)
+{
+	struct sdoc *d = p;
+	if (!d)
+		return;
+	free(d->body);
+	free(d->gz);
+	free(d);
+}
+
+/* A quoted tag of bytes: their CRC-32, Adler-32 and length, as http_reply.c tags a JSON
+ * answer, so an answer that did not change keeps its tag from one snapshot to the next. */
+static void sdoc_tag(const char *body, size_t len, const char *suffix, char *tag, size_t size)
+{
+	uLong crc = crc32(crc32(0L, Z_NULL, 0), (const Bytef *)body, (uInt)len);
+	uLong adler = adler32(adler32(0L, Z_NULL, 0), (const Bytef *)body, (uInt)len);
+	snprintf(tag, size, "\"%08lx%08lx-%zx%s\"", crc & 0xffffffffUL, adler & 0xffffffffUL, len,
+	         suffix);
+}
+
+/* {key: value} (value borrowed) as an answer's bytes, under the doc_key k. */
+static void sdoc_put(struct storage_snapshot *s, const char *k, size_t klen, const char *key,
+                     json_t *value)
+{
+	json_t *wrap = json_pack("{s:O}", key, value);
+	char *text = json_dumps(wrap, JSON_COMPACT);
+	json_decref(wrap);
+	if (!text || hmap_get(&s->docs, k, klen)) {
+		free(text);
+		return;
+	}
+	struct sdoc *d = xcalloc(1, sizeof(*d));
+	size_t len = strlen(text) + 1; /* and a newline, as reply_json() ends an answer */
+	d->body = xrealloc(text, len + 1);
+	memcpy(d->body + len - 1, "\n", 2);
+	d->d = (struct storage_doc){.body = d->body, .len = len, .etag = d->etag};
+	sdoc_tag(d->body, len, "", d->etag, sizeof(d->etag));
+	if (len >= SDOC_GZIP_MIN)
+		d->gz = gzip_bytes(d->body, len, SDOC_GZIP_LEVEL, &d->d.gz_len);
+	if (d->gz) {
+		sdoc_tag(d->body, len, "-gz", d->etag_gz, sizeof(d->etag_gz));
+		d->d.gz = d->gz;
+		d->d.etag_gz = d->etag_gz;
+	}
+	hmap_put(&s->docs, k, klen, d);
+}
+
+/* A list being gathered: its doc_key, and the objects so far. */
+struct list {
+	const char *kind;
+	json_t *arr;
+	size_t klen;
+	char k[];
+};
+
+static void list_open(struct hmap *lists, const char *kind, const char *pool, const char *project)
+{
+	char k[KEY_MAX];
+	size_t n = doc_key(k, kind, pool, project, NULL);
+	if (!n || hmap_get(lists, k, n))
+		return;
+	struct list *l = xmalloc(sizeof(*l) + n);
+	*l = (struct list){kind, json_array(), n};
+	memcpy(l->k, k, n);
+	hmap_put(lists, k, n, l);
+}
+
+static void list_add(struct hmap *lists, json_t *o, const char *kind, const char *pool,
+                     const char *project)
+{
+	char k[KEY_MAX];
+	size_t n = doc_key(k, kind, pool, project, NULL);
+	struct list *l = n ? hmap_get(lists, k, n) : NULL;
+	if (l)
+		json_array_append(l->arr, o);
+}
+
+static bool list_done(void *val, void *arg)
+{
+	struct list *l = val;
+	sdoc_put(arg, l->k, l->klen, l->kind, l->arr);
+	json_decref(l->arr);
+	free(l);
+	return true;
+}
+
+static const char *member(const json_t *o, const char *key)
+{
+	return json_string_value(json_object_get(o, key));
+}
+
+/* Every answer of a snapshot: the four lists, each pool's projects, each project's
+ * filesystems and LUNs (empty ones too), each object alone; each object shaped by the API
+ * first. The objects' JSON then goes (their bytes are all that is served), but the
+ * pools'. */
+static void snapshot_answers(struct storage_snapshot *s, const json_t *ctx)
+{
+	static const char *const kinds[] = {"pools", "projects", "filesystems", "luns"};
+	static const char *const one[] = {"pool", "project", "filesystem", "lun"};
+	struct hmap lists = {0};
+	size_t i;
+	json_t *o;
+	for (size_t k = 0; k < nitems(kinds); k++) {
+		list_open(&lists, kinds[k], NULL, NULL);
+		json_array_foreach(snapshot_array(s, kinds[k]), i, o)
+		{
+			if (shaper.shape)
+				shaper.shape(o, kinds[k], ctx);
+		}
+	}
+	json_array_foreach(s->pools, i, o)
+	{
+		list_open(&lists, "projects", member(o, "name"), NULL);
+	}
+	json_array_foreach(s->projects, i, o)
+	{
+		list_open(&lists, "filesystems", member(o, "pool"), member(o, "name"));
+		list_open(&lists, "luns", member(o, "pool"), member(o, "name"));
+	}
+	for (size_t k = 0; k < nitems(kinds); k++) {
+		json_array_foreach(snapshot_array(s, kinds[k]), i, o)
+		{
+			const char *pool = k ? member(o, "pool") : NULL, *name = member(o, "name");
+			const char *project = k > 1 ? member(o, "project") : NULL;
+			list_add(&lists, o, kinds[k], NULL, NULL);
+			if (k == 1)
+				list_add(&lists, o, kinds[k], pool, NULL);
+			else if (k > 1)
+				list_add(&lists, o, kinds[k], pool, project);
+			char key[KEY_MAX];
+			size_t n = doc_key(key, one[k], pool, project, name);
+			if (n)
+				sdoc_put(s, key, n, one[k], o);
+		}
+	}
+	hmap_filter(&lists, list_done, s);
+	hmap_clear(&lists, NULL);
+	hmap_clear(&s->keys, NULL); /* it borrows the objects that go now */
+	json_array_clear(s->projects);
+	json_array_clear(s->filesystems);
+	json_array_clear(s->luns);
+}
+
 /* ---- queries of the newest snapshot */
 
 const struct storage_pool *storage_pools(size_t *n)
@@ -613,58 +915,20 @@ const struct storage_pool *storage_pools(size_t *n)
 	return storage_snapshot_pools(st.latest, n);
 }
 
-static json_t *array_of(const char *kind)
+void storage_set_shape(const struct storage_shape *s)
 {
-	return snapshot_array(st.latest, kind);
+	shaper = *s;
+	if (s->name_max)
+		name_max = s->name_max;
 }
 
-static bool exists(const char *pool, const char *project)
+const struct storage_doc *storage_answer(const char *what, const char *pool, const char *project,
+                                         const char *name)
 {
-	if (!pool)
-		return true;
-	size_t i;
-	json_t *o;
-	json_t *a = project ? st.latest->projects : st.latest->pools;
-	json_array_foreach(a, i, o)
-	{
-		if (project ? member_is(o, "pool", pool) && member_is(o, "name", project)
-		            : member_is(o, "name", pool))
-			return true;
-	}
-	return false;
-}
-
-json_t *storage_list(const char *kind, const char *pool, const char *project)
-{
-	json_t *a = array_of(kind);
-	if (!a || !exists(pool, project))
-		return NULL;
-	json_t *out = json_array();
-	bool is_pool = strcmp(kind, "pools") == 0;
-	size_t i;
-	json_t *o;
-	json_array_foreach(a, i, o)
-	{
-		if (member_is(o, is_pool ? "name" : "pool", pool) &&
-		    member_is(o, "project", project))
-			json_array_append_new(out, json_deep_copy(o));
-	}
-	return out;
-}
-
-json_t *storage_get(const char *kind, const char *pool, const char *project, const char *name)
-{
-	json_t *a = array_of(kind);
-	bool is_pool = strcmp(kind, "pools") == 0, is_project = strcmp(kind, "projects") == 0;
-	size_t i;
-	json_t *o;
-	json_array_foreach(a, i, o)
-	{
-		if (member_is(o, "name", name) && (is_pool || member_is(o, "pool", pool)) &&
-		    (is_pool || is_project || member_is(o, "project", project)))
-			return json_deep_copy(o);
-	}
-	return NULL;
+	char k[KEY_MAX];
+	size_t n = st.latest ? doc_key(k, what, pool, project, name) : 0;
+	const struct sdoc *d = n ? hmap_get(&st.latest->docs, k, n) : NULL;
+	return d ? &d->d : NULL;
 }
 
 /* ---- the refresh: three commands on the loop, the parse on the helper thread */
@@ -709,33 +973,117 @@ static void raise_problems(const struct storage_snapshot *s)
 
 struct parse_job {
 	char *out[STEP_N];
-	struct storage_snapshot *snap;
+	json_t *ctx;                   /* what the API's shape reads, taken on the loop */
+	struct storage_snapshot *snap; /* NULL: the same as the last one */
+	char *news;                    /* the names refused that were not last time, for the log */
 };
 
+/* What the thread keeps from one refresh to the next (it alone touches it): the outputs
+ * and the context of the last snapshot built, and the names it refused. */
+static struct {
+	bool have;
+	char *out[STEP_N];
+	char *ctx;
+	json_t *refused;
+} last;
+
+static bool same_text(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* The names refused now that were not the last time, as a line for the log, or NULL: a
+ * name is told once, not at every refresh. */
+static char *refusals_news(struct storage_snapshot *s)
+{
+	struct buf b = {0};
+	size_t n = 0;
+	const char *name;
+	json_t *why;
+	json_object_foreach(s->refused, name, why)
+	{
+		if (json_object_get(last.refused, name) || n++ >= 5)
+			continue;
+		char shown[129]; /* another program's text: no control characters in the log */
+		snprintf(shown, sizeof(shown), "%s", name);
+		for (char *p = shown; *p; p++)
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				*p = '?';
+		buf_printf(&b, "%s'%s' (%s)", n > 1 ? ", " : "", shown, json_string_value(why));
+	}
+	json_decref(last.refused);
+	last.refused = s->refused; /* the thread's from now */
+	s->refused = NULL;
+	char *line = n ? xasprintf("storage: leaving out %zu name%s: %s%s", n, n > 1 ? "s" : "",
+	                           b.p, n > 5 ? ", ..." : "")
+	               : NULL;
+	buf_free(&b);
+	return line;
+}
+
+/* The parse and every answer of the snapshot, unless the commands said just what they
+ * said the last time. */
 static void parse_work(void *arg)
 {
 	struct parse_job *j = arg;
+	char *ctx = j->ctx ? json_dumps(j->ctx, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	bool same = last.have && same_text(ctx, last.ctx);
+	for (int i = 0; same && i < STEP_N; i++)
+		same = same_text(j->out[i], last.out[i]);
+	if (same) {
+		free(ctx);
+		return;
+	}
 	j->snap = storage_parse(j->out[STEP_LIST], j->out[STEP_STATUS], j->out[STEP_GET]);
+	snapshot_answers(j->snap, j->ctx);
+	j->news = refusals_news(j->snap);
+	for (int i = 0; i < STEP_N; i++) {
+		free(last.out[i]);
+		last.out[i] = j->out[i];
+		j->out[i] = NULL;
+	}
+	free(last.ctx);
+	last.ctx = ctx;
+	last.have = true;
+}
+
+static void snapshot_free_work(void *arg)
+{
+	storage_snapshot_free(arg);
 }
 
 static void parse_done(void *arg)
 {
+	struct loopwork w;
+	loopwork_begin(&w);
 	struct parse_job *j = arg;
 	for (int i = 0; i < STEP_N; i++)
 		free(j->out[i]);
-	if (!st.stopping)
-		raise_problems(j->snap);
-	storage_snapshot_free(st.latest);
-	st.latest = j->snap;
+	json_decref(j->ctx);
+	if (j->news)
+		log_warn("%s", j->news);
+	free(j->news);
+	if (j->snap) {
+		struct storage_snapshot *old = st.latest;
+		st.latest = j->snap;
+		/* thousands of objects to free: slow work too, for the thread */
+		if (old && (st.stopping || !st.wq ||
+		            workq_submit(st.wq, snapshot_free_work, NULL, old) < 0))
+			storage_snapshot_free(old);
+	}
+	if (!st.stopping && st.latest)
+		raise_problems(st.latest);
 	free(j);
 	st.in_flight = false;
 	waitlist_run(&st.waiters);
+	loopwork_end(&w);
 }
 
 static void refresh_end(void)
 {
 	struct parse_job *j = xcalloc(1, sizeof(*j));
 	memcpy(j->out, st.out, sizeof(j->out));
+	j->ctx = shaper.begin ? shaper.begin() : NULL;
 	memset(st.out, 0, sizeof(st.out));
 	if (!st.wq || workq_submit(st.wq, parse_work, parse_done, j) < 0) {
 		parse_work(j);
@@ -856,6 +1204,13 @@ void storage_shutdown(void)
 	st.wq = NULL;
 	storage_snapshot_free(st.latest);
 	st.latest = NULL;
+	for (int i = 0; i < STEP_N; i++) { /* the thread is gone: what it kept goes */
+		free(last.out[i]);
+		last.out[i] = NULL;
+	}
+	free(last.ctx);
+	json_decref(last.refused);
+	memset(&last, 0, sizeof(last));
 	if (!st.child)
 		waitlist_run(&st.waiters);
 }

@@ -9,10 +9,12 @@ print what OpenZFS 2.1 prints for the pools and datasets of a FAKE_STORAGE file.
 import json
 import os
 import re
+import time
 
 import pytest
 
-from conftest import expect, expect_fault
+from conftest import PASSWORD, expect, expect_fault, make_user
+from fixtures import zfs
 from test_appliance_hardware import wait_for
 
 FAKE_BIN = os.path.join(os.path.dirname(__file__), "fixtures", "zfsbin")
@@ -301,3 +303,132 @@ def test_a_box_without_zfs_has_no_pool(server, admin):
     svc = expect(admin.get(ST), 200)["service"]
     assert {m["uri"] for m in svc["methods"]} >= {ST + "/pools", ST + "/pools/{pool}"}
     assert all(re.match(r"^GET$", m["request"]) for m in svc["methods"])
+
+
+# ---- names ZFS allows and names it does not, as hostile `zfs`/`zpool` output may print them
+
+LONG = "l" * 200  # a legal ZFS name longer than one path segment the router takes
+
+
+def hostile_storage():
+    """Names an href must carry back to their own object ('/' inside a filesystem's name,
+    '%', ':', spaces, a dataset printed twice), and names real ZFS forbids ('|', '~', '.',
+    '..', reserved pool names, datasets of no listed pool), which the service refuses."""
+    tank = storage()["pools"][0]
+    pools = [tank, zfs.pool("my pool", guid="33")] + [
+        zfs.pool(n, guid=str(40 + i)) for i, n in enumerate(
+            ["p|q", "p%q", "mirror", "raidz", "draid", "spare1", "log", "1st", "p~q"])]
+    vol = props("volume", volsize=str(1 << 30))
+    names = ["tank", "tank/proj", "tank/proj/home", "tank/proj/home/alice", "tank/proj/a%2Fb",
+             "tank/proj/100%", "tank/proj/x:y z", "tank/proj/" + LONG, "tank/a", "tank/a/b",
+             "tank/a|b", "tank/a|b/c", "tank/..", "tank/.", "tank/proj/..", "tank/proj/home/.",
+             "tank/proj/x|y", "tank/proj/t~1", "tank/proj/caf\u00e9", "tank/proj/q?",
+             "tank/proj/s@snap", "tank/proj/h#b", "tank/proj//d", "tank/proj/e/", "p|q",
+             "p|q/fs", "p%q", "p%q/fs", "mirror", "mirror/fs", "ghost/x", "my pool",
+             "my pool/pr 1", "my pool/pr 1/f 1"]
+    datasets = [{"name": n, "props": props("filesystem", guid=str(100 + i))}
+                for i, n in enumerate(names)]
+    datasets += [{"name": n, "props": vol} for n in
+                 ("tank/proj/vol", "tank/proj/v|1", "tank/vol0", "tank/../v")]
+    # printed again later with other figures: one object, not two under one href
+    datasets.append({"name": "tank/proj/home", "props": props("filesystem", guid="999")})
+    return {"pools": pools, "datasets": datasets}
+
+
+def test_every_href_leads_back_to_its_own_object(spawn, tmp_path):
+    """An attacker who can name datasets (zfs allow create) or a box whose zfs prints
+    strange names: every link of every listing answers 200 with the object that carried it,
+    and a name ZFS itself forbids is in no listing."""
+    srv = spawn("--system-led-backend", "virtual", "--disk-led-backend", "virtual",
+                env=zfs.zfs_env(tmp_path, hostile_storage()))
+    c = basic(srv)
+    listings = [ST + "/pools", ST + "/projects", ST + "/filesystems", ST + "/luns"]
+    for p in get_href(c, ST + "/pools", "pools"):
+        listings.append(p["href"] + "/projects")
+        for pr in get_href(c, p["href"] + "/projects", "projects"):
+            listings += [pr["href"] + "/filesystems", pr["href"] + "/luns"]
+    seen, walked = {}, 0
+    for listing in listings:
+        kind = listing.rsplit("/", 1)[1]
+        one = {"pools": "pool", "projects": "project", "filesystems": "filesystem",
+               "luns": "lun"}[kind]
+        objects = get_href(c, listing, kind)
+        hrefs = [o["href"] for o in objects]
+        assert len(set(hrefs)) == len(hrefs), (listing, hrefs)
+        for o in objects:
+            resp = c.get(o["href"])
+            assert resp.status_code == 200, (o.get("canonical_name", o["name"]), o["href"],
+                                             resp.text[:200])
+            assert resp.json() == {one: o}, o["href"]
+            seen.setdefault(kind, set()).add(o.get("canonical_name", o["name"]))
+            walked += 1
+    assert walked > 20
+    long_fs = {"tank/proj/" + LONG}  # legal, but no path segment holds it: left out
+    assert seen["pools"] == {"tank", "my pool"}
+    assert seen["projects"] == {"tank", "tank/proj", "tank/a", "my pool/pr 1"}
+    assert seen["filesystems"] - long_fs == {
+        "tank/proj/home", "tank/proj/home/alice", "tank/proj/a%2Fb", "tank/proj/100%",
+        "tank/proj/x:y z", "tank/a/b", "my pool/pr 1/f 1"}
+    assert seen["luns"] == {"tank/proj/vol", "tank/vol0"}
+    home = get_href(c, ST + "/pools/tank/projects/proj/filesystems/home", "filesystem")
+    assert home["id"] == "102"  # the first of the two printed
+    # what refers to a refused name is not there either; the log names the refusal
+    expect_fault(c.get(ST + "/pools/p%7Cq"), 404, "ERR_NOT_FOUND", "pool")
+    expect_fault(c.get(ST + "/pools/tank/projects/a%7Cb"), 404, "ERR_NOT_FOUND", "project")
+    expect_fault(c.get(ST + "/pools/tank/projects/a/filesystems/b%7Cc"), 404,
+                 "ERR_NOT_FOUND", "filesystem")
+    told = [line for line in srv.log_text().splitlines() if "storage: leaving out" in line]
+    assert len(told) == 1 and "'p|q' (not a pool name ZFS allows" in told[0], told
+
+
+# ---- a big box: its listings are bytes made once per snapshot, off the loop
+
+def loop_work_cpu(c):
+    """The longest the loop was held in the last minute, in its thread's CPU seconds."""
+    text = expect_text(c.get("/metrics"))
+    return float(re.search(r'^spindle_loop_work_max_seconds\{clock="cpu"\} (\S+)$', text,
+                           re.M).group(1))
+
+
+def expect_text(resp):
+    assert resp.status_code == 200, resp.text[:200]
+    return resp.text
+
+
+def test_a_monitor_listing_2000_filesystems_does_not_hold_the_loop(spawn, tmp_path):
+    """A read-only account lists a box's 2,000 filesystems again and again, and asks again
+    with the ETag it has: each answer costs the loop a lookup and a send, not the building
+    of a 3 MB document and its gzip, so the longest stretch the loop is held stays what it
+    was before (the collector's second), not a multiple of it (it was 130 times that)."""
+    srv = spawn("--system-led-backend", "virtual", "--disk-led-backend", "virtual",
+                env=zfs.zfs_env(tmp_path, zfs.big_storage(2000)))
+    admin = basic(srv)
+    make_user(admin, roles=("monitor",), name="phone")
+    c = srv.client()
+    c.http.auth = ("phone", PASSWORD)
+    expect(c.get(ST + "/pools"), 200)  # the first snapshot is in
+    time.sleep(1.5)  # a few of the collector's seconds: the idle figure
+    idle = loop_work_cpu(admin)
+    resp = c.get(ST + "/filesystems")
+    doc = expect(resp, 200)
+    assert resp.headers["Content-Encoding"] == "gzip"
+    assert list(doc) == ["filesystems"] and len(doc["filesystems"]) == 2000
+    assert {f["project"] for f in doc["filesystems"]} == {"p0", "p1", "p2", "p3"}
+    assert doc["filesystems"][0]["href"].startswith(ST + "/pools/big/projects/p")
+    etag = resp.headers["ETag"]
+    again = c.get(ST + "/filesystems", headers={"If-None-Match": etag})
+    assert again.status_code == 304 and not again.content
+    for _ in range(4):
+        assert c.get(ST + "/filesystems").status_code == 200
+        assert c.get(ST + "/filesystems", headers={"If-None-Match": etag}).status_code == 304
+        assert c.get(ST + "/pools/big/projects/p1/filesystems").status_code == 200
+    busy = loop_work_cpu(admin)
+    assert busy <= 3 * idle, (idle, busy)
+    # a client that takes no gzip: the 3 MB are copied to its connection, nothing more
+    plain = c.get(ST + "/filesystems", headers={"Accept-Encoding": "identity"})
+    assert plain.json() == doc and plain.headers["ETag"] != etag
+    assert "Content-Encoding" not in plain.headers
+    assert c.get(ST + "/filesystems", headers={"If-None-Match": plain.headers["ETag"],
+                                               "Accept-Encoding": "identity"}).status_code == 304
+    busy = loop_work_cpu(admin)
+    assert busy <= 10 * idle, (idle, busy)

@@ -45,5 +45,43 @@ int main(void)
 	is_str(json_string_value(json_object_get(obj, "href")), "/new/x",
 	       "an href there already is replaced");
 	json_decref(obj);
+
+	/* names that may hold a '/': each reads back to itself, never to another's */
+	static const struct {
+		const char *name, *href;
+	} nested[] = {
+	    {"home/alice", "/f/home%7Calice"}, {"a|b", "/f/a~%7Cb"}, {"a/|b", "/f/a%7C~%7Cb"},
+	    {"a|/b", "/f/a~%7C%7Cb"},          {"~", "/f/~~"},       {"~|/", "/f/~~~%7C%7C"},
+	    {"50% x:y", "/f/50%25%20x%3Ay"},   {"..", "/f/.."},
+	};
+	for (size_t i = 0; i < nitems(nested); i++) {
+		obj = json_pack("{ss}", "name", nested[i].name);
+		api_href_nested(obj, "/f/{name}");
+		const char *href = json_string_value(json_object_get(obj, "href"));
+		is_str(href, nested[i].href, "nested %s: its href", nested[i].name);
+		char seg[64], back[64];
+		size_t n = 0; /* the segment as the router gives it: percent-decoded */
+		for (const char *p = href + 3; *p && n + 1 < sizeof(seg); p++) {
+			unsigned hi, lo;
+			if (*p == '%' && sscanf(p + 1, "%1x%1x", &hi, &lo) == 2) {
+				seg[n++] = (char)(hi << 4 | lo);
+				p += 2;
+			} else {
+				seg[n++] = *p;
+			}
+		}
+		seg[n] = '\0';
+		ok(api_nested_name(seg, back, sizeof(back)) == 0 &&
+		       strcmp(back, nested[i].name) == 0,
+		   "nested %s: read back to itself", nested[i].name);
+		json_decref(obj);
+	}
+	char out[8];
+	ok(api_nested_name("a~b", out, sizeof(out)) < 0,
+	   "a '~' before another character names nothing");
+	ok(api_nested_name("a~", out, sizeof(out)) < 0, "nor a '~' at the end");
+	ok(api_nested_name("abcdefgh", out, sizeof(out)) < 0, "a name too long for out is refused");
+	ok(api_nested_name("abcdefg", out, sizeof(out)) == 0 && strcmp(out, "abcdefg") == 0,
+	   "one that just fits is read");
 	return done_testing();
 }
