@@ -12,6 +12,7 @@
 #include "base/hmap.h"
 #include "base/util.h"
 #include "base/workq.h"
+#include "net/inflight.h"
 
 #define A "/api/analytics/v1"
 /* The largest answer: samples per request, and samples times keys shown; the numbers read
@@ -21,7 +22,7 @@
 #define DATA_MAX_WORK     8000000
 #define DATA_CHUNK_CELLS  131072 /* numbers one query holds: bounds an answer's memory */
 #define DATA_MAX_AHEAD_S  86400  /* how far ahead of now a window may start */
-#define DATA_INLINE_CELLS 4000   /* numbers written on the loop; more go to a helper thread */
+#define DATA_INLINE_CELLS 4000   /* numbers read on the loop; more: a heavy read (below) */
 #define DATA_KEYS_MAX     256    /* keys= names at most this many */
 #define DATA_TOP_MAX      1000
 
@@ -261,6 +262,17 @@ struct data_req {
 	size_t written;  /* samples written so far */
 	bool in_pump;    /* data_pump() is on the stack: a query done at once returns to it */
 	bool failed;     /* a bucket could not be read: the stream ends */
+	/* A heavy read (more than DATA_INLINE_CELLS numbers): each query's out is cleared, its
+	 * samples written and the answer gzipped and tagged on a helper thread, the loop only
+	 * passing them on; it holds one of its user's --analytics-heavy-reads places until
+	 * answered (or its stream starts). */
+	bool heavy;
+	bool counted;  /* the place is held */
+	char user[65]; /* whose place */
+	bool gzip;     /* the client takes gzip */
+	bool sealed;   /* doc is the whole answer, made on a helper thread */
+	struct made_doc doc;
+	void (*qdone)(void *arg, int status); /* the query's, once out is cleared */
 	struct buf out;
 };
 
@@ -456,9 +468,20 @@ static void data_unsubscribe(struct data_req *dr)
 	dr->subscribed = false;
 }
 
+/* The user's place is given back: the answer is made, or it streams (a sample a second). */
+static void data_uncount(struct data_req *dr)
+{
+	if (dr->counted)
+		inflight_put(dr->user);
+	dr->counted = false;
+}
+
 static void data_free(struct data_req *dr)
 {
 	data_unsubscribe(dr);
+	data_uncount(dr);
+	free(dr->doc.body);
+	free(dr->doc.gz);
 	release_series(&dr->q);
 	for (size_t i = 0; i < dr->nshown; i++)
 		series_unref(dr->shown[i]);
@@ -477,6 +500,24 @@ static void data_flush(struct data_req *dr)
 	dr->out.len = 0;
 }
 
+/* The query's out, zeroed: on a helper thread for a large one, whose megabytes (4 at
+ * most) the loop would take a millisecond or more to clear. */
+static void data_alloc(void *arg)
+{
+	struct data_req *dr = arg;
+	size_t n = dr->q.nseries * (dr->q.nbuckets ? dr->q.nbuckets : 1) * sizeof(*dr->q.out);
+	free(dr->q.out);
+	/* written here, not left to calloc's fresh pages: the loop would take their faults */
+	dr->q.out = xmalloc(n);
+	memset(dr->q.out, 0, n);
+}
+
+static void data_run(void *arg)
+{
+	struct data_req *dr = arg;
+	series_query_zeroed(&dr->q, dr->qdone, dr);
+}
+
 /* Asks for k buckets of the window from bucket first on, with the keys in q.series. */
 static void data_query(struct data_req *dr, size_t first, size_t k,
                        void (*done)(void *arg, int status))
@@ -485,10 +526,14 @@ static void data_query(struct data_req *dr, size_t first, size_t k,
 	dr->q.width = dr->width;
 	dr->q.end = dr->qend;
 	dr->q.nbuckets = k;
-	free(dr->q.out);
-	dr->q.out = xcalloc(dr->q.nseries * (k ? k : 1), sizeof(*dr->q.out));
+	dr->qdone = done;
 	dr->pending = true;
-	series_query(&dr->q, done, dr);
+	struct workq *wq = auth_workq();
+	if (dr->q.nseries * k > DATA_INLINE_CELLS && wq &&
+	    workq_submit(wq, data_alloc, data_run, dr) == 0)
+		return;
+	data_alloc(dr);
+	data_run(dr);
 }
 
 /* Whether bucket i of the window is complete: its last second committed, or, the last
@@ -590,14 +635,19 @@ static void data_answer(void *arg)
 		return;
 	}
 	if (dr->next >= dr->total) {
-		data_close(dr);
 		reply_header(r, "Cache-Control", "no-store");
-		reply_raw(r, 200, "application/json", dr->out.p, dr->out.len);
+		if (dr->sealed) {
+			reply_made(r, 200, &dr->doc);
+		} else {
+			data_close(dr);
+			reply_raw(r, 200, "application/json", dr->out.p, dr->out.len);
+		}
 		data_free(dr);
 		return;
 	}
 	/* A window reaching past now: each sample follows as it is taken. Heartbeats are
-	 * blank lines, which JSON ignores. */
+	 * blank lines, which JSON ignores. A sample a second is no heavy read. */
+	data_uncount(dr);
 	dr->s = stream_open(r, STREAM_CHUNKS, "application/json");
 	dr->r = NULL;
 	stream_set_hook(dr->s, data_stream_event, dr);
@@ -611,6 +661,14 @@ static void data_format(void *arg)
 {
 	struct data_req *dr = arg;
 	write_samples(&dr->out, &dr->written, &dr->q, dr->shown, dr->nshown);
+	if (!dr->heavy || dr->next + dr->q.nbuckets < dr->total)
+		return;
+	/* The last chunk of an answer given whole: closed, gzipped and tagged here too, so
+	 * that the loop only hands its bytes over. */
+	data_close(dr);
+	made_doc_init(&dr->doc, dr->out.p, dr->out.len, dr->gzip);
+	dr->out = (struct buf){0};
+	dr->sealed = true;
 }
 
 /* A query before the answer started is done: true when the disk could not be read (the
@@ -625,17 +683,16 @@ static bool data_unread(struct data_req *dr, int status)
 	return true;
 }
 
-/* A chunk of the window is in. A large one (a day of 64 disks by minute is 92,000
- * numbers) is written on a helper thread: the loop never spends long on one request; the
- * request is not touched meanwhile. */
+/* A chunk of the window is in. A heavy read's (a day of 64 disks by minute is 92,000
+ * numbers) is written on a helper thread, however small this chunk: the loop never spends
+ * long on one request; the request is not touched meanwhile. */
 static void data_ready(void *arg, int status)
 {
 	struct data_req *dr = arg;
 	if (data_unread(dr, status))
 		return;
 	struct workq *wq = auth_workq();
-	if (dr->q.nseries * dr->q.nbuckets > DATA_INLINE_CELLS && wq &&
-	    workq_submit(wq, data_format, data_answer, dr) == 0)
+	if (dr->heavy && wq && workq_submit(wq, data_format, data_answer, dr) == 0)
 		return;
 	data_format(dr);
 	data_answer(dr);
@@ -969,8 +1026,30 @@ void analytics_dataset_data(struct request *r)
 		return;
 	}
 
+	/* A read of more numbers than the loop reads itself is heavy: a user has at most
+	 * --analytics-heavy-reads of them in flight, so that one account's sessions cannot
+	 * keep the helper threads (and the loop's turns between them) from everyone else. */
+	bool heavy = (int64_t)nser * nbuckets > DATA_INLINE_CELLS;
+	if (heavy && inflight_take(r->who.user) < 0) {
+		unref_all(ser, nser);
+		unref_all(shown, nshown);
+		fault_set(
+		    &f, ERR_TOO_MANY,
+		    "data: %s has %d heavy reads (more than %d numbers) in flight, as many as "
+		    "--analytics-heavy-reads lets one user have; ask again once one is "
+		    "answered, or for fewer samples or keys",
+		    r->who.user, inflight_limit(), DATA_INLINE_CELLS);
+		f.retry_after = 1;
+		reply_fault(r, &f);
+		return;
+	}
+
 	struct data_req *dr = xcalloc(1, sizeof(*dr));
 	dr->r = r;
+	dr->heavy = heavy;
+	dr->counted = heavy;
+	snprintf(dr->user, sizeof(dr->user), "%s", r->who.user);
+	dr->gzip = request_accepts_gzip(r);
 	dr->dataset = in.id;
 	dr->name = xstrdup(in.name);
 	dr->unit = xstrdup(in.unit);

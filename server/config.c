@@ -85,6 +85,9 @@ static const struct opt opts[] = {
     {"analytics-memory", OPT_INT, OFF(analytics_memory_mb), 1, 65536, "MB",
      "memory the analytics' newest seconds may take; past it memory keeps fewer than the "
      "last 4096 and queries read the rest from disk (16)"},
+    {"analytics-heavy-reads", OPT_INT, OFF(analytics_heavy_reads), 1, 1024, "N",
+     "analytics reads of more than 4000 numbers one user (all its sessions and tokens) may "
+     "have in flight; past them the answer is 429 (2)"},
     {"iolat-socket", OPT_STRING, OFF(iolat_socket), 0, 0, "PATH",
      "the disks' latency, size and offset histograms from the eBPF helper at this socket, "
      "if it is there (/run/spindle/iolat.sock)"},
@@ -336,6 +339,7 @@ static void config_defaults(struct config *cfg)
 	cfg->session_max_hours = 12;
 	cfg->helper_threads = 2;
 	cfg->analytics_memory_mb = 16;
+	cfg->analytics_heavy_reads = 2;
 	cfg->audit_days = 365;
 	cfg->metrics_allow = xstrdup("127.0.0.0/8,::1");
 	cfg->sys_root = xstrdup("/");

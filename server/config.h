@@ -43,12 +43,13 @@ struct config {
 	long long smart_timeout_s;
 	char *smart_socket; /* smartctl's root helper (spindle-smart.socket), if there */
 
-	char *proc_root;               /* the collector reads <proc_root>/proc */
-	bool analytics_partitions;     /* keep partitions in the per-disk analytics series */
-	bool analytics_loop_devices;   /* keep loop, ram and zram devices too */
-	long long analytics_memory_mb; /* the series store's budget of packed seconds */
-	char *iolat_socket;            /* the eBPF helper's socket (spindle-iolat.socket) */
-	char *smbstatus_socket;        /* smbstatus's root helper (spindle-smbstatus.socket) */
+	char *proc_root;                 /* the collector reads <proc_root>/proc */
+	bool analytics_partitions;       /* keep partitions in the per-disk analytics series */
+	bool analytics_loop_devices;     /* keep loop, ram and zram devices too */
+	long long analytics_memory_mb;   /* the series store's budget of packed seconds */
+	long long analytics_heavy_reads; /* heavy analytics reads one user may have in flight */
+	char *iolat_socket;              /* the eBPF helper's socket (spindle-iolat.socket) */
+	char *smbstatus_socket;          /* smbstatus's root helper (spindle-smbstatus.socket) */
 
 	char *bench_dirs;   /* where job targets may live, ':'-separated; NULL: STATE/bench */
 	char *bench_worker; /* spindle-worker; NULL: the build tree's, else from PATH */

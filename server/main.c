@@ -31,6 +31,7 @@
 #include "db/dbw.h"
 #include "db/db.h"
 #include "net/http.h"
+#include "net/inflight.h"
 #include "bench/jobs.h"
 #include "hardware/leds.h"
 #include "hardware/smart.h"
@@ -255,6 +256,7 @@ int main(int argc, char **argv)
 	                             .memory_bytes = cfg.analytics_memory_mb << 20};
 	if (series_init(&scfg, err, sizeof(err)) < 0)
 		fatal("analytics: %s", err);
+	inflight_set_limit((int)cfg.analytics_heavy_reads);
 	/* The disks' I/O histograms, from the eBPF helper while a dataset needs them. */
 	zpoolhist_init(d.base);
 	smbstat_init(d.base, cfg.smbstatus_socket);

@@ -1225,11 +1225,16 @@ static int cmp_id(const void *a, const void *b)
 
 void series_query(struct series_query *q, void (*done)(void *arg, int status), void *arg)
 {
+	memset(q->out, 0, q->nseries * q->nbuckets * sizeof(*q->out));
+	series_query_zeroed(q, done, arg);
+}
+
+void series_query_zeroed(struct series_query *q, void (*done)(void *arg, int status), void *arg)
+{
 	struct qjob *j = xcalloc(1, sizeof(*j));
 	j->q = q;
 	j->done = done;
 	j->arg = arg;
-	memset(q->out, 0, q->nseries * q->nbuckets * sizeof(*q->out));
 
 	/* Retention: no granule older than its granularity keeps. */
 	int64_t keep_h = q->gran >= 3600 ? store.ret.hour_h

@@ -98,6 +98,9 @@ struct series_query {
  * the disk could not be read (logged). When nothing needs the disk, done runs before
  * series_query returns. Granules older than the retention of gran are left out. */
 void series_query(struct series_query *q, void (*done)(void *arg, int status), void *arg);
+/* series_query() of an out that is zero already (cleared on a helper thread): megabytes of
+ * it would hold the loop. */
+void series_query_zeroed(struct series_query *q, void (*done)(void *arg, int status), void *arg);
 /* Adds the seconds [from, to) that memory holds to q's buckets (streams, after a tick). */
 void series_query_memory(struct series_query *q, int64_t from, int64_t to);
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: ISC */
-/* The loop's own periodic work, timed: how long each stretch held the event loop (wall
- * clock, and the loop thread's CPU time, which a busy machine's preemption leaves out),
- * so /metrics can say the longest of the last minute. Loop thread only. */
+/* The loop's own periodic work and each request's turns, timed: how long each stretch held
+ * the event loop (wall clock, and the loop thread's CPU time, which a busy machine's
+ * preemption leaves out), so /metrics can say the longest of the last minute. Loop thread
+ * only. */
 #ifndef SPINDLE_LOOPWORK_H
 #define SPINDLE_LOOPWORK_H
 

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE /* gettid */
 #include "workq.h"
 #include "log.h"
+#include "loopwork.h"
 #include "util.h"
 
 #include <errno.h>
@@ -89,8 +90,12 @@ static void workq_run_done(struct workq *wq)
 
 	while (j) {
 		struct workq_job *next = j->next;
+		/* A done callback is a turn of the loop too (a request's answer, often): timed. */
+		struct loopwork w;
+		loopwork_begin(&w);
 		if (j->done)
 			j->done(j->arg);
+		loopwork_end(&w);
 		free(j);
 		pthread_mutex_lock(&wq->lock);
 		__atomic_store_n(&wq->pending, wq->pending - 1, __ATOMIC_RELAXED);

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "http_int.h"
 #include "base/log.h"
+#include "base/loopwork.h"
 #include "base/util.h"
 #include "base/hmap.h"
 
@@ -74,7 +75,11 @@ static void dispatch(struct request *r)
 		reply_fault(r, &f);
 		return;
 	}
+	/* A handler holds the loop as long as it runs: timed with the loop's periodic work. */
+	struct loopwork w;
+	loopwork_begin(&w);
 	r->route->handler(r);
+	loopwork_end(&w);
 }
 
 static void credentials_checked(void *arg, const struct identity *who, const struct fault *err)

@@ -124,6 +124,20 @@ struct cached_doc {
 	const char *etag_gz;
 };
 void reply_cached(struct request *r, const struct cached_doc *d);
+/* A JSON answer made whole off the loop, for answers of megabytes whose gzip and tag would
+ * hold it: made_doc_init() (pure: a helper thread calls it) takes body (malloc'd), gzips
+ * it when gzip (the client takes it: request_accepts_gzip(), asked on the loop) and it is
+ * long enough, and tags what goes; reply_made() answers it as reply_json() would (ETag, a
+ * 304 for If-None-Match, Vary), handing the bytes to evhttp without a copy, and frees d's. */
+struct made_doc {
+	char *body;
+	size_t len;
+	unsigned char *gz; /* or NULL */
+	size_t gz_len;
+	char etag[64]; /* of what goes: the gzip's when gz */
+};
+void made_doc_init(struct made_doc *d, char *body, size_t len, bool gzip);
+void reply_made(struct request *r, int status, struct made_doc *d);
 /* Headers added before the reply. */
 void reply_header(struct request *r, const char *key, const char *value);
 

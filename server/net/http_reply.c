@@ -167,16 +167,21 @@ static void free_gz(const void *data, size_t len, void *arg)
 	free((void *)data);
 }
 
-/* A quoted tag of body's bytes: their CRC-32 and Adler-32 and length, enough to tell two
- * answers of one resource apart, at memory speed. */
+/* A quoted tag of bytes: their CRC-32 and Adler-32 and length, enough to tell two answers
+ * of one resource apart, at memory speed. Pure: a helper thread may call it. */
+static void bytes_tag(const void *data, size_t len, bool gz, char *tag, size_t size)
+{
+	const Bytef *p = len ? data : (const Bytef *)"";
+	uLong crc = crc32_z(crc32(0, Z_NULL, 0), p, len);
+	uLong adler = adler32_z(adler32(0, Z_NULL, 0), p, len);
+	snprintf(tag, size, "\"%08lx%08lx-%zx%s\"", crc & 0xffffffffUL, adler & 0xffffffffUL, len,
+	         gz ? "-gz" : "");
+}
+
 static void body_tag(struct evbuffer *body, bool gz, char *tag, size_t size)
 {
 	size_t len = evbuffer_get_length(body);
-	const Bytef *p = len ? evbuffer_pullup(body, -1) : (const Bytef *)"";
-	uLong crc = crc32(crc32(0, Z_NULL, 0), p, (uInt)len);
-	uLong adler = adler32(adler32(0, Z_NULL, 0), p, (uInt)len);
-	snprintf(tag, size, "\"%08lx%08lx-%zx%s\"", crc & 0xffffffffUL, adler & 0xffffffffUL, len,
-	         gz ? "-gz" : "");
+	bytes_tag(len ? evbuffer_pullup(body, -1) : NULL, len, gz, tag, size);
 }
 
 static bool is_json(const char *content_type)
@@ -227,6 +232,50 @@ static void reply_body(struct request *r, int status, struct evbuffer *body)
 	evbuffer_add_reference(out, z, zlen, free_gz, NULL);
 	evhttp_add_header(h, "Content-Encoding", "gzip");
 	reply_finish(r, status, out);
+	evbuffer_free(out);
+}
+
+void made_doc_init(struct made_doc *d, char *body, size_t len, bool gzip)
+{
+	d->body = body;
+	d->len = len;
+	d->gz = len >= GZIP_MIN && gzip ? gzip_bytes(body, len, GZIP_LEVEL, &d->gz_len) : NULL;
+	bytes_tag(body, len, d->gz != NULL, d->etag, sizeof(d->etag));
+}
+
+static void free_taken(const void *data, size_t len, void *arg)
+{
+	(void)len;
+	(void)arg;
+	free((void *)data);
+}
+
+void reply_made(struct request *r, int status, struct made_doc *d)
+{
+	struct evkeyvalq *h = evhttp_request_get_output_headers(r->ev);
+	evhttp_add_header(h, "Content-Type", "application/json");
+	evhttp_add_header(h, "ETag", d->etag);
+	if (d->len >= GZIP_MIN)
+		evhttp_add_header(h, "Vary", "Accept-Encoding");
+	if (!evhttp_find_header(h, "Cache-Control"))
+		evhttp_add_header(h, "Cache-Control", "private, no-cache");
+	struct evbuffer *out = evbuffer_new();
+	if (status == 200 && request_etag_matches(r, d->etag)) {
+		evhttp_remove_header(h, "Content-Type"); /* a 304 describes no body */
+		status = 304;
+	} else if (d->gz) {
+		evhttp_add_header(h, "Content-Encoding", "gzip");
+		evbuffer_add_reference(out, d->gz, d->gz_len, free_taken, NULL);
+		d->gz = NULL;
+	} else {
+		evbuffer_add_reference(out, d->body, d->len, free_taken, NULL);
+		d->body = NULL;
+	}
+	free(d->body);
+	free(d->gz);
+	d->body = NULL;
+	d->gz = NULL;
+	reply_finish(r, status, status == 304 ? NULL : out);
 	evbuffer_free(out);
 }
 

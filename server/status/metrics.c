@@ -419,11 +419,12 @@ static void build_daemon(struct buf *b)
 	int64_t wall, cpu;
 	loopwork_max(&wall, &cpu);
 	family(b, "spindle_loop_work_max_seconds", "gauge",
-	       "The longest the event loop's own periodic work held it in the last minute (each "
-	       "a turn of the loop of its own: reading /proc and /sys a second; storing its "
-	       "samples, streams; a flush's finish; the hardware watch's round and a rescan's "
-	       "inventory taken in): clock=\"wall\", or clock=\"cpu\", the loop thread's own "
-	       "time, without the machine's preemption.");
+	       "The longest the event loop's own periodic work or one request held it in the "
+	       "last minute (each a turn of the loop of its own: reading /proc and /sys a "
+	       "second; storing its samples, streams; a flush's finish; the hardware watch's "
+	       "round and a rescan's inventory taken in; a request's handler, and each answer "
+	       "of a helper thread taken in): clock=\"wall\", or clock=\"cpu\", the loop "
+	       "thread's own time, without the machine's preemption.");
 	buf_printf(b, "spindle_loop_work_max_seconds{clock=\"wall\"} %.6f\n", (double)wall / 1e9);
 	buf_printf(b, "spindle_loop_work_max_seconds{clock=\"cpu\"} %.6f\n", (double)cpu / 1e9);
 	pool_lines(b);
