@@ -93,7 +93,8 @@ void auth_login(const char *user, const char *password, const char *peer,
 /* Devices (server/access/devices.c): a browser kept signed in logs in by signing a
  * challenge with its key. {"challenge","expires"}: */
 int auth_device_challenge(json_t **out, struct fault *f);
-/* Throttled as logins are; cb as auth_login's (res->device set). */
+/* Failures throttled as password logins are, and a device's own logins past
+ * AUTH_DEVICE_LOGIN_LIMIT in a row (429); cb as auth_login's (res->device set). */
 void auth_device_login(const char *id, const char *challenge, const char *signature,
                        const char *peer, auth_login_done cb, void *arg);
 int auth_device_list(const char *user, json_t **out, struct fault *f); /* {"devices":[...]} */

@@ -31,7 +31,14 @@
 #define AUTH_DEVICE_IDLE_DAYS   30  /* a device not used for this long ends */
 #define AUTH_DEVICE_MAX_DAYS    365 /* and any at this age */
 #define AUTH_CHALLENGE_S        120 /* a device login's challenge lasts this long */
-#define AUTH_CHALLENGES_MAX     4096
+
+/* Device logins that succeed are throttled per device as failed password logins are:
+ * LIMIT of them, each within WINDOW seconds of the one before, lock the device for
+ * THROTTLE_BACKOFF_MIN, doubling as for a guesser (429 with Retry-After). A browser logs
+ * in when it opens with no session of another tab, and when its session ends: never that
+ * often. Only its own logins count, so only its key can lock it, and no other's. */
+#define AUTH_DEVICE_LOGIN_LIMIT  10
+#define AUTH_DEVICE_LOGIN_WINDOW 60
 
 /* Rows of ended sessions still to delete (the disk refused it): more are forgotten. */
 #define AUTH_PENDING_DELETES 4096
@@ -61,6 +68,14 @@
 #define KDF_LANE_WAITING 16
 #define KDF_PER_ADDRESS  2
 #define THROTTLE_KEY_MAX 160 /* "user\naddress": a valid name, an address, and room */
+
+/* Attempts of one kind under one key (a pair, an address, a name, a device). */
+struct throttle {
+	int fails;    /* since the last quiet window */
+	int inflight; /* attempts whose KDF is still running */
+	int lockouts; /* locks in a row, for the doubling back-off */
+	int64_t last_fail, locked_until;
+};
 
 struct session {
 	struct db_session s; /* last_seen is the live, sliding value */
@@ -113,8 +128,9 @@ struct auth_state {
 	struct lane_job *lane_head, **lane_tail;
 	struct hmap creds;          /* HMAC(user, password) -> struct cred */
 	unsigned char cred_key[32]; /* random per process: the HMAC's key */
-	struct hmap challenges;     /* device challenges used, until they expire */
+	struct hmap challenges;     /* device id -> struct device_use (devices.c) */
 	unsigned char chal_key[32]; /* random per process: the challenges' MAC key */
+	uint64_t chal_serial;       /* of the last challenge made */
 };
 
 extern struct auth_state auth;
@@ -192,7 +208,8 @@ void device_delete_row(const struct db_device *d, const char *except_jti, const 
 /* Every device of user ends, and the sessions they opened but except_jti's (with
  * auth_revoke_user: a password changed or reset, the user deleted). */
 void devices_revoke_user(const char *user, const char *except_jti);
-/* Used challenges past their end are forgotten. */
+/* What devices' logins left behind (the challenges they used, their throttle) is
+ * forgotten once those challenges have expired and the throttle is quiet. */
 void devices_prune(int64_t now);
 
 /* --- credentials.c */
@@ -204,5 +221,14 @@ void cred_forget_user(const char *user);
 void cred_free(void *val);
 /* The throttle's entries and known good addresses quiet for a window go. */
 void throttle_prune(int64_t now);
+/* The throttle's counting, for a record kept elsewhere (a device's logins): seconds
+ * before t allows another attempt under limit, or 0; counting one (throttle_count), the
+ * lock it starts (seconds), or 0: limit counts, each within window seconds of the one
+ * before, lock for THROTTLE_BACKOFF_MIN, doubling at each further lock; a quiet window
+ * forgets. */
+int throttle_until(const struct throttle *t, int limit, int window, int64_t now);
+int throttle_count(struct throttle *t, int limit, int window, int64_t now);
+/* Whether t has been quiet for window (nothing in flight, no lock, no count). */
+bool throttle_quiet(const struct throttle *t, int window, int64_t now);
 
 #endif

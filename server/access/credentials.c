@@ -18,21 +18,18 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
-struct throttle {
-	int fails;    /* since the last quiet THROTTLE_WINDOW */
-	int inflight; /* attempts whose KDF is still running */
-	int lockouts; /* locks in a row, for the doubling back-off */
-	int64_t last_fail, locked_until;
-};
-
 /* ---- Throttle */
+
+bool throttle_quiet(const struct throttle *t, int window, int64_t now)
+{
+	int64_t last = t->last_fail > t->locked_until ? t->last_fail : t->locked_until;
+	return t->inflight == 0 && now - last > window;
+}
 
 static bool throttle_stale(void *val, void *ctx)
 {
 	struct throttle *t = val;
-	int64_t now = *(const int64_t *)ctx;
-	int64_t last = t->last_fail > t->locked_until ? t->last_fail : t->locked_until;
-	if (t->inflight > 0 || now - last <= THROTTLE_WINDOW)
+	if (!throttle_quiet(t, THROTTLE_WINDOW, *(const int64_t *)ctx))
 		return false;
 	free(t);
 	return true;
@@ -56,29 +53,21 @@ static struct throttle *throttle_get(struct hmap *m, const char *key, bool creat
 	return t;
 }
 
-/* Seconds before another attempt may start, or 0. */
-static int throttle_wait(struct hmap *m, const char *key, int limit, int64_t now)
+int throttle_until(const struct throttle *t, int limit, int window, int64_t now)
 {
-	struct throttle *t = throttle_get(m, key, false, now);
-	if (!t)
-		return 0;
 	if (now < t->locked_until)
 		return (int)(t->locked_until - now);
 	/* Attempts still hashing count as failures until they say otherwise: else 64
 	 * guesses submitted at once would all run before the first one is counted. */
-	int fails = now - t->last_fail > THROTTLE_WINDOW ? 0 : t->fails;
+	int fails = now - t->last_fail > window ? 0 : t->fails;
 	return fails + t->inflight >= limit ? 1 : 0;
 }
 
-/* Counts a failure; returns the lock it started (seconds), or 0. */
-static int throttle_fail(struct hmap *m, const char *key, int limit, int64_t now)
+int throttle_count(struct throttle *t, int limit, int window, int64_t now)
 {
-	struct throttle *t = throttle_get(m, key, true, now);
-	if (!t)
-		return 0;
-	if (now - t->last_fail > THROTTLE_WINDOW)
+	if (now - t->last_fail > window)
 		t->fails = 0;
-	if (t->locked_until && now - t->locked_until > THROTTLE_WINDOW)
+	if (t->locked_until && now - t->locked_until > window)
 		t->lockouts = 0;
 	t->fails++;
 	t->last_fail = now;
@@ -94,6 +83,20 @@ static int throttle_fail(struct hmap *m, const char *key, int limit, int64_t now
 	/* After the lock, one attempt at a time, and its failure locks for twice as long. */
 	t->fails = limit - 1;
 	return (int)backoff;
+}
+
+/* Seconds before another attempt may start, or 0. */
+static int throttle_wait(struct hmap *m, const char *key, int limit, int64_t now)
+{
+	struct throttle *t = throttle_get(m, key, false, now);
+	return t ? throttle_until(t, limit, THROTTLE_WINDOW, now) : 0;
+}
+
+/* Counts a failure; returns the lock it started (seconds), or 0. */
+static int throttle_fail(struct hmap *m, const char *key, int limit, int64_t now)
+{
+	struct throttle *t = throttle_get(m, key, true, now);
+	return t ? throttle_count(t, limit, THROTTLE_WINDOW, now) : 0;
 }
 
 /* Names longer than any valid one are cut: they are throttled by their first 64 bytes. */

@@ -7,13 +7,20 @@
  * in later it asks for a challenge (auth_device_challenge) and signs
  * "spindle-device-login\n<device id>\n<challenge>" with it; no password is stored anywhere.
  *
- * A challenge is stateless until used: its expiry and 16 random bytes, MACed under a key
- * made at start-up. A challenge that logged in is remembered until it expires, so each
- * logs in once. A device lasts AUTH_DEVICE_IDLE_DAYS after its last login, and at most
- * AUTH_DEVICE_MAX_DAYS after it was made; the sessions it opens are ordinary login
- * sessions named after it, which end with it. A device goes with its user, with a password
- * reset, when deleted, and when its own browser logs out. Device logins are throttled as
- * password logins are. Runs on the loop thread: an ECDSA verification costs ~0.1 ms. */
+ * A challenge is stateless until used: its expiry, a serial number and 8 random bytes,
+ * MACed under a key made at start-up. Each device remembers the serials of the last
+ * DEVICE_USED_MAX challenges it logged in with, and refuses those and any older than the
+ * ones it forgot, until they have all expired: a challenge logs in a device once, two
+ * tabs that asked for one each log in in either order, and what that costs is one record
+ * per device that logged in lately, whoever else logs in. A device lasts
+ * AUTH_DEVICE_IDLE_DAYS after its last login, and at most AUTH_DEVICE_MAX_DAYS after it
+ * was made; the sessions it opens are ordinary login sessions named after it, which end
+ * with it. A device goes with its user, with a password reset, when deleted, and when its
+ * own browser logs out. Device logins that fail are throttled as password logins are;
+ * those that succeed, per device (AUTH_DEVICE_LOGIN_LIMIT). Its key must be an
+ * uncompressed P-256 point that OpenSSL's public key check passes: the point at infinity
+ * would verify a "signature" made with no key at all. Runs on the loop thread: an ECDSA
+ * verification costs ~0.1 ms. */
 #include "auth_int.h"
 #include "audit.h"
 #include "base/log.h"
@@ -30,18 +37,47 @@
 #include <openssl/hmac.h>
 #include <openssl/x509.h>
 
-#define CHAL_RAW   40 /* expiry (8, big-endian) | random (16) | MAC (16) */
-#define CHAL_MAC   24 /* where the MAC starts */
-#define CHAL_TEXT  54 /* base64url of 40 bytes */
-#define SIG_LEN    64 /* P-256 r | s, as WebCrypto signs (IEEE P1363) */
-#define SIG_PREFIX "spindle-device-login\n"
+#define CHAL_RAW    40 /* expiry (8) | serial (8) | random (8) | MAC (16), big-endian */
+#define CHAL_SERIAL 8  /* where the serial starts */
+#define CHAL_RANDOM 16 /* where the random bytes start */
+#define CHAL_MAC    24 /* where the MAC starts */
+#define CHAL_TEXT   54 /* base64url of 40 bytes */
+#define SIG_LEN     64 /* P-256 r | s, as WebCrypto signs (IEEE P1363) */
+#define SIG_PREFIX  "spindle-device-login\n"
+#define POINT_LEN   65 /* 0x04 | X | Y: an uncompressed P-256 point */
 
-/* A challenge that has logged in, until it expires. */
-struct used_challenge {
-	int64_t expires;
+/* Challenges a device remembers using: past that many the oldest goes, and every
+ * challenge as old is refused (only a device that logs in far more often than a browser
+ * does gets there). */
+#define DEVICE_USED_MAX 16
+
+/* What a device's logins leave behind (auth.challenges, by device id), while it matters. */
+struct device_use {
+	uint64_t used[DEVICE_USED_MAX]; /* serials of challenges it logged in with */
+	unsigned nused;
+	uint64_t floor;         /* those up to this serial are refused: the newest it forgot */
+	int64_t chal_expires;   /* the latest end of the challenges it logged in with */
+	struct throttle logins; /* its logins, counted as the throttle counts failures */
 };
 
 /* ---- keys and signatures */
+
+/* Whether k's point, as its SubjectPublicKeyInfo xpk encodes it, is a P-256 public key
+ * as WebCrypto exports one: uncompressed (65 bytes: not the point at infinity, whose
+ * encoding is the one byte 0, nor compressed or hybrid), on the curve and of its order
+ * (EVP_PKEY_public_check). */
+static bool device_point_ok(const X509_PUBKEY *xpk, EVP_PKEY *k)
+{
+	const unsigned char *pt = NULL;
+	int ptlen = 0;
+	if (X509_PUBKEY_get0_param(NULL, &pt, &ptlen, NULL, xpk) != 1 || ptlen != POINT_LEN ||
+	    pt[0] != 0x04)
+		return false;
+	EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_pkey(NULL, k, NULL);
+	bool ok = ctx && EVP_PKEY_public_check(ctx) == 1;
+	EVP_PKEY_CTX_free(ctx);
+	return ok;
+}
 
 /* The key of b64 (base64url of a DER SubjectPublicKeyInfo), if it is an EC P-256 one. */
 static EVP_PKEY *device_key(const char *b64, struct fault *f)
@@ -57,17 +93,29 @@ static EVP_PKEY *device_key(const char *b64, struct fault *f)
 		return NULL;
 	}
 	const unsigned char *p = der;
-	EVP_PKEY *k = d2i_PUBKEY(NULL, &p, (long)n);
+	X509_PUBKEY *xpk = d2i_X509_PUBKEY(NULL, &p, (long)n);
+	EVP_PKEY *k = xpk && p == der + n ? X509_PUBKEY_get(xpk) : NULL;
 	char group[64] = "";
 	size_t glen = 0;
-	if (!k || p != der + n || !EVP_PKEY_is_a(k, "EC") ||
+	if (!k || !EVP_PKEY_is_a(k, "EC") ||
 	    !EVP_PKEY_get_utf8_string_param(k, OSSL_PKEY_PARAM_GROUP_NAME, group, sizeof(group),
 	                                    &glen) ||
 	    strcmp(group, "prime256v1") != 0) {
 		EVP_PKEY_free(k);
+		X509_PUBKEY_free(xpk);
 		fault_set(f, ERR_INVALID_ARG,
 		          "device.public_key: must be an ECDSA P-256 public key (WebCrypto "
 		          "exportKey('spki') of a key made with namedCurve P-256)");
+		return NULL;
+	}
+	bool ok = device_point_ok(xpk, k);
+	X509_PUBKEY_free(xpk);
+	if (!ok) {
+		EVP_PKEY_free(k);
+		fault_set(f, ERR_INVALID_ARG,
+		          "device.public_key: must be an uncompressed P-256 point (0x04 | X | Y, "
+		          "65 bytes) on the curve, not the point at infinity, as WebCrypto "
+		          "exportKey('spki') gives");
 		return NULL;
 	}
 	return k;
@@ -116,9 +164,13 @@ int auth_device_challenge(json_t **out, struct fault *f)
 		return fault_set(f, ERR_INTERNAL, "authentication is not ready");
 	unsigned char raw[CHAL_RAW];
 	int64_t expires = util_now() + AUTH_CHALLENGE_S;
-	for (int i = 0; i < 8; i++)
+	uint64_t serial = ++auth.chal_serial;
+	for (int i = 0; i < 8; i++) {
 		raw[i] = (unsigned char)((uint64_t)expires >> (56 - 8 * i));
-	if (util_random(raw + 8, 16) < 0 || !chal_mac(raw, raw + CHAL_MAC))
+		raw[CHAL_SERIAL + i] = (unsigned char)(serial >> (56 - 8 * i));
+	}
+	if (util_random(raw + CHAL_RANDOM, CHAL_MAC - CHAL_RANDOM) < 0 ||
+	    !chal_mac(raw, raw + CHAL_MAC))
 		return fault_set(f, ERR_INTERNAL, "no randomness");
 	char text[CHAL_TEXT + 1], when[32];
 	util_b64url(raw, sizeof(raw), text);
@@ -127,9 +179,19 @@ int auth_device_challenge(json_t **out, struct fault *f)
 	return 0;
 }
 
-/* 0 when text is a challenge this process made, unexpired and not used; else -1 with
- * why. *expires is its end. */
-static int chal_check(const char *text, int64_t now, int64_t *expires, const char **why)
+static uint64_t be64(const unsigned char *p)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* 0 when text is a challenge this process made, unexpired, and not used by the device
+ * (use: what its logins left, or NULL); else -1 with why. *expires is its end, *serial
+ * its serial. */
+static int chal_check(const char *text, const struct device_use *use, int64_t now, int64_t *expires,
+                      uint64_t *serial, const char **why)
 {
 	unsigned char raw[CHAL_RAW], mac[16];
 	if (!text || strlen(text) != CHAL_TEXT ||
@@ -142,25 +204,50 @@ static int chal_check(const char *text, int64_t now, int64_t *expires, const cha
 		       "POST /api/access/v1/challenge)";
 		return -1;
 	}
-	uint64_t e = 0;
-	for (int i = 0; i < 8; i++)
-		e = e << 8 | raw[i];
-	*expires = (int64_t)e;
+	*expires = (int64_t)be64(raw);
+	*serial = be64(raw + CHAL_SERIAL);
 	if (*expires < now) {
 		*why = "challenge: expired (a challenge lasts 2 minutes; ask for another)";
 		return -1;
 	}
-	if (hmap_get(&auth.challenges, text, CHAL_TEXT)) {
-		*why = "challenge: already used (each logs in once; ask for another)";
+	/* One device's use is no concern of another's: each signs its own id. */
+	for (unsigned i = 0; use && i < use->nused; i++)
+		if (use->used[i] == *serial) {
+			*why =
+			    "challenge: already used (each logs in a device once; ask for another)";
+			return -1;
+		}
+	if (use && *serial <= use->floor) {
+		*why = "challenge: older than those this device logged in with lately (ask for "
+		       "another)";
 		return -1;
 	}
 	return 0;
 }
 
-static bool chal_prune_cb(void *val, void *ctx)
+/* The device logged in with the challenge numbered serial, ending at expires. */
+static void use_note(struct device_use *use, uint64_t serial, int64_t expires)
 {
-	struct used_challenge *u = val;
-	if (u->expires >= *(const int64_t *)ctx)
+	if (use->nused < DEVICE_USED_MAX) {
+		use->used[use->nused++] = serial;
+	} else {
+		unsigned old = 0;
+		for (unsigned i = 1; i < use->nused; i++)
+			if (use->used[i] < use->used[old])
+				old = i;
+		if (use->used[old] > use->floor)
+			use->floor = use->used[old];
+		use->used[old] = serial;
+	}
+	if (expires > use->chal_expires)
+		use->chal_expires = expires;
+}
+
+static bool use_prune_cb(void *val, void *ctx)
+{
+	struct device_use *u = val;
+	int64_t now = *(const int64_t *)ctx;
+	if (u->chal_expires >= now || !throttle_quiet(&u->logins, AUTH_DEVICE_LOGIN_WINDOW, now))
 		return false;
 	free(u);
 	return true;
@@ -168,7 +255,13 @@ static bool chal_prune_cb(void *val, void *ctx)
 
 void devices_prune(int64_t now)
 {
-	hmap_filter(&auth.challenges, chal_prune_cb, &now);
+	hmap_filter(&auth.challenges, use_prune_cb, &now);
+}
+
+/* A device that goes forgets its logins. */
+static void use_forget(const char *id)
+{
+	free(hmap_del(&auth.challenges, id, strlen(id)));
 }
 
 /* ---- the devices */
@@ -248,6 +341,7 @@ void device_delete_row(const struct db_device *d, const char *except_jti, const 
 {
 	if (db_device_delete(auth.db, d->id) < 0)
 		log_warn("auth: could not delete device %.8s of %s", d->id, d->user);
+	use_forget(d->id);
 	int n = sessions_end_named(d->user, d->id, except_jti);
 	log_info("auth: device %.8s '%s' of %s ends (%s); %d session(s) with it", d->id, d->name,
 	         d->user, why, n);
@@ -301,6 +395,7 @@ int auth_device_delete(const char *user, const char *id, const struct identity *
 	/* The row first: a device deleted must not log in again after a restart. */
 	if (db_device_delete(auth.db, d.id) < 0)
 		return fault_store(f, db_full(auth.db), "device");
+	use_forget(d.id);
 	audit_log(actor ? actor->user : "", peer, "device.delete", user, true, "device '%s' (%.8s)",
 	          d.name, d.id);
 	int n = sessions_end_named(d.user, d.id, NULL);
@@ -328,6 +423,21 @@ void auth_device_login(const char *id, const char *challenge, const char *signat
 		cb(arg, NULL, &f);
 		return;
 	}
+	int64_t now = util_now(), cexp = 0;
+	uint64_t serial = 0;
+	struct device_use *use = rc == 0 ? hmap_get(&auth.challenges, d.id, strlen(d.id)) : NULL;
+	/* A device that logged in too often lately waits, as a locked guesser does: its own
+	 * logins, and no one else's, spend its allowance. */
+	int wait = use ? throttle_until(&use->logins, AUTH_DEVICE_LOGIN_LIMIT,
+	                                AUTH_DEVICE_LOGIN_WINDOW, now)
+	               : 0;
+	if (wait) {
+		fault_set(&f, ERR_TOO_MANY,
+		          "device_id: this device logged in too often lately; retry later");
+		f.retry_after = wait; /* (after fault_set, which clears it) */
+		cb(arg, NULL, &f);
+		return;
+	}
 	/* Throttled under its user's name, as a password guess for that user would be; an
 	 * unknown device under the one name "device:", as unknown users are alike. */
 	const char *who = rc == 0 ? d.user : "device:";
@@ -335,7 +445,6 @@ void auth_device_login(const char *id, const char *challenge, const char *signat
 		cb(arg, NULL, &f);
 		return;
 	}
-	int64_t now = util_now(), cexp = 0;
 	const char *why = NULL;
 	unsigned char sig[SIG_LEN];
 	size_t slen = signature ? strlen(signature) : 0;
@@ -344,7 +453,7 @@ void auth_device_login(const char *id, const char *challenge, const char *signat
 	if (rc != 0 || d.expires < now)
 		why = "device_id: not a device of this server, or it was revoked or expired (log "
 		      "in with the password)";
-	else if (chal_check(challenge, now, &cexp, &why) < 0)
+	else if (chal_check(challenge, use, now, &cexp, &serial, &why) < 0)
 		; /* why says */
 	else if (slen > 100 || util_b64url_decode(signature, slen, sig, sizeof(sig)) != SIG_LEN)
 		why = "signature: must be base64url (no padding) of the 64-byte P-256 signature "
@@ -370,19 +479,18 @@ void auth_device_login(const char *id, const char *challenge, const char *signat
 		cb(arg, NULL, &f);
 		return;
 	}
-	/* Only challenges that logged in are kept, for 2 minutes each: a bound for a client
-	 * that logs in without end, not for a guesser (who never gets here). */
-	if (auth.challenges.n >= AUTH_CHALLENGES_MAX)
-		devices_prune(now);
-	if (auth.challenges.n >= AUTH_CHALLENGES_MAX) {
-		fault_set(&f, ERR_BUSY, "too many device logins at once; retry shortly");
-		f.retry_after = 10;
-		cb(arg, NULL, &f);
-		return;
+	/* One record per device that logged in lately (a guesser never gets here): the
+	 * challenge it used, and its logins counted. */
+	if (!use) {
+		use = xcalloc(1, sizeof(*use));
+		hmap_put(&auth.challenges, d.id, strlen(d.id), use);
 	}
-	struct used_challenge *u = xmalloc(sizeof(*u));
-	u->expires = cexp;
-	hmap_put(&auth.challenges, challenge, CHAL_TEXT, u);
+	use_note(use, serial, cexp);
+	int lock =
+	    throttle_count(&use->logins, AUTH_DEVICE_LOGIN_LIMIT, AUTH_DEVICE_LOGIN_WINDOW, now);
+	if (lock)
+		log_warn("auth: device %.8s of %s logs in too often: its logins wait %d s", d.id,
+		         d.user, lock);
 	if (db_device_use(auth.db, d.id, now, device_end(d.created, now)) < 0)
 		log_warn("auth: could not note the use of device %.8s", d.id);
 

@@ -1,11 +1,15 @@
 # SPDX-License-Identifier: ISC
 """Browsers kept signed in: a password login registers a device (the public half of an EC
-P-256 key pair), which later logs in by signing a server challenge, with no password
-stored anywhere; each challenge logs in once; a device ends when deleted, when its browser
-logs out, and with a password reset; refusals name what was wrong and are throttled as
-password guesses are. The keys are made here as a browser's WebCrypto makes them (the
-e2e suite does it in Chromium)."""
+P-256 key pair, an uncompressed point on the curve), which later logs in by signing a
+server challenge, with no password stored anywhere; each challenge logs in a device once;
+a device ends when deleted, when its browser logs out, and with a password reset; refusals
+name what was wrong and are throttled as password guesses are, and a device that logs in
+too often is throttled too, without touching anyone else's. The keys are made here as a
+browser's WebCrypto makes them (the e2e suite does it in Chromium)."""
 import base64
+import hashlib
+import secrets
+import sqlite3
 import time
 
 import pytest
@@ -17,10 +21,36 @@ from conftest import (ACCESS, AUDIT, PASSWORD, USERS, Server, expect, expect_fau
                       parse_time)
 
 CHALLENGE = f"{ACCESS}/challenge"
+DEVICE_LOGIN_LIMIT = 10  # logins in a row (within a minute of each other) before a device waits
+# P-256: the field's prime and the group's order
+P256_P = 0xffffffff00000001000000000000000000000000ffffffffffffffffffffffff
+P256_N = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551
+# AlgorithmIdentifier of an EC key on P-256: id-ecPublicKey, prime256v1
+P256_ALG = bytes.fromhex("301306072a8648ce3d020106082a8648ce3d030107")
 
 
 def b64u(data):
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def spki(point):
+    """base64url of a DER SubjectPublicKeyInfo of a P-256 key whose BIT STRING holds point
+    as it is, whatever it is (all lengths here are short-form)."""
+    bits = bytes([0x03, len(point) + 1, 0]) + point
+    body = P256_ALG + bits
+    return b64u(bytes([0x30, len(body)]) + body)
+
+
+def forge_at_infinity(device_id, challenge):
+    """The attacker's "signature" for a device whose key is the point at infinity Q, made
+    with no private key: verifying computes (e/s)G + (r/s)Q = (e/s)G, so with any k,
+    r = x(kG) and s = e/k give back kG, whose x is r."""
+    msg = f"spindle-device-login\n{device_id}\n{challenge}".encode()
+    e = int.from_bytes(hashlib.sha256(msg).digest(), "big") % P256_N
+    k = secrets.randbelow(P256_N - 1) + 1
+    r = ec.derive_private_key(k, ec.SECP256R1()).public_key().public_numbers().x % P256_N
+    s = e * pow(k, -1, P256_N) % P256_N
+    return b64u(r.to_bytes(32, "big") + s.to_bytes(32, "big"))
 
 
 class Device:
@@ -270,3 +300,110 @@ def test_a_user_keeps_at_most_twenty(srv):
     assert len(names) == 20 and "first" not in names, names
     # (from an address of its own: the other tests' refused devices count against theirs)
     expect_fault(first.login(srv, source="127.0.0.10"), 401, details="device_id: not a device")
+
+
+def test_a_key_is_an_uncompressed_point_on_the_curve(srv):
+    """The point at infinity (BIT STRING 00) would verify a signature made with no key at
+    all; compressed and hybrid encodings are not what WebCrypto exports; a point off the
+    curve is no key: each is refused naming the field, and nothing is kept."""
+    admin = srv.admin()
+    user = make_user(admin, ["monitor"])
+    pub = ec.generate_private_key(ec.SECP256R1()).public_key()
+    x, y = pub.public_numbers().x, pub.public_numbers().y
+    X, Y = x.to_bytes(32, "big"), y.to_bytes(32, "big")
+    # (spki() makes of the uncompressed point what the browser and python-cryptography do)
+    assert spki(b"\x04" + X + Y) == b64u(pub.public_bytes(
+        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo))
+    c = srv.client(source="127.0.0.12")
+    for what, point in (
+            ("the point at infinity", b"\x00"),
+            ("compressed", bytes([0x02 | (y & 1)]) + X),
+            ("compressed, the other y", bytes([0x03 ^ (y & 1)]) + X),
+            ("hybrid", bytes([0x06 | (y & 1)]) + X + Y),
+            ("off the curve", b"\x04" + X + ((y + 1) % P256_P).to_bytes(32, "big")),
+            ("coordinates past the prime", b"\x04" + b"\xff" * 64),
+            ("no point", b""),
+    ):
+        expect_fault(c.post(ACCESS, json={"user": user, "password": PASSWORD,
+                                          "device": {"name": what, "public_key": spki(point)}}),
+                     400, "ERR_INVALID_ARG", "device.public_key: must be")
+    assert devices_of(admin, user) == []
+    # the same key, uncompressed, is kept
+    resp = c.post(ACCESS, json={"user": user, "password": PASSWORD,
+                                "device": {"name": "good", "public_key": spki(b"\x04" + X + Y)}})
+    expect(resp, 201)
+    assert [d["name"] for d in devices_of(admin, user)] == ["good"]
+
+
+def test_a_stored_key_at_infinity_logs_nobody_in(spawn):
+    """A device row with the point at infinity for its key (registered before the check, or
+    written behind the server's back): the attacker's forgery, made with no key, does not
+    log in as its user."""
+    srv = spawn()
+    user = make_user(srv.admin(), ["monitor"])
+    srv.stop()
+    dev_id, now = secrets.token_hex(16), int(time.time())
+    with sqlite3.connect(srv.state_dir / "spindle.db") as db:
+        db.execute("INSERT INTO devices (id, user, name, public_key, address, created, "
+                   "last_used, expires) VALUES (?, ?, 'at infinity', ?, '', ?, ?, ?)",
+                   (dev_id, user, spki(b"\x00"), now, now, now + 86400))
+    db.close()
+    srv.start()
+    c = srv.client()
+    for _ in range(3):  # (each draw of k verifies on a server without the check)
+        ch = expect(c.post(CHALLENGE), 200)["challenge"]["value"]
+        expect_fault(c.post(ACCESS, json={"device_id": dev_id, "challenge": ch,
+                                          "signature": forge_at_infinity(dev_id, ch)}),
+                     401, "ERR_UNAUTHORIZED", "device_id: its stored key is unusable")
+
+
+def test_a_challenge_logs_in_each_device_once_in_any_order(srv):
+    """Replays are refused per device; two tabs of one browser that asked for a challenge
+    each log in in either order; another device's use of a challenge is no concern of this
+    one (each signs its own id)."""
+    admin = srv.admin()
+    user = make_user(admin, ["monitor"])
+    a, b = Device("a"), Device("b")
+    a.keep(srv, user, PASSWORD)
+    b.keep(srv, user, PASSWORD)
+    c = srv.client(source="127.0.0.13")
+    older = expect(c.post(CHALLENGE), 200)["challenge"]["value"]
+    newer = expect(c.post(CHALLENGE), 200)["challenge"]["value"]
+    expect(a.login(srv, challenge=newer), 201)
+    expect_fault(a.login(srv, challenge=newer), 401, details="challenge: already used")
+    expect(a.login(srv, challenge=older), 201)
+    expect_fault(a.login(srv, challenge=older), 401, details="challenge: already used")
+    expect(b.login(srv, challenge=older), 201)
+    expect(b.login(srv, challenge=newer), 201)
+    expect(a.login(srv), 201)
+
+
+def test_one_accounts_device_logins_leave_everyone_elses_alone(srv):
+    """The attacker's sequence: a monitor's device logs in over and over (once that filled
+    the one set of used challenges all users shared, and everyone's device logins were
+    refused with 503 while it went on). Its own device is held after a bounded number
+    (429 with Retry-After, as a locked guesser is); the admin's device logs in throughout,
+    from the same address."""
+    admin = srv.admin()
+    mon = make_user(admin, ["monitor"])
+    src = "127.0.0.14"
+    flood, mine = Device("the monitor's"), Device("the admin's")
+    flood.keep(srv, mon, PASSWORD, source=src)
+    mine.keep(srv, "admin", srv.admin_password, source=src)
+    statuses, held = [], None
+    for i in range(DEVICE_LOGIN_LIMIT + 10):
+        resp = flood.login(srv, source=src)
+        statuses.append(resp.status_code)
+        if resp.status_code == 429:
+            held = resp
+        if i % 4 == 3:
+            expect(mine.login(srv, source=src), 201)
+    assert statuses == [201] * DEVICE_LOGIN_LIMIT + [429] * 10, statuses
+    expect_fault(held, 429, "ERR_TOO_MANY", "device_id: this device logged in too often")
+    assert 0 < int(held.headers["Retry-After"]) <= 30
+    # held whatever it signs, and whoever asks; everyone else's devices log in
+    expect_fault(flood.login(srv, source="127.0.0.15"), 429, "ERR_TOO_MANY")
+    expect(mine.login(srv, source=src), 201)
+    other = Device("the monitor's phone")
+    other.keep(srv, mon, PASSWORD, source=src)
+    expect(other.login(srv, source=src), 201)
