@@ -9,9 +9,17 @@ JSON line: requests and statuses.
       replays one captured TLS 1.3 ClientHello offering group G alone (ffdhe8192) as fast
       as the server answers it: the server would do the key exchange's work, the client
       none
+  python3 flooder.py PORT get --threads N --seconds D --path P --token T [--token T2 ...]
+                    [--gzip]
+      heavy reads: GET P on a kept-alive connection of each thread (thread i sends token
+      i modulo their number: as many sessions as tokens), as fast as they are answered
+  python3 flooder.py PORT device --threads N --seconds D --device-id ID --key PEM
+      device logins ("keep me signed in"): a challenge asked for and signed with the
+      device's key, then the login, as fast as they are answered
 """
 import argparse
 import base64
+import http.client
 import json
 import random
 import socket
@@ -88,17 +96,101 @@ def hello(args, out, lock, data):
         out["hellos"] = out.get("hellos", 0) + n
 
 
+def get(args, out, lock, index):
+    ctx = ssl._create_unverified_context()
+    token = args.token[index % len(args.token)]
+    end = time.monotonic() + args.seconds
+    statuses, conn = {}, None
+    while time.monotonic() < end:
+        try:
+            if conn is None:
+                conn = http.client.HTTPSConnection("127.0.0.1", args.port, timeout=60,
+                                                   context=ctx)
+            headers = {"X-Auth-Session": token}
+            if args.gzip:
+                headers["Accept-Encoding"] = "gzip"
+            conn.request("GET", args.path, headers=headers)
+            resp = conn.getresponse()
+            resp.read()
+            code = str(resp.status)
+            if resp.status == 429:  # as a well-behaved script would: wait as told
+                time.sleep(min(1.0, float(resp.headers.get("Retry-After") or 1)))
+        except (OSError, http.client.HTTPException):
+            code, conn = "error", None
+        statuses[code] = statuses.get(code, 0) + 1
+    with lock:
+        for k, v in statuses.items():
+            out[k] = out.get(k, 0) + v
+
+
+def device(args, out, lock, key):
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+    ctx = ssl._create_unverified_context()
+    end = time.monotonic() + args.seconds
+    statuses, conn = {}, None
+    while time.monotonic() < end:
+        try:
+            if conn is None:
+                conn = http.client.HTTPSConnection("127.0.0.1", args.port, timeout=60,
+                                                   context=ctx)
+            conn.request("POST", "/api/access/v1/challenge", body=b"")
+            resp = conn.getresponse()
+            body = resp.read()
+            if resp.status != 200:
+                code = f"challenge {resp.status}"
+            else:
+                value = json.loads(body)["challenge"]["value"]
+                msg = f"spindle-device-login\n{args.device_id}\n{value}".encode()
+                r, s = decode_dss_signature(key.sign(msg, ec.ECDSA(hashes.SHA256())))
+                sig = base64.urlsafe_b64encode(r.to_bytes(32, "big") + s.to_bytes(32, "big"))
+                conn.request("POST", "/api/access/v1", body=json.dumps({
+                    "device_id": args.device_id, "challenge": value,
+                    "signature": sig.rstrip(b"=").decode()}),
+                    headers={"Content-Type": "application/json"})
+                resp = conn.getresponse()
+                resp.read()
+                code = str(resp.status)
+            if resp.status == 429:
+                time.sleep(min(1.0, float(resp.headers.get("Retry-After") or 1)))
+        except (OSError, http.client.HTTPException, ValueError, KeyError):
+            code, conn = "error", None
+        statuses[code] = statuses.get(code, 0) + 1
+    with lock:
+        for k, v in statuses.items():
+            out[k] = out.get(k, 0) + v
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("port", type=int)
-    p.add_argument("mode", choices=["basic", "hello"])
+    p.add_argument("mode", choices=["basic", "hello", "get", "device"])
     p.add_argument("--threads", type=int, default=8)
     p.add_argument("--seconds", type=float, default=10)
     p.add_argument("--group", default="ffdhe8192", help="hello: the key share offered")
+    p.add_argument("--path", help="get: what to read")
+    p.add_argument("--token", action="append", help="get: a session's token (repeatable)")
+    p.add_argument("--gzip", action="store_true", help="get: take answers gzipped")
+    p.add_argument("--device-id", help="device: the registered device")
+    p.add_argument("--key", help="device: its private key, a PEM file")
     args = p.parse_args()
     out, lock = {}, threading.Lock()
     if args.mode == "basic":
         threads = [threading.Thread(target=basic, args=(args, out, lock))
+                   for _ in range(args.threads)]
+    elif args.mode == "get":
+        if not args.path or not args.token:
+            p.error("get needs --path and --token")
+        threads = [threading.Thread(target=get, args=(args, out, lock, i))
+                   for i in range(args.threads)]
+    elif args.mode == "device":
+        if not args.device_id or not args.key:
+            p.error("device needs --device-id and --key")
+        from cryptography.hazmat.primitives import serialization
+        with open(args.key, "rb") as f:
+            key = serialization.load_pem_private_key(f.read(), password=None)
+        threads = [threading.Thread(target=device, args=(args, out, lock, key))
                    for _ in range(args.threads)]
     else:
         data = client_hello(args.group)

@@ -3,7 +3,7 @@
 load generator in the test's process cannot skew its clock), and prints one JSON line:
 requests, errors, statuses, p50/p99/max latency in ms.
 
-  python3 poller.py PORT TOKEN --connections N --interval S --seconds D [--etag]
+  python3 poller.py PORT TOKEN --connections N --interval S --seconds D [--etag] [--path P]
 """
 import argparse
 import http.client
@@ -12,7 +12,6 @@ import ssl
 import threading
 import time
 
-PATH = "/api/status/v1/dashboard"
 
 
 def poll(args, ctx, out, lock):
@@ -31,7 +30,7 @@ def poll(args, ctx, out, lock):
             if conn is None:
                 conn = http.client.HTTPSConnection("127.0.0.1", args.port, timeout=10,
                                                    context=ctx)
-            conn.request("GET", PATH, headers=headers)
+            conn.request("GET", args.path, headers=headers)
             resp = conn.getresponse()
             resp.read()
             times.append(time.monotonic() - t0)
@@ -59,6 +58,7 @@ def main():
     p.add_argument("--interval", type=float, default=0.05)
     p.add_argument("--seconds", type=float, default=60)
     p.add_argument("--etag", action="store_true")
+    p.add_argument("--path", default="/api/status/v1/dashboard")
     args = p.parse_args()
     ctx = ssl._create_unverified_context()
     out, lock = {"times": [], "errors": [], "statuses": {}}, threading.Lock()
