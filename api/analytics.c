@@ -273,6 +273,7 @@ struct data_req {
 	bool sealed;   /* doc is the whole answer, made on a helper thread */
 	struct made_doc doc;
 	void (*qdone)(void *arg, int status); /* the query's, once out is cleared */
+	size_t out_bytes;                     /* what q.out has room for */
 	struct buf out;
 };
 
@@ -506,9 +507,15 @@ static void data_alloc(void *arg)
 {
 	struct data_req *dr = arg;
 	size_t n = dr->q.nseries * (dr->q.nbuckets ? dr->q.nbuckets : 1) * sizeof(*dr->q.out);
-	free(dr->q.out);
+	/* One allocation for all the chunks: a new one of megabytes each chunk was an mmap and
+	 * a munmap on a helper thread, whose hold of the process's memory map, stretched by its
+	 * low priority on a busy machine, stalled the loop's own page faults for tens of ms. */
+	if (n > dr->out_bytes) {
+		free(dr->q.out);
+		dr->q.out = xmalloc(n);
+		dr->out_bytes = n;
+	}
 	/* written here, not left to calloc's fresh pages: the loop would take their faults */
-	dr->q.out = xmalloc(n);
 	memset(dr->q.out, 0, n);
 }
 

@@ -182,7 +182,8 @@ int main(int argc, char **argv)
 	state_lock(cfg.state_dir);
 	char path[PATH_MAX];
 
-	/* evhttp is single-threaded, but the helper threads wake the loop with event_active(). */
+	/* evhttp is single-threaded, and helper threads wake the loop through eventfds
+	 * (workq.c); libevent's own locks stay on as a guard for anything that crosses. */
 	if (evthread_use_pthreads() < 0)
 		fatal("libevent has no pthreads support");
 	struct daemon d = {0};

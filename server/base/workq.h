@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: ISC */
-/* Helper threads for slow work (password KDFs, commands): run off the loop,
- * complete back onto it. Only event_active() crosses threads. */
+/* Helper threads for slow work (password KDFs, commands): run off the loop, below its
+ * priority, and complete back onto it. What crosses threads is lock-free on the loop's side
+ * (a job pushed, a done job taken, an eventfd): the loop never waits on a helper. */
 #ifndef SPINDLE_WORKQ_H
 #define SPINDLE_WORKQ_H
 
