@@ -46,6 +46,7 @@ struct workq {
 	size_t pending;                /* submitted, done callback not yet run (atomic) */
 	size_t max_pending;            /* 0: no limit */
 	bool stopping;                 /* (atomic) */
+	bool dropping;                 /* (atomic) jobs not started skip their work */
 	int nice;                      /* each thread's, set by itself */
 	int nthreads;
 	pthread_t *threads;
@@ -108,7 +109,7 @@ static void *workq_thread(void *p)
 	 * a thread finds none only then, once the jobs before it are all taken. */
 	struct workq_job *j;
 	while ((j = next_job(wq)) != NULL) {
-		if (j->work)
+		if (j->work && !__atomic_load_n(&wq->dropping, __ATOMIC_RELAXED))
 			j->work(j->arg);
 		push(&wq->done, j);
 		uint64_t one = 1;
@@ -226,6 +227,11 @@ int workq_threads(const struct workq *wq)
 size_t workq_pending(const struct workq *wq)
 {
 	return __atomic_load_n(&wq->pending, __ATOMIC_RELAXED);
+}
+
+void workq_drop_queued(struct workq *wq)
+{
+	__atomic_store_n(&wq->dropping, true, __ATOMIC_RELAXED);
 }
 
 void workq_free(struct workq *wq)

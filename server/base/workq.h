@@ -24,6 +24,9 @@ int workq_submit(struct workq *wq, workq_fn work, workq_fn done, void *arg);
 void workq_set_limit(struct workq *wq, size_t max_pending);
 size_t workq_pending(const struct workq *wq);
 int workq_threads(const struct workq *wq);
+/* From now on a job not yet started skips its work; its done callback still runs, and
+ * must cope (for work whose result a stopping daemon drops anyway). */
+void workq_drop_queued(struct workq *wq);
 /* Finishes queued work, runs its done callbacks, joins the threads. */
 void workq_free(struct workq *wq);
 

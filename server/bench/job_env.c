@@ -784,6 +784,10 @@ int job_env_init(struct event_base *base, const struct job_env_config *cfg)
 void job_env_shutdown(void)
 {
 	env.stopping = true;
+	/* what is queued would be dropped at its end: not worked at all (a sweep's runs queue
+	 * up to the limit, each a few dozen files, seconds on a busy box at helper priority) */
+	if (env.wq)
+		workq_drop_queued(env.wq);
 	workq_free(env.wq);
 	env.wq = NULL;
 }

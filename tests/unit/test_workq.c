@@ -105,6 +105,14 @@ int main(void)
 	       "what was queued is worked at the stop");
 	is_int(jobs[0].answered, 2, "and answered");
 
+	/* dropped: the work is skipped, the done callback runs */
+	struct workq *dropped = workq_new(base, 1);
+	struct job skipped = {0};
+	workq_drop_queued(dropped);
+	workq_submit(dropped, work, done, &skipped);
+	workq_free(dropped);
+	ok(skipped.worked == 0 && skipped.answered == 1, "a dropped job is answered, not worked");
+
 	struct workq *plain = workq_new(base, 1);
 	struct job one = {0};
 	workq_submit(plain, work, NULL, &one);
