@@ -510,7 +510,7 @@ static void data_alloc(void *arg)
 	/* One allocation for all the chunks: a new one of megabytes each chunk was an mmap and
 	 * a munmap on a helper thread, whose hold of the process's memory map, stretched by its
 	 * low priority on a busy machine, stalled the loop's own page faults for tens of ms. */
-	if (n > dr->out_bytes) {
+	if (!dr->q.out || n > dr->out_bytes) { /* (release_series() frees it when keys change) */
 		free(dr->q.out);
 		dr->q.out = xmalloc(n);
 		dr->out_bytes = n;
@@ -1098,6 +1098,7 @@ void analytics_dataset_data(struct request *r)
 	dr->q.end = from + span;
 	dr->q.nbuckets = 1;
 	dr->q.out = xcalloc(nser, sizeof(*dr->q.out));
+	dr->out_bytes = nser * sizeof(*dr->q.out);
 	dr->pending = true;
 	series_query(&dr->q, data_ranked, dr);
 }
