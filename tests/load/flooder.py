@@ -96,37 +96,11 @@ def hello(args, out, lock, data):
         out["hellos"] = out.get("hellos", 0) + n
 
 
-def get(args, out, lock, index):
-    ctx = ssl._create_unverified_context()
-    token = args.token[index % len(args.token)]
-    end = time.monotonic() + args.seconds
-    statuses, conn = {}, None
-    while time.monotonic() < end:
-        try:
-            if conn is None:
-                conn = http.client.HTTPSConnection("127.0.0.1", args.port, timeout=60,
-                                                   context=ctx)
-            headers = {"X-Auth-Session": token}
-            if args.gzip:
-                headers["Accept-Encoding"] = "gzip"
-            conn.request("GET", args.path, headers=headers)
-            resp = conn.getresponse()
-            resp.read()
-            code = str(resp.status)
-            if resp.status == 429:  # as a well-behaved script would: wait as told
-                time.sleep(min(1.0, float(resp.headers.get("Retry-After") or 1)))
-        except (OSError, http.client.HTTPException):
-            code, conn = "error", None
-        statuses[code] = statuses.get(code, 0) + 1
-    with lock:
-        for k, v in statuses.items():
-            out[k] = out.get(k, 0) + v
-
-
-def device(args, out, lock, key):
-    from cryptography.hazmat.primitives import hashes
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+def keep_alive(args, out, lock, exchange):
+    """exchange(conn) -> (status, response) on one kept-alive HTTPS connection, as fast as
+    answered until the time is up; a new connection after an error; after a 429 the wait
+    its Retry-After asks for (up to 1 s), as a well-behaved script's; the statuses
+    tallied into out."""
     ctx = ssl._create_unverified_context()
     end = time.monotonic() + args.seconds
     statuses, conn = {}, None
@@ -135,23 +109,7 @@ def device(args, out, lock, key):
             if conn is None:
                 conn = http.client.HTTPSConnection("127.0.0.1", args.port, timeout=60,
                                                    context=ctx)
-            conn.request("POST", "/api/access/v1/challenge", body=b"")
-            resp = conn.getresponse()
-            body = resp.read()
-            if resp.status != 200:
-                code = f"challenge {resp.status}"
-            else:
-                value = json.loads(body)["challenge"]["value"]
-                msg = f"spindle-device-login\n{args.device_id}\n{value}".encode()
-                r, s = decode_dss_signature(key.sign(msg, ec.ECDSA(hashes.SHA256())))
-                sig = base64.urlsafe_b64encode(r.to_bytes(32, "big") + s.to_bytes(32, "big"))
-                conn.request("POST", "/api/access/v1", body=json.dumps({
-                    "device_id": args.device_id, "challenge": value,
-                    "signature": sig.rstrip(b"=").decode()}),
-                    headers={"Content-Type": "application/json"})
-                resp = conn.getresponse()
-                resp.read()
-                code = str(resp.status)
+            code, resp = exchange(conn)
             if resp.status == 429:
                 time.sleep(min(1.0, float(resp.headers.get("Retry-After") or 1)))
         except (OSError, http.client.HTTPException, ValueError, KeyError):
@@ -160,6 +118,44 @@ def device(args, out, lock, key):
     with lock:
         for k, v in statuses.items():
             out[k] = out.get(k, 0) + v
+
+
+def get(args, out, lock, index):
+    headers = {"X-Auth-Session": args.token[index % len(args.token)]}
+    if args.gzip:
+        headers["Accept-Encoding"] = "gzip"
+
+    def exchange(conn):
+        conn.request("GET", args.path, headers=headers)
+        resp = conn.getresponse()
+        resp.read()
+        return str(resp.status), resp
+    keep_alive(args, out, lock, exchange)
+
+
+def device(args, out, lock, key):
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+
+    def exchange(conn):
+        conn.request("POST", "/api/access/v1/challenge", body=b"")
+        resp = conn.getresponse()
+        body = resp.read()
+        if resp.status != 200:
+            return f"challenge {resp.status}", resp
+        value = json.loads(body)["challenge"]["value"]
+        msg = f"spindle-device-login\n{args.device_id}\n{value}".encode()
+        r, s = decode_dss_signature(key.sign(msg, ec.ECDSA(hashes.SHA256())))
+        sig = base64.urlsafe_b64encode(r.to_bytes(32, "big") + s.to_bytes(32, "big"))
+        conn.request("POST", "/api/access/v1", body=json.dumps({
+            "device_id": args.device_id, "challenge": value,
+            "signature": sig.rstrip(b"=").decode()}),
+            headers={"Content-Type": "application/json"})
+        resp = conn.getresponse()
+        resp.read()
+        return str(resp.status), resp
+    keep_alive(args, out, lock, exchange)
 
 
 def main():
